@@ -1,0 +1,95 @@
+//! The experiment schema: valid files parse, each kind of bad input names what is wrong.
+
+use experiment::{ExperimentConfig, MethodKind};
+
+const VALID: &str = r#"
+[experiment]
+name = "t"
+seeds = [1, 2]
+
+[data]
+dataset = "fashion_mnist_small"
+ood = ["mnist_small"]
+shift = [{ corruption = "gaussian_noise", severities = [1, 3] }]
+
+[backbone]
+preset = "vit_tiny_28"
+dropout = 0.1
+
+[train]
+epochs = 2
+
+[[method]]
+kind = "single"
+
+[[method]]
+kind = "deep_ensemble"
+members = 3
+
+[[method]]
+kind = "mc_dropout"
+name = "mcd"
+samples = 4
+"#;
+
+fn error_of(text: &str) -> String {
+    ExperimentConfig::parse(text).expect_err("should be rejected").to_string()
+}
+
+#[test]
+fn valid_file_parses_with_defaults() {
+    let c = ExperimentConfig::parse(VALID).unwrap();
+    assert_eq!(c.experiment.seeds, vec![1, 2]);
+    assert_eq!(c.experiment.backend, "flex");
+    assert_eq!(c.train.epochs, 2);
+    assert_eq!(c.train.batch_size, 128, "unset train keys take their defaults");
+    let names: Vec<_> = c.methods.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names, ["single", "deep_ensemble", "mcd"]);
+    assert!(matches!(c.methods[1].kind, MethodKind::DeepEnsemble(ref p) if p.members == 3));
+    assert_eq!(c.methods[2].members(), 4);
+}
+
+#[test]
+fn malformed_toml_reports_the_line() {
+    let e = error_of("[experiment]\nname = \"x\n");
+    assert!(e.contains("line 2"), "{e}");
+}
+
+#[test]
+fn unknown_key_lists_the_valid_ones() {
+    let e = error_of(&VALID.replace("epochs = 2", "epochz = 2"));
+    assert!(e.contains("epochz") && e.contains("epochs") && e.contains("batch_size"), "{e}");
+    let e = error_of(&VALID.replace("members = 3", "members = 3\nmembrs = 2"));
+    assert!(e.contains("membrs") && e.contains("members") && e.contains("#2"), "{e}");
+}
+
+#[test]
+fn unknown_method_kind_lists_the_kinds() {
+    let e = error_of(&VALID.replace("kind = \"single\"", "kind = \"snapshot\""));
+    assert!(e.contains("snapshot") && e.contains("deep_ensemble") && e.contains("mc_dropout"), "{e}");
+}
+
+#[test]
+fn out_of_range_values_name_the_field() {
+    let e = error_of(&VALID.replace("severities = [1, 3]", "severities = [6]"));
+    assert!(e.contains("data.shift.severities"), "{e}");
+    let e = error_of(&VALID.replace("members = 3", "members = 1"));
+    assert!(e.contains("members = 1"), "{e}");
+    let e = error_of(&VALID.replace("dropout = 0.1", "dropout = 1.5"));
+    assert!(e.contains("backbone.dropout"), "{e}");
+    let e = error_of(&VALID.replace("name = \"mcd\"", "name = \"single\""));
+    assert!(e.contains("used twice"), "{e}");
+}
+
+#[test]
+fn load_names_the_file() {
+    let dir = std::env::temp_dir().join(format!("uqformer-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bad.toml");
+    std::fs::write(&path, VALID.replace("[train]", "[trian]")).unwrap();
+    let e = ExperimentConfig::load(&path).unwrap_err().to_string();
+    assert!(e.starts_with(&path.display().to_string()) && e.contains("trian"), "{e}");
+    let missing = ExperimentConfig::load(&dir.join("nope.toml")).unwrap_err().to_string();
+    assert!(missing.contains("nope.toml") && missing.contains("cannot read"), "{missing}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
