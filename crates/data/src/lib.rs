@@ -1,0 +1,45 @@
+//! Datasets for uqformer, in pure Rust: readers, splits, batching, augmentation and
+//! corruptions. Pixels come out as flat `f32` buffers `[B, C, H, W]`, ready to become tensors.
+//!
+//! - Containers: [`ImageDataset`] (pixels [`Pixels::U8`] or [`Pixels::F32`], row-major
+//!   `[N, C, H, W]`; `subset`, `image_f32`, `batch_f32` with bytes scaled to [0, 1], `to_f32`,
+//!   `class_counts`) and [`TextDataset`].
+//! - Readers (raw or gzip, detected by content; every error names the file):
+//!   [`read_idx_images`], [`read_idx_labels`], [`load_idx_pair`] and the writers
+//!   [`write_idx_images`], [`write_idx_labels`]; [`load_cifar`] for CIFAR-10/100 binaries;
+//!   [`load_vader_tsv`] for the VADER sentiment ground truth.
+//! - [`Catalog`]: named datasets under the repository's `datasets/` folder
+//!   ([`Catalog::names`], [`Catalog::load_images`], [`Catalog::load_image_split`],
+//!   [`Catalog::load_text`]).
+//! - Splits: [`train_val_split`] (plain or stratified) and [`stratified_subset`].
+//! - Training input: [`Normalization`] (per-channel mean/std), [`BatchPlan`] (seeded per-epoch
+//!   shuffling) and [`augment`] (random padded crop, optional horizontal flip).
+//! - Shift tests: [`corrupt`] with a [`Corruption`] at severity 1..=5 (CIFAR-10-C style).
+//!
+//! Every random choice is drawn from an explicit seed. Errors are [`DataError`] values.
+
+mod batch;
+mod catalog;
+mod cifar;
+mod corrupt;
+mod dataset;
+mod error;
+mod file;
+mod idx;
+mod noise;
+mod normalize;
+mod sentiment;
+mod split;
+
+pub use batch::{AugmentConfig, BatchPlan, Batches, augment};
+pub use catalog::{Catalog, DatasetInfo, ImageSplits, Modality, Source, Split};
+pub use cifar::{CifarKind, load_cifar};
+pub use corrupt::{Corruption, corrupt};
+pub use dataset::{ImageDataset, Pixels, TextDataset};
+pub use error::{DataError, Result};
+pub use idx::{
+    load_idx_pair, read_idx_images, read_idx_labels, write_idx_images, write_idx_labels,
+};
+pub use normalize::Normalization;
+pub use sentiment::{NeutralRows, load_vader_tsv};
+pub use split::{SubsetSize, stratified_subset, train_val_split};
