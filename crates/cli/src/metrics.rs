@@ -1,0 +1,168 @@
+//! `uqformer metrics`: evaluates predictions saved by any framework as `.npy` files.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use uq_metrics::{Logits, MemberProbs, Options, Probs, Score, ScoreInput};
+
+use experiment::npy::{self, NpyData};
+
+#[derive(Args, Debug)]
+pub struct MetricsArgs {
+    /// In-distribution probabilities, [N, C] or member probabilities [M, N, C] (f32 or f64).
+    #[arg(long)]
+    probs: PathBuf,
+    /// Integer labels [N].
+    #[arg(long)]
+    labels: PathBuf,
+    /// OOD probabilities, same layout as --probs; adds AUROC, AUPR-In, AUPR-Out and FPR95.
+    #[arg(long)]
+    ood_probs: Option<PathBuf>,
+    /// In-distribution logits [N, C] (or [M, N, C]: members averaged), for max_logit / energy.
+    #[arg(long)]
+    logits: Option<PathBuf>,
+    /// OOD logits, same layout as --logits.
+    #[arg(long)]
+    ood_logits: Option<PathBuf>,
+    /// OOD score (higher = more likely OOD): msp, entropy, mutual_info, max_logit, energy,
+    /// disagreement, member_variance.
+    #[arg(long, default_value = "msp")]
+    score: String,
+    /// Equal-width bins of ECE (and equal-mass bins of adaptive ECE).
+    #[arg(long, default_value_t = uq_metrics::DEFAULT_BINS)]
+    bins: usize,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Predictions of one side (ID or OOD): mean probabilities, members if any, logits if given.
+struct Side {
+    probs: Probs,
+    members: Option<MemberProbs>,
+    logits: Option<Logits>,
+}
+
+pub fn run(args: &MetricsArgs) -> Result<(), String> {
+    let score: Score = args.score.parse().map_err(|e| format!("--score: {e}"))?;
+    let id = load_side(&args.probs, args.logits.as_deref())?;
+    let labels = load_labels(&args.labels, id.probs.n())?;
+    let opts = Options { bins: args.bins, adaptive_bins: args.bins };
+    let report = uq_metrics::evaluate(&id.probs, &labels, &opts).map_err(|e| e.to_string())?;
+    let mut values = BTreeMap::from([
+        ("accuracy", report.accuracy),
+        ("nll", report.nll),
+        ("brier", report.brier),
+        ("ece", report.ece),
+        ("aece", report.aece),
+        ("aurc", report.aurc),
+    ]);
+    if let Some(path) = &args.ood_probs {
+        let ood = load_side(path, args.ood_logits.as_deref())?;
+        if ood.probs.c() != id.probs.c() {
+            return Err(format!(
+                "{}: {} classes, but {} has {}",
+                path.display(),
+                ood.probs.c(),
+                args.probs.display(),
+                id.probs.c()
+            ));
+        }
+        let id_scores = side_scores(score, &id).map_err(|e| format!("{} ({score}): {e}", args.probs.display()))?;
+        let ood_scores = side_scores(score, &ood).map_err(|e| format!("{} ({score}): {e}", path.display()))?;
+        let r = uq_metrics::ood_report(&id_scores, &ood_scores).map_err(|e| e.to_string())?;
+        values.extend([("auroc", r.auroc), ("aupr_in", r.aupr_in), ("aupr_out", r.aupr_out), ("fpr95", r.fpr95)]);
+    } else if args.ood_logits.is_some() {
+        return Err("--ood-logits needs --ood-probs".into());
+    }
+    if args.json {
+        let json: serde_json::Map<String, serde_json::Value> =
+            values.iter().map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect();
+        println!("{}", serde_json::Value::Object(json));
+    } else {
+        println!("{}", table(&values, report.n, score, args.ood_probs.is_some()));
+    }
+    Ok(())
+}
+
+fn side_scores(score: Score, side: &Side) -> uq_metrics::Result<Vec<f64>> {
+    let input =
+        ScoreInput { probs: Some(&side.probs), members: side.members.as_ref(), logits: side.logits.as_ref() };
+    uq_metrics::score(score, &input)
+}
+
+fn load_side(probs: &Path, logits: Option<&Path>) -> Result<Side, String> {
+    let (shape, data) = load_floats(probs)?;
+    let named = |e: uq_metrics::MetricsError| format!("{}: {e}", probs.display());
+    let (probs_mean, members) = match shape[..] {
+        [n, c] => (Probs::new(data, n, c).map_err(named)?, None),
+        [m, n, c] => {
+            let members = MemberProbs::new(data, m, n, c).map_err(named)?;
+            (members.mean(), Some(members))
+        }
+        _ => return Err(format!("{}: shape {shape:?}, expected [N, C] or [M, N, C]", probs.display())),
+    };
+    let logits = logits.map(|p| load_logits(p, probs_mean.n(), probs_mean.c())).transpose()?;
+    Ok(Side { probs: probs_mean, members, logits })
+}
+
+/// Logits [N, C], or [M, N, C] averaged over members, checked against the probabilities' shape.
+fn load_logits(path: &Path, n: usize, c: usize) -> Result<Logits, String> {
+    let (shape, data) = load_floats(path)?;
+    let m = match shape[..] {
+        [rows, cols] if (rows, cols) == (n, c) => 1,
+        [m, rows, cols] if (rows, cols) == (n, c) && m > 0 => m,
+        _ => return Err(format!("{}: shape {shape:?}, expected [{n}, {c}] or [M, {n}, {c}]", path.display())),
+    };
+    let mut mean = vec![0.0; n * c];
+    for member in data.chunks_exact(n * c) {
+        mean.iter_mut().zip(member).for_each(|(acc, v)| *acc += v / m as f64);
+    }
+    Logits::new(mean, n, c).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn load_floats(path: &Path) -> Result<(Vec<usize>, Vec<f64>), String> {
+    let array = npy::read(path).map_err(|e| e.to_string())?;
+    match array.data {
+        NpyData::Float(v) => Ok((array.shape, v)),
+        NpyData::Int(_) => Err(format!("{}: integer array, expected float32 or float64", path.display())),
+    }
+}
+
+fn load_labels(path: &Path, n: usize) -> Result<Vec<usize>, String> {
+    let array = npy::read(path).map_err(|e| e.to_string())?;
+    let NpyData::Int(values) = array.data else {
+        return Err(format!("{}: float array, expected integer labels", path.display()));
+    };
+    if array.shape != [n] {
+        return Err(format!("{}: shape {:?}, expected [{n}] to match the probabilities", path.display(), array.shape));
+    }
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| usize::try_from(v).map_err(|_| format!("{}: label {v} at index {i} is negative", path.display())))
+        .collect()
+}
+
+fn table(values: &BTreeMap<&str, f64>, n: usize, score: Score, ood: bool) -> String {
+    let rows: &[(&str, &str)] = &[
+        ("accuracy", "accuracy ↑"),
+        ("nll", "NLL ↓"),
+        ("brier", "Brier ↓"),
+        ("ece", "ECE ↓"),
+        ("aece", "adaptive ECE ↓"),
+        ("aurc", "AURC ↓"),
+        ("auroc", "AUROC ↑"),
+        ("aupr_in", "AUPR-In ↑"),
+        ("aupr_out", "AUPR-Out ↑"),
+        ("fpr95", "FPR95 ↓"),
+    ];
+    let mut out = format!("{n} in-distribution samples{}\n", if ood { format!(", OOD score {score}") } else { String::new() });
+    for (key, label) in rows {
+        if let Some(v) = values.get(key) {
+            out.push_str(&format!("  {label:<16} {v:>10.6}\n"));
+        }
+    }
+    out.trim_end().to_string()
+}

@@ -1,0 +1,83 @@
+//! `uqformer metrics` end to end: scikit-learn's values from .npy files, and clear failures.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+fn uqformer(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_uqformer")).args(args).output().expect("binary runs")
+}
+
+fn fixture(name: &str) -> String {
+    fixtures().join(name).display().to_string()
+}
+
+#[test]
+fn json_matches_scikit_learn() {
+    let out = uqformer(&[
+        "metrics",
+        "--probs",
+        &fixture("probs.npy"),
+        "--labels",
+        &fixture("labels.npy"),
+        "--ood-probs",
+        &fixture("ood_probs.npy"),
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixtures().join("expected.json")).unwrap()).unwrap();
+    let expected = expected.as_object().unwrap();
+    assert_eq!(got.as_object().unwrap().len(), expected.len(), "exactly the documented keys: {got}");
+    for (key, want) in expected {
+        let value = got[key].as_f64().unwrap_or_else(|| panic!("missing {key} in {got}"));
+        assert!((value - want.as_f64().unwrap()).abs() < 1e-9, "{key}: {value} vs scikit-learn {want}");
+    }
+}
+
+#[test]
+fn table_without_ood_lists_the_id_metrics() {
+    let out = uqformer(&["metrics", "--probs", &fixture("probs.npy"), "--labels", &fixture("labels.npy")]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("accuracy") && text.contains("0.955000") && !text.contains("AUROC"), "{text}");
+}
+
+fn failure(args: &[&str]) -> String {
+    let out = uqformer(args);
+    assert!(!out.status.success(), "should fail: {args:?}");
+    String::from_utf8(out.stderr).unwrap()
+}
+
+#[test]
+fn bad_inputs_fail_with_the_file_named() {
+    let dir = std::env::temp_dir().join(format!("uqformer-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let truncated = dir.join("truncated.npy");
+    let bytes = std::fs::read(fixtures().join("probs.npy")).unwrap();
+    std::fs::write(&truncated, &bytes[..bytes.len() - 7]).unwrap();
+    let truncated = truncated.display().to_string();
+
+    let e = failure(&["metrics", "--probs", &truncated, "--labels", &fixture("labels.npy")]);
+    assert!(e.contains("truncated.npy") && e.contains("truncated"), "{e}");
+    let e = failure(&["metrics", "--probs", &fixture("probs.npy"), "--labels", &fixture("nope.npy")]);
+    assert!(e.contains("nope.npy"), "{e}");
+    // Labels given as probabilities: a float array where integers are expected.
+    let e = failure(&["metrics", "--probs", &fixture("probs.npy"), "--labels", &fixture("ood_probs.npy")]);
+    assert!(e.contains("ood_probs.npy") && e.contains("integer"), "{e}");
+    // OOD predictions as labels: the count does not match the probabilities.
+    let e = failure(&["metrics", "--probs", &fixture("ood_probs.npy"), "--labels", &fixture("labels.npy")]);
+    assert!(e.contains("labels.npy") && e.contains("[150]"), "{e}");
+    let e = failure(&[
+        "metrics", "--probs", &fixture("probs.npy"), "--labels", &fixture("labels.npy"),
+        "--ood-probs", &fixture("ood_probs.npy"), "--score", "max_logit",
+    ]);
+    assert!(e.contains("logits"), "{e}");
+    let e = failure(&["metrics", "--probs", &fixture("probs.npy"), "--labels", &fixture("labels.npy"), "--score", "nope"]);
+    assert!(e.contains("--score"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,48 @@
+//! Selective classification: area under the risk-coverage curve.
+
+use crate::error::{MetricsError, Result};
+use crate::input::check_finite;
+
+/// AURC with 0/1 risk. Samples are ranked by `uncertainty` ascending (most confident first);
+/// with `risk(k)` the error rate among the `k` most confident samples,
+/// `AURC = (1/N) sum_{k=1..N} risk(k)`.
+///
+/// Ties are resolved by expectation, so the value does not depend on input order: inside a
+/// group of `n_g` equal uncertainties holding `e_g` errors that follows `s` samples with `E_s`
+/// errors, `risk(s + j) = (E_s + j e_g / n_g) / (s + j)` for `j = 1..n_g` (the mean over all
+/// orders of the group).
+pub fn aurc(uncertainty: &[f64], correct: &[bool]) -> Result<f64> {
+    if uncertainty.is_empty() {
+        return Err(MetricsError::Empty {
+            what: "uncertainty",
+        });
+    }
+    if correct.len() != uncertainty.len() {
+        return Err(MetricsError::ShapeMismatch {
+            what: "correct",
+            expected: uncertainty.len(),
+            found: correct.len(),
+        });
+    }
+    check_finite("uncertainty", uncertainty)?;
+    // `+ 0.0` maps -0.0 to 0.0 so the total order agrees with `==` on ties.
+    let mut ranked: Vec<(f64, bool)> = uncertainty
+        .iter()
+        .map(|&u| u + 0.0)
+        .zip(correct.iter().copied())
+        .collect();
+    ranked.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+
+    let (mut seen, mut errors, mut sum_risk) = (0usize, 0usize, 0.0);
+    for group in ranked.chunk_by(|a, b| a.0 == b.0) {
+        let size = group.len();
+        let group_errors = group.iter().filter(|s| !s.1).count();
+        let per_position = group_errors as f64 / size as f64;
+        for j in 1..=size {
+            sum_risk += (errors as f64 + j as f64 * per_position) / (seen + j) as f64;
+        }
+        seen += size;
+        errors += group_errors;
+    }
+    Ok(sum_risk / ranked.len() as f64)
+}
