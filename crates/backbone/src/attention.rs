@@ -1,0 +1,130 @@
+use burn::config::Config;
+use burn::module::Module;
+use burn::nn::{Linear, LinearConfig};
+use burn::tensor::activation::softmax;
+use burn::tensor::{Bool, Device, Int, Tensor};
+
+use crate::dropout::{Dropout, Mode};
+use crate::error::{BackboneError, heads_divide, positive, probability};
+
+/// Score given to masked keys before the softmax: large enough that `exp` underflows to 0 in
+/// f32, small enough to stay finite in f16/bf16 (Burn's MultiHeadAttention uses the same).
+const MASKED_SCORE: f32 = -1.0e4;
+
+/// Configuration of [`Attention`].
+#[derive(Config, Debug)]
+pub struct AttentionConfig {
+    /// Model width D.
+    pub d_model: usize,
+    /// Number of heads H; D must be a multiple of H (head size d_h = D / H).
+    pub n_heads: usize,
+    /// Dropout on the attention probabilities.
+    #[config(default = 0.0)]
+    pub dropout: f64,
+}
+
+/// Multi-head self-attention that keeps its per-head structure visible.
+///
+/// `query`, `key`, `value` map D -> H·d_h and `output` maps H·d_h -> D (names as in Hugging
+/// Face). Head h owns columns `h·d_h..(h+1)·d_h` of the Q/K/V weights and, since Burn stores a
+/// Linear weight as `[in, out]`, rows `h·d_h..(h+1)·d_h` of `output.weight`.
+#[derive(Module, Debug)]
+pub struct Attention {
+    /// Query projection D -> H·d_h.
+    pub query: Linear,
+    /// Key projection D -> H·d_h.
+    pub key: Linear,
+    /// Value projection D -> H·d_h.
+    pub value: Linear,
+    /// Output projection H·d_h -> D.
+    pub output: Linear,
+    /// Dropout on the attention probabilities.
+    pub dropout: Dropout,
+    /// Number of heads H.
+    pub n_heads: usize,
+}
+
+impl AttentionConfig {
+    /// Builds the module, or says which field is invalid.
+    pub fn init(&self, device: &Device) -> Result<Attention, BackboneError> {
+        positive("AttentionConfig.d_model", self.d_model)?;
+        heads_divide("AttentionConfig.n_heads", self.n_heads, self.d_model)?;
+        probability("AttentionConfig.dropout", self.dropout)?;
+        let linear = LinearConfig::new(self.d_model, self.d_model);
+        Ok(Attention {
+            query: linear.init(device),
+            key: linear.init(device),
+            value: linear.init(device),
+            output: linear.init(device),
+            dropout: Dropout { prob: self.dropout },
+            n_heads: self.n_heads,
+        })
+    }
+}
+
+impl Attention {
+    /// Self-attention on `x` `[B, T, D]` -> `[B, T, D]`.
+    ///
+    /// `head_gate` `[H]` scales each head's context before the output projection (gradients
+    /// flow to it); `key_padding` `[B, T]` is true for keys to ignore (see [`padding_mask`]).
+    pub fn forward(
+        &self,
+        x: Tensor<3>,
+        head_gate: Option<Tensor<1>>,
+        key_padding: Option<Tensor<2, Bool>>,
+        mode: Mode,
+    ) -> Tensor<3> {
+        let q = self.query.forward(x.clone());
+        let k = self.key.forward(x.clone());
+        let v = self.value.forward(x);
+        let context = attend(
+            [q, k, v],
+            self.n_heads,
+            head_gate,
+            key_padding,
+            &self.dropout,
+            mode,
+        );
+        self.output.forward(context)
+    }
+}
+
+/// The attention core on already projected `[q, k, v]`, each `[B, T, H·d_h]`: per head,
+/// `softmax(q kᵀ / √d_h) v`, heads concatenated back to `[B, T, H·d_h]`.
+///
+/// Exposed so that modules with their own projections (adapters, grouped members) share it.
+/// `head_gate` `[H]` multiplies head h's context; `key_padding` `[B, T]` (true = ignore that
+/// key) gives masked keys a score of -1e4; `dropout` acts on the probabilities.
+pub fn attend(
+    [q, k, v]: [Tensor<3>; 3],
+    n_heads: usize,
+    head_gate: Option<Tensor<1>>,
+    key_padding: Option<Tensor<2, Bool>>,
+    dropout: &Dropout,
+    mode: Mode,
+) -> Tensor<3> {
+    let [batch, tokens, width] = q.dims();
+    let head_dim = width / n_heads;
+    let split = |t: Tensor<3>| {
+        t.reshape([batch, tokens, n_heads, head_dim])
+            .swap_dims(1, 2)
+    };
+    // Scaling q (T·d_h values) is cheaper than scaling the scores (T·T values).
+    let q = split(q).div_scalar((head_dim as f64).sqrt());
+    let mut scores = q.matmul(split(k).transpose());
+    if let Some(mask) = key_padding {
+        scores = scores.mask_fill(mask.reshape([batch, 1, 1, tokens]), MASKED_SCORE);
+    }
+    let probs = dropout.forward(softmax(scores, 3), mode);
+    let mut context = probs.matmul(split(v));
+    if let Some(gate) = head_gate {
+        context = context * gate.reshape([1, n_heads, 1, 1]);
+    }
+    context.swap_dims(1, 2).reshape([batch, tokens, width])
+}
+
+/// Key-padding mask from a Hugging Face style attention mask `[B, T]` (1 = token, 0 = padding):
+/// true where the token is padding.
+pub fn padding_mask(attention_mask: Tensor<2, Int>) -> Tensor<2, Bool> {
+    attention_mask.equal_elem(0)
+}

@@ -1,0 +1,211 @@
+use burn::config::Config;
+use burn::module::Module;
+use burn::nn::{
+    Embedding, EmbeddingConfig, Initializer, LayerNorm, LayerNormConfig, Linear, LinearConfig,
+};
+use burn::tensor::{Device, Int, Tensor};
+
+use crate::attention::padding_mask;
+use crate::block::{BlockConfig, Encoder};
+use crate::dropout::{Dropout, Mode};
+use crate::error::{BackboneError, positive};
+use crate::gates::Gates;
+
+/// Configuration of a [`BertModel`]; the defaults are the `minilm_l6` preset
+/// (all-MiniLM-L6-v2).
+#[derive(Config, Debug)]
+pub struct BertConfig {
+    /// Vocabulary size.
+    #[config(default = 30522)]
+    pub vocab_size: usize,
+    /// Width D.
+    #[config(default = 384)]
+    pub d_model: usize,
+    /// Blocks L.
+    #[config(default = 6)]
+    pub n_layers: usize,
+    /// Heads per block H.
+    #[config(default = 12)]
+    pub n_heads: usize,
+    /// MLP hidden width F.
+    #[config(default = 1536)]
+    pub d_mlp: usize,
+    /// Longest sequence the position table covers.
+    #[config(default = 512)]
+    pub max_position: usize,
+    /// Token-type (segment) vocabulary size.
+    #[config(default = 2)]
+    pub type_vocab_size: usize,
+    /// LayerNorm epsilon.
+    #[config(default = 1e-12)]
+    pub layer_norm_eps: f64,
+    /// Dropout on embeddings and on attention/MLP outputs.
+    #[config(default = 0.1)]
+    pub dropout: f64,
+    /// Dropout on attention probabilities.
+    #[config(default = 0.1)]
+    pub attention_dropout: f64,
+}
+
+impl BertConfig {
+    /// The configuration of every block (post-norm).
+    pub fn block(&self) -> BlockConfig {
+        BlockConfig::new(self.d_model, self.n_heads, self.d_mlp, false)
+            .with_dropout(self.dropout)
+            .with_attention_dropout(self.attention_dropout)
+            .with_layer_norm_eps(self.layer_norm_eps)
+    }
+
+    /// Builds the encoder, or says which field is invalid.
+    pub fn init(&self, device: &Device) -> Result<BertModel, BackboneError> {
+        self.block().check("BertConfig")?;
+        positive("BertConfig.n_layers", self.n_layers)?;
+        positive("BertConfig.vocab_size", self.vocab_size)?;
+        positive("BertConfig.max_position", self.max_position)?;
+        positive("BertConfig.type_vocab_size", self.type_vocab_size)?;
+        // BERT initialises embeddings with N(0, 0.02).
+        let table = |n: usize| {
+            EmbeddingConfig::new(n, self.d_model)
+                .with_initializer(Initializer::Normal {
+                    mean: 0.0,
+                    std: 0.02,
+                })
+                .init(device)
+        };
+        Ok(BertModel {
+            embeddings: BertEmbeddings {
+                word_embeddings: table(self.vocab_size),
+                position_embeddings: table(self.max_position),
+                token_type_embeddings: table(self.type_vocab_size),
+                layer_norm: LayerNormConfig::new(self.d_model)
+                    .with_epsilon(self.layer_norm_eps)
+                    .init(device),
+                dropout: Dropout { prob: self.dropout },
+            },
+            encoder: self.block().init_encoder(self.n_layers, device)?,
+        })
+    }
+
+    /// Builds the encoder with a sequence classifier on its mean-pooled output.
+    pub fn init_classifier(
+        &self,
+        num_classes: usize,
+        device: &Device,
+    ) -> Result<BertClassifier, BackboneError> {
+        positive("num_classes", num_classes)?;
+        Ok(BertClassifier {
+            bert: self.init(device)?,
+            dropout: Dropout { prob: self.dropout },
+            classifier: LinearConfig::new(self.d_model, num_classes).init(device),
+        })
+    }
+}
+
+/// Word + position + token-type embeddings, then LayerNorm and dropout (HF `embeddings.*`).
+#[derive(Module, Debug)]
+pub struct BertEmbeddings {
+    /// Token table `[vocab, D]`.
+    pub word_embeddings: Embedding,
+    /// Position table `[max_position, D]`.
+    pub position_embeddings: Embedding,
+    /// Segment table `[type_vocab, D]`.
+    pub token_type_embeddings: Embedding,
+    /// HF `embeddings.LayerNorm`.
+    pub layer_norm: LayerNorm,
+    /// Dropout after the LayerNorm.
+    pub dropout: Dropout,
+}
+
+impl BertEmbeddings {
+    /// Ids `[B, T]` -> `[B, T, D]`; token types default to 0.
+    ///
+    /// # Panics
+    /// If an id is outside its table or T exceeds `max_position`.
+    pub fn forward(
+        &self,
+        ids: Tensor<2, Int>,
+        token_type_ids: Option<Tensor<2, Int>>,
+        mode: Mode,
+    ) -> Tensor<3> {
+        let [batch, tokens] = ids.dims();
+        let device = ids.device();
+        let positions = Tensor::<1, Int>::arange(0..tokens as i64, &device).unsqueeze::<2>();
+        let types = token_type_ids.unwrap_or_else(|| Tensor::zeros([batch, tokens], &device));
+        let x = self.word_embeddings.forward(ids)
+            + self.position_embeddings.forward(positions)
+            + self.token_type_embeddings.forward(types);
+        self.dropout.forward(self.layer_norm.forward(x), mode)
+    }
+}
+
+/// BERT-style encoder (post-norm blocks); field names follow Hugging Face where Burn allows
+/// (`encoder.layer.N`; see [`Block`](crate::Block) for the names inside a block).
+#[derive(Module, Debug)]
+pub struct BertModel {
+    /// The embedding layer.
+    pub embeddings: BertEmbeddings,
+    /// The post-norm blocks.
+    pub encoder: Encoder,
+}
+
+impl BertModel {
+    /// Hidden states `[B, T, D]` for ids `[B, T]` and an attention mask `[B, T]` (1 = token,
+    /// 0 = padding; padded keys are ignored by every query).
+    pub fn forward(
+        &self,
+        ids: Tensor<2, Int>,
+        attention_mask: Tensor<2, Int>,
+        gates: &Gates,
+        mode: Mode,
+    ) -> Tensor<3> {
+        let x = self.embeddings.forward(ids, None, mode);
+        self.encoder
+            .forward(x, gates, Some(padding_mask(attention_mask)), mode)
+    }
+}
+
+/// Masked mean over tokens: `hidden` `[B, T, D]`, `attention_mask` `[B, T]` (1 = token) ->
+/// `[B, D]` (sentence-transformers pooling; an all-padding row gives 0).
+pub fn mean_pool(hidden: Tensor<3>, attention_mask: Tensor<2, Int>) -> Tensor<2> {
+    let mask = attention_mask.float().unsqueeze_dim::<3>(2); // [B, T, 1]
+    let sum = (hidden * mask.clone()).sum_dim(1).squeeze_dim::<2>(1);
+    let count = mask.sum_dim(1).squeeze_dim::<2>(1).clamp_min(1e-9);
+    sum / count
+}
+
+/// Sequence classifier: mean-pooled BERT features -> dropout -> Linear D -> C.
+#[derive(Module, Debug)]
+pub struct BertClassifier {
+    /// The encoder.
+    pub bert: BertModel,
+    /// Dropout on the pooled feature.
+    pub dropout: Dropout,
+    /// Classifier D -> C.
+    pub classifier: Linear,
+}
+
+impl BertClassifier {
+    /// Pooled feature `[B, D]`.
+    pub fn features(
+        &self,
+        ids: Tensor<2, Int>,
+        attention_mask: Tensor<2, Int>,
+        gates: &Gates,
+        mode: Mode,
+    ) -> Tensor<2> {
+        let hidden = self.bert.forward(ids, attention_mask.clone(), gates, mode);
+        mean_pool(hidden, attention_mask)
+    }
+
+    /// Logits `[B, C]`.
+    pub fn forward(
+        &self,
+        ids: Tensor<2, Int>,
+        attention_mask: Tensor<2, Int>,
+        gates: &Gates,
+        mode: Mode,
+    ) -> Tensor<2> {
+        let pooled = self.features(ids, attention_mask, gates, mode);
+        self.classifier.forward(self.dropout.forward(pooled, mode))
+    }
+}

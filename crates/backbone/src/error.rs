@@ -1,0 +1,105 @@
+use std::fmt;
+
+/// Why a configuration or preset name was rejected.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BackboneError {
+    /// `name` is not a known preset; `valid` lists the names that are.
+    UnknownPreset {
+        /// Which family of presets was asked for ("vit" or "bert").
+        family: &'static str,
+        /// The name given.
+        name: String,
+        /// The names accepted.
+        valid: &'static [&'static str],
+    },
+    /// A configuration field holds a value the model cannot be built with.
+    InvalidConfig {
+        /// The config type and field, e.g. `ViTConfig.patch_size`.
+        field: String,
+        /// The offending value, formatted.
+        value: String,
+        /// What was expected instead.
+        expected: String,
+    },
+}
+
+impl BackboneError {
+    pub(crate) fn invalid(
+        field: impl Into<String>,
+        value: impl fmt::Display,
+        expected: impl Into<String>,
+    ) -> Self {
+        Self::InvalidConfig {
+            field: field.into(),
+            value: value.to_string(),
+            expected: expected.into(),
+        }
+    }
+}
+
+impl fmt::Display for BackboneError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::UnknownPreset {
+                family,
+                name,
+                valid,
+            } => write!(
+                f,
+                "unknown {family} preset {name:?}; valid names: {}",
+                valid.join(", ")
+            ),
+            Self::InvalidConfig {
+                field,
+                value,
+                expected,
+            } => write!(f, "{field} = {value} is invalid: expected {expected}"),
+        }
+    }
+}
+
+impl std::error::Error for BackboneError {}
+
+/// Checks that a count is at least 1.
+pub(crate) fn positive(field: impl Into<String>, value: usize) -> Result<(), BackboneError> {
+    if value == 0 {
+        return Err(BackboneError::invalid(field, value, "a positive integer"));
+    }
+    Ok(())
+}
+
+/// Checks a head count: at least 1 and a divisor of the width `d_model`.
+pub(crate) fn heads_divide(
+    field: impl Into<String>,
+    n_heads: usize,
+    d_model: usize,
+) -> Result<(), BackboneError> {
+    if n_heads == 0 || !d_model.is_multiple_of(n_heads) {
+        return Err(BackboneError::invalid(
+            field,
+            n_heads,
+            format!("a positive divisor of d_model = {d_model}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a dropout probability: finite and in [0, 1).
+pub(crate) fn probability(field: impl Into<String>, value: f64) -> Result<(), BackboneError> {
+    if !value.is_finite() || !(0.0..1.0).contains(&value) {
+        return Err(BackboneError::invalid(
+            field,
+            value,
+            "a probability in [0, 1)",
+        ));
+    }
+    Ok(())
+}
+
+/// Checks a layer-norm epsilon: finite and > 0.
+pub(crate) fn epsilon(field: impl Into<String>, value: f64) -> Result<(), BackboneError> {
+    if !value.is_finite() || value <= 0.0 {
+        return Err(BackboneError::invalid(field, value, "a finite number > 0"));
+    }
+    Ok(())
+}

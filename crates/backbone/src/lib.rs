@@ -1,0 +1,45 @@
+//! Transformer encoder backbones for uqformer: one [`Block`] type (pre-norm for ViT, post-norm
+//! for BERT), a [`VisionTransformer`] and a BERT-style [`BertModel`] with named presets, and
+//! FLOP counts ([`flops_per_sample`]). Device-independent Burn 0.22 modules.
+//!
+//! Hooks instead of forks: every forward takes
+//! - [`Gates`]: per-head gates `[L, H]` (head pruning, Taylor importance), attention-branch
+//!   gates `[L]` and GELU gates `[L]` (HetDPT depth pruning). Gradients with respect to them
+//!   flow; `Gates::none()` is the plain transformer.
+//! - [`Mode`]: dropout on or off, independent of the device (so MC Dropout runs at inference);
+//!   dropout masks, like weight initialisation, come from the device RNG (`device.seed(..)`).
+//!
+//! All fields are public so other crates (Hydra fusion, LoRA adapters, HetDPT merging) can read
+//! every weight and run the encoder block by block; [`attend`] is the attention core on
+//! already projected Q/K/V. Configs are validated on `init`, which returns a [`BackboneError`]
+//! naming the field. A Linear weight is stored `[in, out]` (Burn's layout).
+//!
+//! ```no_run
+//! use backbone::{Gates, Mode, ViTConfig};
+//! use burn::tensor::{Device, Tensor};
+//! let device = Device::flex();
+//! let model = ViTConfig::preset("vit_tiny_28").unwrap().init(&device).unwrap();
+//! let images = Tensor::<4>::zeros([2, 1, 28, 28], &device);
+//! let logits = model.forward(images, &Gates::none(), Mode::Deterministic); // [2, 10]
+//! ```
+
+mod attention;
+mod bert;
+mod block;
+mod cost;
+mod dropout;
+mod error;
+mod gates;
+mod mlp;
+mod presets;
+mod vit;
+
+pub use attention::{Attention, AttentionConfig, attend, padding_mask};
+pub use bert::{BertClassifier, BertConfig, BertEmbeddings, BertModel, mean_pool};
+pub use block::{Block, BlockConfig, Encoder};
+pub use cost::{BlockShape, bert_flops, block_flops, flops_per_sample, vit_flops};
+pub use dropout::{Dropout, Mode};
+pub use error::BackboneError;
+pub use gates::{BlockGates, Gates};
+pub use mlp::{Mlp, MlpConfig};
+pub use vit::{ViTConfig, VisionTransformer};

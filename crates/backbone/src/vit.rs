@@ -1,0 +1,157 @@
+use burn::config::Config;
+use burn::module::{Module, Param};
+use burn::nn::conv::{Conv2d, Conv2dConfig};
+use burn::nn::{LayerNorm, LayerNormConfig, Linear, LinearConfig};
+use burn::tensor::{Device, Distribution, Tensor};
+
+use crate::block::{BlockConfig, Encoder};
+use crate::dropout::{Dropout, Mode};
+use crate::error::{BackboneError, positive};
+use crate::gates::Gates;
+
+/// Configuration of a [`VisionTransformer`]; the defaults are the `vit_tiny_28` preset.
+#[derive(Config, Debug)]
+pub struct ViTConfig {
+    /// Image height and width (square images).
+    #[config(default = 28)]
+    pub image_size: usize,
+    /// Input channels.
+    #[config(default = 1)]
+    pub channels: usize,
+    /// Patch side; must divide `image_size`.
+    #[config(default = 7)]
+    pub patch_size: usize,
+    /// Width D.
+    #[config(default = 64)]
+    pub d_model: usize,
+    /// Blocks L.
+    #[config(default = 4)]
+    pub n_layers: usize,
+    /// Heads per block H.
+    #[config(default = 4)]
+    pub n_heads: usize,
+    /// MLP hidden width F.
+    #[config(default = 256)]
+    pub d_mlp: usize,
+    /// Classes C.
+    #[config(default = 10)]
+    pub num_classes: usize,
+    /// Dropout on embeddings and on attention/MLP outputs.
+    #[config(default = 0.0)]
+    pub dropout: f64,
+    /// Dropout on attention probabilities.
+    #[config(default = 0.0)]
+    pub attention_dropout: f64,
+    /// LayerNorm epsilon.
+    #[config(default = 1e-6)]
+    pub layer_norm_eps: f64,
+}
+
+impl ViTConfig {
+    /// Patches per image, `(image_size / patch_size)²`.
+    pub fn num_patches(&self) -> usize {
+        (self.image_size / self.patch_size).pow(2)
+    }
+
+    /// Tokens per image: the patches plus the class token.
+    pub fn num_tokens(&self) -> usize {
+        self.num_patches() + 1
+    }
+
+    /// The configuration of every block (pre-norm).
+    pub fn block(&self) -> BlockConfig {
+        BlockConfig::new(self.d_model, self.n_heads, self.d_mlp, true)
+            .with_dropout(self.dropout)
+            .with_attention_dropout(self.attention_dropout)
+            .with_layer_norm_eps(self.layer_norm_eps)
+    }
+
+    /// Builds the model, or says which field is invalid.
+    pub fn init(&self, device: &Device) -> Result<VisionTransformer, BackboneError> {
+        self.block().check("ViTConfig")?;
+        positive("ViTConfig.n_layers", self.n_layers)?;
+        positive("ViTConfig.patch_size", self.patch_size)?;
+        positive("ViTConfig.channels", self.channels)?;
+        positive("ViTConfig.num_classes", self.num_classes)?;
+        if self.image_size == 0 || !self.image_size.is_multiple_of(self.patch_size) {
+            return Err(BackboneError::invalid(
+                "ViTConfig.image_size",
+                self.image_size,
+                format!("a positive multiple of patch_size = {}", self.patch_size),
+            ));
+        }
+        let p = self.patch_size;
+        let d = self.d_model;
+        let embedding = Distribution::Normal(0.0, 0.02);
+        Ok(VisionTransformer {
+            patch_embed: Conv2dConfig::new([self.channels, d], [p, p])
+                .with_stride([p, p])
+                .init(device),
+            cls_token: Param::from_tensor(Tensor::random([1, 1, d], embedding, device)),
+            pos_embed: Param::from_tensor(Tensor::random(
+                [1, self.num_tokens(), d],
+                embedding,
+                device,
+            )),
+            dropout: Dropout { prob: self.dropout },
+            encoder: self.block().init_encoder(self.n_layers, device)?,
+            norm: LayerNormConfig::new(d)
+                .with_epsilon(self.layer_norm_eps)
+                .init(device),
+            head: LinearConfig::new(d, self.num_classes).init(device),
+        })
+    }
+}
+
+/// Vision Transformer: patch embedding, class token, learned positions, pre-norm encoder,
+/// final LayerNorm and a linear classifier on the class token.
+///
+/// Every piece is public so the encoder can be run piecewise:
+/// `embed` -> `encoder.layer[i].forward` -> `norm` -> token 0 -> `head`.
+#[derive(Module, Debug)]
+pub struct VisionTransformer {
+    /// Patch embedding: Conv2d with kernel = stride = patch, C -> D.
+    pub patch_embed: Conv2d,
+    /// Class token `[1, 1, D]`.
+    pub cls_token: Param<Tensor<3>>,
+    /// Position embeddings `[1, N + 1, D]` (class token first).
+    pub pos_embed: Param<Tensor<3>>,
+    /// Dropout after the position embeddings.
+    pub dropout: Dropout,
+    /// The pre-norm blocks.
+    pub encoder: Encoder,
+    /// Final LayerNorm.
+    pub norm: LayerNorm,
+    /// Classifier D -> C.
+    pub head: Linear,
+}
+
+impl VisionTransformer {
+    /// Images `[B, C, H, W]` -> tokens `[B, N + 1, D]` entering the first block.
+    ///
+    /// # Panics
+    /// If the image shape differs from the configured one.
+    pub fn embed(&self, images: Tensor<4>, mode: Mode) -> Tensor<3> {
+        let patches = self.patch_embed.forward(images); // [B, D, h, w]
+        let [batch, d, _, _] = patches.dims();
+        let patches = patches.flatten::<3>(2, 3).swap_dims(1, 2); // [B, N, D]
+        let cls = self.cls_token.val().expand([batch, 1, d]);
+        let tokens = Tensor::cat(vec![cls, patches], 1) + self.pos_embed.val();
+        self.dropout.forward(tokens, mode)
+    }
+
+    /// The class-token feature after the final norm, `[B, D]`.
+    pub fn features(&self, images: Tensor<4>, gates: &Gates, mode: Mode) -> Tensor<2> {
+        let tokens = self
+            .encoder
+            .forward(self.embed(images, mode), gates, None, mode);
+        // LayerNorm acts per token, so normalising only the class token gives the same feature.
+        let cls = tokens.narrow(1, 0, 1).squeeze_dim::<2>(1);
+        self.norm.forward(cls)
+    }
+
+    /// Logits `[B, num_classes]`.
+    pub fn forward(&self, images: Tensor<4>, gates: &Gates, mode: Mode) -> Tensor<2> {
+        self.head.forward(self.features(images, gates, mode))
+    }
+}
