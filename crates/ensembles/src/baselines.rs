@@ -1,0 +1,114 @@
+//! Single model, Deep Ensemble and MC Dropout on the Vision Transformer.
+
+use backbone::{Gates, Mode, VisionTransformer};
+use burn::module::Module;
+use burn::tensor::Tensor;
+
+use crate::EnsembleModel;
+
+/// The base model alone: M = 1.
+#[derive(Debug, Clone)]
+pub struct Single {
+    pub model: VisionTransformer,
+    flops: u64,
+}
+
+impl Single {
+    /// `flops` is the model's cost per sample (from its config; modules do not keep it).
+    pub fn new(model: VisionTransformer, flops: u64) -> Self {
+        Self { model, flops }
+    }
+}
+
+impl EnsembleModel for Single {
+    fn members(&self) -> usize {
+        1
+    }
+
+    fn member_logits(&self, images: Tensor<4>) -> Tensor<3> {
+        self.model.forward(images, &Gates::none(), Mode::Deterministic).unsqueeze_dim(0)
+    }
+
+    fn num_params(&self) -> usize {
+        self.model.num_params()
+    }
+
+    fn flops_per_sample(&self) -> u64 {
+        self.flops
+    }
+}
+
+/// M independently trained models, each run on the batch; cost is M times one model's.
+#[derive(Debug, Clone)]
+pub struct DeepEnsemble {
+    pub members: Vec<VisionTransformer>,
+    flops_each: u64,
+}
+
+impl DeepEnsemble {
+    /// # Panics
+    /// If `members` is empty (an ensemble needs at least one model).
+    pub fn new(members: Vec<VisionTransformer>, flops_each: u64) -> Self {
+        assert!(!members.is_empty(), "a Deep Ensemble needs at least one member");
+        Self { members, flops_each }
+    }
+}
+
+impl EnsembleModel for DeepEnsemble {
+    fn members(&self) -> usize {
+        self.members.len()
+    }
+
+    fn member_logits(&self, images: Tensor<4>) -> Tensor<3> {
+        let logits = self
+            .members
+            .iter()
+            .map(|m| m.forward(images.clone(), &Gates::none(), Mode::Deterministic))
+            .collect();
+        Tensor::stack(logits, 0)
+    }
+
+    fn num_params(&self) -> usize {
+        self.members.iter().map(Module::num_params).sum()
+    }
+
+    fn flops_per_sample(&self) -> u64 {
+        self.flops_each * self.members.len() as u64
+    }
+}
+
+/// One model with dropout kept on at test time; each of the S samples is one stochastic pass.
+/// The masks come from the device RNG: seed the device before evaluating for reproducibility.
+#[derive(Debug, Clone)]
+pub struct McDropout {
+    pub model: VisionTransformer,
+    pub samples: usize,
+    flops_each: u64,
+}
+
+impl McDropout {
+    pub fn new(model: VisionTransformer, samples: usize, flops_each: u64) -> Self {
+        Self { model, samples, flops_each }
+    }
+}
+
+impl EnsembleModel for McDropout {
+    fn members(&self) -> usize {
+        self.samples
+    }
+
+    fn member_logits(&self, images: Tensor<4>) -> Tensor<3> {
+        let logits = (0..self.samples)
+            .map(|_| self.model.forward(images.clone(), &Gates::none(), Mode::Stochastic))
+            .collect();
+        Tensor::stack(logits, 0)
+    }
+
+    fn num_params(&self) -> usize {
+        self.model.num_params()
+    }
+
+    fn flops_per_sample(&self) -> u64 {
+        self.flops_each * self.samples as u64
+    }
+}

@@ -1,0 +1,58 @@
+//! Crash-safe file replacement: readers see either the old file or the complete new one.
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::Path;
+use std::process;
+
+/// Writes `bytes` to `path` atomically: the data goes to `<name>.tmp.<pid>` in the same directory,
+/// is fsynced, then renamed over `path` (a rename within one directory is atomic on POSIX and
+/// NTFS). On failure the temporary file is removed and the error names the path.
+pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let name = path.file_name().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{}: expected a path ending in a file name", path.display()),
+        )
+    })?;
+    let mut tmp_name = name.to_os_string();
+    tmp_name.push(format!(".tmp.{}", process::id()));
+    let tmp = path.with_file_name(tmp_name);
+
+    let written = write_synced(&tmp, bytes).and_then(|()| fs::rename(&tmp, path));
+    if let Err(e) = written {
+        // Best effort: the temporary may not exist if creating it was what failed.
+        let _ = fs::remove_file(&tmp);
+        return Err(with_path(path, e));
+    }
+    sync_parent(path);
+    Ok(())
+}
+
+/// Prefixes an I/O error with the path it concerns, keeping its kind.
+pub fn with_path(path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut file = File::create(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
+/// Makes the rename itself durable. Best effort: the new file is already in place, and some file
+/// systems refuse to fsync a directory, which must not turn a completed write into an error.
+fn sync_parent(path: &Path) {
+    #[cfg(unix)]
+    {
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+}

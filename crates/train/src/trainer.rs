@@ -1,0 +1,151 @@
+//! The training loop: seeded batches and augmentation, AdamW with a cosine schedule, a NaN guard,
+//! a checkpoint after every epoch and resumption from the last one.
+
+use backbone::{Gates, Mode, VisionTransformer};
+use burn::module::Module;
+use burn::optim::{AdamWConfig, GradientsParams};
+use burn::grad_clipping::GradientClippingConfig;
+use burn::tensor::{Device, Int, Tensor, TensorData};
+use data::{AugmentConfig, BatchPlan, ImageDataset, Normalization, augment};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+
+use crate::checkpoint::Checkpoint;
+use crate::config::TrainConfig;
+use crate::error::TrainError;
+use crate::loss::cross_entropy;
+use crate::progress::Progress;
+use crate::schedule::cosine_with_warmup;
+
+/// A model the loop can train: member logits `[M, B, C]` with dropout on. Every member is
+/// trained on the batch's labels (a single model has M = 1).
+pub trait Trainable: Module + Clone {
+    fn train_logits(&self, images: Tensor<4>) -> Tensor<3>;
+}
+
+impl Trainable for VisionTransformer {
+    fn train_logits(&self, images: Tensor<4>) -> Tensor<3> {
+        self.forward(images, &Gates::none(), Mode::Stochastic).unsqueeze_dim(0)
+    }
+}
+
+/// Where and how one training run happens.
+#[derive(Debug, Clone)]
+pub struct FitOptions {
+    /// An autodiff device (`Device::flex().autodiff()`, ...); the model must live on it.
+    pub device: Device,
+    /// Drives batch order, augmentation and dropout masks.
+    pub seed: u64,
+    /// Shown in the progress line and in errors.
+    pub label: String,
+    pub checkpoint: Option<Checkpoint>,
+    /// No progress output (tests).
+    pub quiet: bool,
+    /// Stop after this many epochs in this call (as if the process were killed); for tests.
+    pub stop_after: Option<usize>,
+}
+
+/// Images and the normalisation applied to every batch.
+#[derive(Debug, Clone, Copy)]
+pub struct ImageData<'a> {
+    pub set: &'a ImageDataset,
+    pub norm: &'a Normalization,
+}
+
+impl ImageData<'_> {
+    /// The normalised batch `[B, C, H, W]` for `indices`, augmented when `augment` is given.
+    pub fn batch(
+        &self,
+        indices: &[usize],
+        augment_with: Option<(&AugmentConfig, &mut StdRng)>,
+        device: &Device,
+    ) -> Result<Tensor<4>, TrainError> {
+        let [c, h, w] = self.set.dims;
+        let mut x = self.set.batch_f32(indices);
+        if let Some((config, rng)) = augment_with {
+            for image in x.chunks_exact_mut(c * h * w) {
+                augment(image, self.set.dims, config, rng).map_err(|e| TrainError::Invalid(e.to_string()))?;
+            }
+        }
+        self.norm.apply(&mut x, c, h * w).map_err(|e| TrainError::Invalid(e.to_string()))?;
+        Ok(Tensor::from_data(TensorData::new(x, [indices.len(), c, h, w]), device))
+    }
+
+    pub fn labels(&self, indices: &[usize], device: &Device) -> Tensor<1, Int> {
+        let labels: Vec<i64> = indices.iter().map(|&i| self.set.labels[i] as i64).collect();
+        Tensor::from_data(TensorData::new(labels, [indices.len()]), device)
+    }
+}
+
+/// Trains `model` (already on `opts.device`) and returns it, resuming from the checkpoint when
+/// one exists. The returned model is still on the autodiff device: call `.valid()` to evaluate.
+pub fn fit<M: Trainable>(
+    mut model: M,
+    data: ImageData<'_>,
+    config: &TrainConfig,
+    opts: &FitOptions,
+) -> Result<M, TrainError> {
+    config.check().map_err(TrainError::Invalid)?;
+    if data.set.is_empty() {
+        return Err(TrainError::Invalid(format!("{}: the training set {} is empty", opts.label, data.set.name)));
+    }
+    let device = &opts.device;
+    // Keep the last partial batch only when the set is smaller than one batch.
+    let drop_last = data.set.len() >= config.batch_size;
+    let plan = BatchPlan::new(data.set.len(), config.batch_size, Some(opts.seed), drop_last)
+        .map_err(|e| TrainError::Invalid(e.to_string()))?;
+    let steps_per_epoch = plan.num_batches();
+    let total_steps = config.epochs * steps_per_epoch;
+    let warmup = (config.warmup_epochs * steps_per_epoch as f64).round() as usize;
+    let clip = (config.grad_clip > 0.0).then_some(GradientClippingConfig::Norm(config.grad_clip as f32));
+    let mut optim = AdamWConfig::new().with_weight_decay(config.weight_decay as f32).with_grad_clipping(clip).init();
+
+    let mut start = 0;
+    if let Some(checkpoint) = &opts.checkpoint
+        && let Some((m, o, done)) = checkpoint.load(model.clone(), optim.clone())?
+    {
+        (model, optim, start) = (m, o, done);
+    }
+    let augment_config = AugmentConfig { pad: config.crop_padding, hflip: config.flip };
+    let augmenting = augment_config != AugmentConfig::default();
+    let mut progress = Progress::new(&opts.label, config.epochs, steps_per_epoch, start * steps_per_epoch, opts.quiet);
+    let stop = opts.stop_after.map_or(config.epochs, |n| (start + n).min(config.epochs));
+
+    for epoch in start..stop {
+        // Per-epoch seeds, so a resumed run draws exactly what an uninterrupted one would.
+        let epoch_seed = mix(opts.seed, epoch as u64);
+        device.seed(epoch_seed);
+        let mut rng = StdRng::seed_from_u64(epoch_seed ^ 0x5EED_A06);
+        progress.start_epoch(epoch);
+        for (i, indices) in plan.epoch(epoch as u64).enumerate() {
+            let step = epoch * steps_per_epoch + i;
+            let images = data.batch(&indices, augmenting.then_some((&augment_config, &mut rng)), device)?;
+            let labels = data.labels(&indices, device);
+            let logits = model.train_logits(images);
+            let loss = cross_entropy(logits.clone(), labels.clone(), config.label_smoothing);
+            let loss_value = loss.clone().into_scalar::<f32>() as f64;
+            if !loss_value.is_finite() {
+                return Err(TrainError::NonFiniteLoss { label: opts.label.clone(), epoch, step: i, loss: loss_value });
+            }
+            let predicted = logits.inner().mean_dim(0).squeeze_dim::<2>(0).argmax(1).squeeze_dim::<1>(1);
+            let correct = predicted.equal(labels.inner()).int().sum().into_scalar::<i64>() as usize;
+            let grads = GradientsParams::from_grads(loss.backward(), &model);
+            let lr = cosine_with_warmup(config.lr, step, warmup, total_steps);
+            model = optim.step(lr, model, grads);
+            progress.step(i, loss_value, correct, indices.len());
+        }
+        progress.end_epoch();
+        if let Some(checkpoint) = &opts.checkpoint {
+            checkpoint.save(&model, &optim, epoch + 1)?;
+        }
+    }
+    Ok(model)
+}
+
+/// Mixes two integers into a well-spread seed (SplitMix64 finaliser).
+pub fn mix(a: u64, b: u64) -> u64 {
+    let mut z = a ^ b.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(0x6A09_E667_F3BC_C909);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
