@@ -1,13 +1,23 @@
 //! `uqformer`: run experiment files, evaluate saved predictions, list what is available.
 
+mod list;
 mod metrics;
+mod run;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// Counts heap bytes so that runs can report the peak memory of each method.
+#[global_allocator]
+static ALLOCATOR: experiment::memory::PeakAlloc = experiment::memory::PeakAlloc;
+
 #[derive(Parser, Debug)]
-#[command(name = "uqformer", version, about = "Uncertainty-aware efficient transformers: experiments and metrics")]
+#[command(
+    name = "uqformer",
+    version,
+    about = "Uncertainty-aware efficient transformers: experiments and metrics"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -15,15 +25,21 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Run an experiment file: train, build every method, evaluate, write results/<name>/<run-id>/.
+    Run(run::RunArgs),
     /// Evaluate saved predictions (.npy): accuracy, NLL, Brier, ECE, AECE, AURC and, with OOD
     /// predictions, AUROC, AUPR-In, AUPR-Out, FPR95.
     Metrics(metrics::MetricsArgs),
+    /// List method kinds, backbone presets, datasets, corruptions, OOD scores and backends.
+    List,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
+        Command::Run(args) => run::run(args),
         Command::Metrics(args) => metrics::run(args),
+        Command::List => list::run(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

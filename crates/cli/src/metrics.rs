@@ -48,7 +48,10 @@ pub fn run(args: &MetricsArgs) -> Result<(), String> {
     let score: Score = args.score.parse().map_err(|e| format!("--score: {e}"))?;
     let id = load_side(&args.probs, args.logits.as_deref())?;
     let labels = load_labels(&args.labels, id.probs.n())?;
-    let opts = Options { bins: args.bins, adaptive_bins: args.bins };
+    let opts = Options {
+        bins: args.bins,
+        adaptive_bins: args.bins,
+    };
     let report = uq_metrics::evaluate(&id.probs, &labels, &opts).map_err(|e| e.to_string())?;
     let mut values = BTreeMap::from([
         ("accuracy", report.accuracy),
@@ -69,26 +72,41 @@ pub fn run(args: &MetricsArgs) -> Result<(), String> {
                 id.probs.c()
             ));
         }
-        let id_scores = side_scores(score, &id).map_err(|e| format!("{} ({score}): {e}", args.probs.display()))?;
-        let ood_scores = side_scores(score, &ood).map_err(|e| format!("{} ({score}): {e}", path.display()))?;
+        let id_scores = side_scores(score, &id)
+            .map_err(|e| format!("{} ({score}): {e}", args.probs.display()))?;
+        let ood_scores =
+            side_scores(score, &ood).map_err(|e| format!("{} ({score}): {e}", path.display()))?;
         let r = uq_metrics::ood_report(&id_scores, &ood_scores).map_err(|e| e.to_string())?;
-        values.extend([("auroc", r.auroc), ("aupr_in", r.aupr_in), ("aupr_out", r.aupr_out), ("fpr95", r.fpr95)]);
+        values.extend([
+            ("auroc", r.auroc),
+            ("aupr_in", r.aupr_in),
+            ("aupr_out", r.aupr_out),
+            ("fpr95", r.fpr95),
+        ]);
     } else if args.ood_logits.is_some() {
         return Err("--ood-logits needs --ood-probs".into());
     }
     if args.json {
-        let json: serde_json::Map<String, serde_json::Value> =
-            values.iter().map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect();
+        let json: serde_json::Map<String, serde_json::Value> = values
+            .iter()
+            .map(|(k, v)| (k.to_string(), serde_json::json!(v)))
+            .collect();
         println!("{}", serde_json::Value::Object(json));
     } else {
-        println!("{}", table(&values, report.n, score, args.ood_probs.is_some()));
+        println!(
+            "{}",
+            table(&values, report.n, score, args.ood_probs.is_some())
+        );
     }
     Ok(())
 }
 
 fn side_scores(score: Score, side: &Side) -> uq_metrics::Result<Vec<f64>> {
-    let input =
-        ScoreInput { probs: Some(&side.probs), members: side.members.as_ref(), logits: side.logits.as_ref() };
+    let input = ScoreInput {
+        probs: Some(&side.probs),
+        members: side.members.as_ref(),
+        logits: side.logits.as_ref(),
+    };
     uq_metrics::score(score, &input)
 }
 
@@ -101,10 +119,21 @@ fn load_side(probs: &Path, logits: Option<&Path>) -> Result<Side, String> {
             let members = MemberProbs::new(data, m, n, c).map_err(named)?;
             (members.mean(), Some(members))
         }
-        _ => return Err(format!("{}: shape {shape:?}, expected [N, C] or [M, N, C]", probs.display())),
+        _ => {
+            return Err(format!(
+                "{}: shape {shape:?}, expected [N, C] or [M, N, C]",
+                probs.display()
+            ));
+        }
     };
-    let logits = logits.map(|p| load_logits(p, probs_mean.n(), probs_mean.c())).transpose()?;
-    Ok(Side { probs: probs_mean, members, logits })
+    let logits = logits
+        .map(|p| load_logits(p, probs_mean.n(), probs_mean.c()))
+        .transpose()?;
+    Ok(Side {
+        probs: probs_mean,
+        members,
+        logits,
+    })
 }
 
 /// Logits [N, C], or [M, N, C] averaged over members, checked against the probabilities' shape.
@@ -113,11 +142,18 @@ fn load_logits(path: &Path, n: usize, c: usize) -> Result<Logits, String> {
     let m = match shape[..] {
         [rows, cols] if (rows, cols) == (n, c) => 1,
         [m, rows, cols] if (rows, cols) == (n, c) && m > 0 => m,
-        _ => return Err(format!("{}: shape {shape:?}, expected [{n}, {c}] or [M, {n}, {c}]", path.display())),
+        _ => {
+            return Err(format!(
+                "{}: shape {shape:?}, expected [{n}, {c}] or [M, {n}, {c}]",
+                path.display()
+            ));
+        }
     };
     let mut mean = vec![0.0; n * c];
     for member in data.chunks_exact(n * c) {
-        mean.iter_mut().zip(member).for_each(|(acc, v)| *acc += v / m as f64);
+        mean.iter_mut()
+            .zip(member)
+            .for_each(|(acc, v)| *acc += v / m as f64);
     }
     Logits::new(mean, n, c).map_err(|e| format!("{}: {e}", path.display()))
 }
@@ -126,22 +162,35 @@ fn load_floats(path: &Path) -> Result<(Vec<usize>, Vec<f64>), String> {
     let array = npy::read(path).map_err(|e| e.to_string())?;
     match array.data {
         NpyData::Float(v) => Ok((array.shape, v)),
-        NpyData::Int(_) => Err(format!("{}: integer array, expected float32 or float64", path.display())),
+        NpyData::Int(_) => Err(format!(
+            "{}: integer array, expected float32 or float64",
+            path.display()
+        )),
     }
 }
 
 fn load_labels(path: &Path, n: usize) -> Result<Vec<usize>, String> {
     let array = npy::read(path).map_err(|e| e.to_string())?;
     let NpyData::Int(values) = array.data else {
-        return Err(format!("{}: float array, expected integer labels", path.display()));
+        return Err(format!(
+            "{}: float array, expected integer labels",
+            path.display()
+        ));
     };
     if array.shape != [n] {
-        return Err(format!("{}: shape {:?}, expected [{n}] to match the probabilities", path.display(), array.shape));
+        return Err(format!(
+            "{}: shape {:?}, expected [{n}] to match the probabilities",
+            path.display(),
+            array.shape
+        ));
     }
     values
         .iter()
         .enumerate()
-        .map(|(i, &v)| usize::try_from(v).map_err(|_| format!("{}: label {v} at index {i} is negative", path.display())))
+        .map(|(i, &v)| {
+            usize::try_from(v)
+                .map_err(|_| format!("{}: label {v} at index {i} is negative", path.display()))
+        })
         .collect()
 }
 
@@ -158,7 +207,14 @@ fn table(values: &BTreeMap<&str, f64>, n: usize, score: Score, ood: bool) -> Str
         ("aupr_out", "AUPR-Out ↑"),
         ("fpr95", "FPR95 ↓"),
     ];
-    let mut out = format!("{n} in-distribution samples{}\n", if ood { format!(", OOD score {score}") } else { String::new() });
+    let mut out = format!(
+        "{n} in-distribution samples{}\n",
+        if ood {
+            format!(", OOD score {score}")
+        } else {
+            String::new()
+        }
+    );
     for (key, label) in rows {
         if let Some(v) = values.get(key) {
             out.push_str(&format!("  {label:<16} {v:>10.6}\n"));

@@ -8,7 +8,10 @@ fn fixtures() -> PathBuf {
 }
 
 fn uqformer(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_uqformer")).args(args).output().expect("binary runs")
+    Command::new(env!("CARGO_BIN_EXE_uqformer"))
+        .args(args)
+        .output()
+        .expect("binary runs")
 }
 
 fn fixture(name: &str) -> String {
@@ -27,24 +30,47 @@ fn json_matches_scikit_learn() {
         &fixture("ood_probs.npy"),
         "--json",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let expected: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(fixtures().join("expected.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(fixtures().join("expected.json")).unwrap())
+            .unwrap();
     let expected = expected.as_object().unwrap();
-    assert_eq!(got.as_object().unwrap().len(), expected.len(), "exactly the documented keys: {got}");
+    assert_eq!(
+        got.as_object().unwrap().len(),
+        expected.len(),
+        "exactly the documented keys: {got}"
+    );
     for (key, want) in expected {
-        let value = got[key].as_f64().unwrap_or_else(|| panic!("missing {key} in {got}"));
-        assert!((value - want.as_f64().unwrap()).abs() < 1e-9, "{key}: {value} vs scikit-learn {want}");
+        let value = got[key]
+            .as_f64()
+            .unwrap_or_else(|| panic!("missing {key} in {got}"));
+        assert!(
+            (value - want.as_f64().unwrap()).abs() < 1e-9,
+            "{key}: {value} vs scikit-learn {want}"
+        );
     }
 }
 
 #[test]
 fn table_without_ood_lists_the_id_metrics() {
-    let out = uqformer(&["metrics", "--probs", &fixture("probs.npy"), "--labels", &fixture("labels.npy")]);
+    let out = uqformer(&[
+        "metrics",
+        "--probs",
+        &fixture("probs.npy"),
+        "--labels",
+        &fixture("labels.npy"),
+    ]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("accuracy") && text.contains("0.955000") && !text.contains("AUROC"), "{text}");
+    assert!(
+        text.contains("accuracy") && text.contains("0.955000") && !text.contains("AUROC"),
+        "{text}"
+    );
 }
 
 fn failure(args: &[&str]) -> String {
@@ -62,22 +88,64 @@ fn bad_inputs_fail_with_the_file_named() {
     std::fs::write(&truncated, &bytes[..bytes.len() - 7]).unwrap();
     let truncated = truncated.display().to_string();
 
-    let e = failure(&["metrics", "--probs", &truncated, "--labels", &fixture("labels.npy")]);
-    assert!(e.contains("truncated.npy") && e.contains("truncated"), "{e}");
-    let e = failure(&["metrics", "--probs", &fixture("probs.npy"), "--labels", &fixture("nope.npy")]);
+    let e = failure(&[
+        "metrics",
+        "--probs",
+        &truncated,
+        "--labels",
+        &fixture("labels.npy"),
+    ]);
+    assert!(
+        e.contains("truncated.npy") && e.contains("truncated"),
+        "{e}"
+    );
+    let e = failure(&[
+        "metrics",
+        "--probs",
+        &fixture("probs.npy"),
+        "--labels",
+        &fixture("nope.npy"),
+    ]);
     assert!(e.contains("nope.npy"), "{e}");
     // Labels given as probabilities: a float array where integers are expected.
-    let e = failure(&["metrics", "--probs", &fixture("probs.npy"), "--labels", &fixture("ood_probs.npy")]);
+    let e = failure(&[
+        "metrics",
+        "--probs",
+        &fixture("probs.npy"),
+        "--labels",
+        &fixture("ood_probs.npy"),
+    ]);
     assert!(e.contains("ood_probs.npy") && e.contains("integer"), "{e}");
     // OOD predictions as labels: the count does not match the probabilities.
-    let e = failure(&["metrics", "--probs", &fixture("ood_probs.npy"), "--labels", &fixture("labels.npy")]);
+    let e = failure(&[
+        "metrics",
+        "--probs",
+        &fixture("ood_probs.npy"),
+        "--labels",
+        &fixture("labels.npy"),
+    ]);
     assert!(e.contains("labels.npy") && e.contains("[150]"), "{e}");
     let e = failure(&[
-        "metrics", "--probs", &fixture("probs.npy"), "--labels", &fixture("labels.npy"),
-        "--ood-probs", &fixture("ood_probs.npy"), "--score", "max_logit",
+        "metrics",
+        "--probs",
+        &fixture("probs.npy"),
+        "--labels",
+        &fixture("labels.npy"),
+        "--ood-probs",
+        &fixture("ood_probs.npy"),
+        "--score",
+        "max_logit",
     ]);
     assert!(e.contains("logits"), "{e}");
-    let e = failure(&["metrics", "--probs", &fixture("probs.npy"), "--labels", &fixture("labels.npy"), "--score", "nope"]);
+    let e = failure(&[
+        "metrics",
+        "--probs",
+        &fixture("probs.npy"),
+        "--labels",
+        &fixture("labels.npy"),
+        "--score",
+        "nope",
+    ]);
     assert!(e.contains("--score"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

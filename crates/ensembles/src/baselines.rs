@@ -26,7 +26,9 @@ impl EnsembleModel for Single {
     }
 
     fn member_logits(&self, images: Tensor<4>) -> Tensor<3> {
-        self.model.forward(images, &Gates::none(), Mode::Deterministic).unsqueeze_dim(0)
+        self.model
+            .forward(images, &Gates::none(), Mode::Deterministic)
+            .unsqueeze_dim(0)
     }
 
     fn num_params(&self) -> usize {
@@ -49,8 +51,14 @@ impl DeepEnsemble {
     /// # Panics
     /// If `members` is empty (an ensemble needs at least one model).
     pub fn new(members: Vec<VisionTransformer>, flops_each: u64) -> Self {
-        assert!(!members.is_empty(), "a Deep Ensemble needs at least one member");
-        Self { members, flops_each }
+        assert!(
+            !members.is_empty(),
+            "a Deep Ensemble needs at least one member"
+        );
+        Self {
+            members,
+            flops_each,
+        }
     }
 }
 
@@ -88,7 +96,11 @@ pub struct McDropout {
 
 impl McDropout {
     pub fn new(model: VisionTransformer, samples: usize, flops_each: u64) -> Self {
-        Self { model, samples, flops_each }
+        Self {
+            model,
+            samples,
+            flops_each,
+        }
     }
 }
 
@@ -99,7 +111,10 @@ impl EnsembleModel for McDropout {
 
     fn member_logits(&self, images: Tensor<4>) -> Tensor<3> {
         let logits = (0..self.samples)
-            .map(|_| self.model.forward(images.clone(), &Gates::none(), Mode::Stochastic))
+            .map(|_| {
+                self.model
+                    .forward(images.clone(), &Gates::none(), Mode::Stochastic)
+            })
             .collect();
         Tensor::stack(logits, 0)
     }

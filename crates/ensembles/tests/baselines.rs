@@ -28,7 +28,11 @@ fn images(device: &Device) -> Tensor<4> {
 #[test]
 fn deep_ensemble_members_are_the_models() {
     let device = Device::flex();
-    let models = vec![tiny(&device, 1, 0.0), tiny(&device, 2, 0.0), tiny(&device, 3, 0.0)];
+    let models = vec![
+        tiny(&device, 1, 0.0),
+        tiny(&device, 2, 0.0),
+        tiny(&device, 3, 0.0),
+    ];
     let x = images(&device);
     let ensemble = DeepEnsemble::new(models.clone(), 100);
     let logits = ensemble.member_logits(x.clone());
@@ -36,7 +40,9 @@ fn deep_ensemble_members_are_the_models() {
     for (k, m) in models.iter().enumerate() {
         let alone = m.forward(x.clone(), &Gates::none(), Mode::Deterministic);
         let member = logits.clone().narrow(0, k, 1).squeeze_dim::<2>(0);
-        member.into_data().assert_approx_eq::<f32>(&alone.into_data(), Tolerance::absolute(1e-6));
+        member
+            .into_data()
+            .assert_approx_eq::<f32>(&alone.into_data(), Tolerance::absolute(1e-6));
     }
     assert_eq!(ensemble.num_params(), 3 * models[0].num_params());
     assert_eq!(ensemble.flops_per_sample(), 300);
@@ -49,7 +55,10 @@ fn mean_probs_is_the_average_of_member_softmax() {
     let logits = Tensor::<3>::from_floats([[[0.0, 0.0]], [[2.0f32.ln(), 0.0]]], &device);
     // Members: [1/2, 1/2] and [2/3, 1/3]; mean [7/12, 5/12].
     let p = mean_probs(logits).into_data().try_to_vec::<f32>().unwrap();
-    assert!((p[0] - 7.0 / 12.0).abs() < 1e-6 && (p[1] - 5.0 / 12.0).abs() < 1e-6, "{p:?}");
+    assert!(
+        (p[0] - 7.0 / 12.0).abs() < 1e-6 && (p[1] - 5.0 / 12.0).abs() < 1e-6,
+        "{p:?}"
+    );
 }
 
 #[test]
@@ -60,7 +69,9 @@ fn single_is_the_deterministic_model() {
     let single = Single::new(model.clone(), 7);
     let a = single.member_logits(x.clone());
     assert_eq!(a.dims(), [1, 5, 3]);
-    let b = model.forward(x, &Gates::none(), Mode::Deterministic).unsqueeze_dim::<3>(0);
+    let b = model
+        .forward(x, &Gates::none(), Mode::Deterministic)
+        .unsqueeze_dim::<3>(0);
     a.into_data().assert_eq(&b.into_data(), true);
 }
 
@@ -83,6 +94,8 @@ fn mc_dropout_samples_differ_and_collapse_without_dropout() {
     let base = model.forward(x, &Gates::none(), Mode::Deterministic);
     for k in 0..3 {
         let member = plain.clone().narrow(0, k, 1).squeeze_dim::<2>(0);
-        member.into_data().assert_approx_eq::<f32>(&base.clone().into_data(), Tolerance::absolute(1e-6));
+        member
+            .into_data()
+            .assert_approx_eq::<f32>(&base.clone().into_data(), Tolerance::absolute(1e-6));
     }
 }

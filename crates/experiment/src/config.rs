@@ -7,6 +7,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use train::TrainConfig;
+
 use crate::error::ConfigError;
 use crate::methods::MethodSpec;
 
@@ -16,7 +18,7 @@ pub struct ExperimentConfig {
     pub experiment: ExperimentSection,
     pub data: DataSection,
     pub backbone: BackboneSection,
-    pub train: TrainSection,
+    pub train: TrainConfig,
     #[serde(rename = "method")]
     pub methods: Vec<MethodSpec>,
 }
@@ -29,7 +31,7 @@ struct RawConfig {
     data: DataSection,
     backbone: BackboneSection,
     #[serde(default)]
-    train: TrainSection,
+    train: TrainConfig,
     #[serde(default)]
     method: Vec<toml::Table>,
 }
@@ -64,6 +66,15 @@ pub struct DataSection {
     pub shift: Vec<ShiftSpec>,
     #[serde(default = "default_eval_batch")]
     pub eval_batch_size: usize,
+    /// OOD score (higher = more likely OOD): msp, entropy, mutual_info, max_logit, energy, ...
+    #[serde(default = "default_score")]
+    pub ood_score: String,
+    /// Use a seeded stratified subset of this many training images (quick runs).
+    #[serde(default)]
+    pub train_limit: Option<usize>,
+    /// Likewise for every evaluation set (ID test, OOD, shifted).
+    #[serde(default)]
+    pub test_limit: Option<usize>,
 }
 
 /// One corruption at one or more severities (1..=5).
@@ -74,7 +85,7 @@ pub struct ShiftSpec {
     pub severities: Vec<u8>,
 }
 
-/// `[backbone]`: a named preset and its dropout.
+/// `[backbone]`: a named preset, its dropout, and optional overrides of its shape.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BackboneSection {
@@ -83,41 +94,11 @@ pub struct BackboneSection {
     pub dropout: f64,
     #[serde(default)]
     pub attention_dropout: f64,
-}
-
-/// `[train]`: the recipe for the base model (and every member trained from scratch).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct TrainSection {
-    pub epochs: usize,
-    pub batch_size: usize,
-    pub lr: f64,
-    pub weight_decay: f64,
-    /// Linear warm-up length in epochs (fractions allowed), then cosine decay to zero.
-    pub warmup_epochs: f64,
-    pub label_smoothing: f64,
-    /// Per-parameter gradient norm clip; 0 turns it off.
-    pub grad_clip: f64,
-    /// Random-crop padding in pixels (0: no crop augmentation).
-    pub crop_padding: usize,
-    /// Random horizontal flips (off for digits and text).
-    pub flip: bool,
-}
-
-impl Default for TrainSection {
-    fn default() -> Self {
-        Self {
-            epochs: 10,
-            batch_size: 128,
-            lr: 1e-3,
-            weight_decay: 0.05,
-            warmup_epochs: 1.0,
-            label_smoothing: 0.0,
-            grad_clip: 1.0,
-            crop_padding: 0,
-            flip: false,
-        }
-    }
+    pub patch_size: Option<usize>,
+    pub d_model: Option<usize>,
+    pub n_layers: Option<usize>,
+    pub n_heads: Option<usize>,
+    pub d_mlp: Option<usize>,
 }
 
 fn default_seeds() -> Vec<u64> {
@@ -131,6 +112,9 @@ fn default_val_fraction() -> f64 {
 }
 fn default_eval_batch() -> usize {
     256
+}
+fn default_score() -> String {
+    "msp".into()
 }
 
 impl ExperimentConfig {
@@ -149,7 +133,9 @@ impl ExperimentConfig {
             .method
             .into_iter()
             .enumerate()
-            .map(|(i, table)| MethodSpec::from_table(table).map_err(|e| e.at(&format!("[[method]] #{}", i + 1))))
+            .map(|(i, table)| {
+                MethodSpec::from_table(table).map_err(|e| e.at(&format!("[[method]] #{}", i + 1)))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let config = Self {
             experiment: raw.experiment,
@@ -166,47 +152,74 @@ impl ExperimentConfig {
     fn validate(&self) -> Result<(), ConfigError> {
         let fail = |field: &str, what: String| Err(ConfigError::msg(format!("{field}: {what}")));
         if self.experiment.name.is_empty() || self.experiment.name.contains(['/', '\\']) {
-            return fail("experiment.name", "must be a non-empty name without slashes".into());
+            return fail(
+                "experiment.name",
+                "must be a non-empty name without slashes".into(),
+            );
         }
         if self.experiment.seeds.is_empty() {
             return fail("experiment.seeds", "needs at least one seed".into());
         }
         if !(0.0..1.0).contains(&self.data.val_fraction) {
-            return fail("data.val_fraction", format!("{} is outside [0, 1)", self.data.val_fraction));
+            return fail(
+                "data.val_fraction",
+                format!("{} is outside [0, 1)", self.data.val_fraction),
+            );
         }
         if self.data.eval_batch_size == 0 {
             return fail("data.eval_batch_size", "must be at least 1".into());
         }
+        if let Err(e) = backbone::ViTConfig::preset(&self.backbone.preset) {
+            return fail("backbone.preset", e.to_string());
+        }
+        if let Err(e) = crate::device::device(&self.experiment.backend) {
+            return fail("experiment.backend", e);
+        }
+        if let Err(e) = self.data.ood_score.parse::<uq_metrics::Score>() {
+            return fail("data.ood_score", e.to_string());
+        }
+        if self.data.train_limit == Some(0) || self.data.test_limit == Some(0) {
+            return fail(
+                "data.train_limit / data.test_limit",
+                "must be at least 1".into(),
+            );
+        }
         for s in &self.data.shift {
+            if let Err(e) = s.corruption.parse::<data::Corruption>() {
+                return fail("data.shift.corruption", e.to_string());
+            }
             if s.severities.is_empty() || s.severities.iter().any(|v| !(1..=5).contains(v)) {
-                return fail("data.shift.severities", format!("{:?}: each must be 1 to 5", s.severities));
+                return fail(
+                    "data.shift.severities",
+                    format!("{:?}: each must be 1 to 5", s.severities),
+                );
             }
         }
-        for (field, p) in [("backbone.dropout", self.backbone.dropout), ("backbone.attention_dropout", self.backbone.attention_dropout)] {
+        for (field, p) in [
+            ("backbone.dropout", self.backbone.dropout),
+            (
+                "backbone.attention_dropout",
+                self.backbone.attention_dropout,
+            ),
+        ] {
             if !(0.0..1.0).contains(&p) {
                 return fail(field, format!("{p} is outside [0, 1)"));
             }
         }
-        let t = &self.train;
-        if t.batch_size == 0 {
-            return fail("train.batch_size", "must be at least 1".into());
-        }
-        if !(t.lr > 0.0 && t.lr.is_finite()) {
-            return fail("train.lr", format!("{} must be a positive number", t.lr));
-        }
-        if !(0.0..1.0).contains(&t.label_smoothing) {
-            return fail("train.label_smoothing", format!("{} is outside [0, 1)", t.label_smoothing));
-        }
-        if t.weight_decay < 0.0 || t.grad_clip < 0.0 || t.warmup_epochs < 0.0 {
-            return fail("train", "weight_decay, grad_clip and warmup_epochs must not be negative".into());
-        }
+        self.train.check().map_err(ConfigError::msg)?;
         if self.methods.is_empty() {
             return fail("[[method]]", "the experiment lists no method".into());
         }
         let mut names = std::collections::HashSet::new();
         for m in &self.methods {
             if !names.insert(m.name.as_str()) {
-                return fail("[[method]] name", format!("`{}` is used twice; give each method a distinct `name`", m.name));
+                return fail(
+                    "[[method]] name",
+                    format!(
+                        "`{}` is used twice; give each method a distinct `name`",
+                        m.name
+                    ),
+                );
             }
         }
         Ok(())

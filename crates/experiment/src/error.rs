@@ -11,11 +11,17 @@ pub struct ConfigError {
 
 impl ConfigError {
     pub fn msg(message: impl Into<String>) -> Self {
-        Self { file: None, message: message.into() }
+        Self {
+            file: None,
+            message: message.into(),
+        }
     }
 
     pub fn new(file: &str, message: impl Into<String>) -> Self {
-        Self { file: Some(file.to_string()), message: message.into() }
+        Self {
+            file: Some(file.to_string()),
+            message: message.into(),
+        }
     }
 
     /// Names the file the error was found in.

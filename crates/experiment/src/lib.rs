@@ -2,9 +2,21 @@
 //! runner that trains, builds every method, evaluates it and writes the results.
 
 pub mod config;
+pub mod device;
 pub mod error;
+pub mod eval;
+pub mod memory;
 pub mod methods;
+pub mod npy;
+pub mod report;
+pub mod results;
+pub mod runner;
 
 pub use config::ExperimentConfig;
 pub use error::ConfigError;
 pub use methods::{MethodKind, MethodSpec};
+
+pub use report::{render_markdown, render_terminal};
+pub use results::{Cost, IdMetrics, MethodResult, OodMetrics, ShiftMetrics, Summary, write_run};
+pub use runner::{RunOptions, RunOutput, run};
+pub use train::atomic_write;

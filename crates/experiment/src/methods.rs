@@ -48,8 +48,14 @@ fn default_samples() -> usize {
 /// Every kind with a one-line description, for `uqformer list` and error messages.
 pub const KINDS: &[(&str, &str)] = &[
     ("single", "the base model alone"),
-    ("deep_ensemble", "M independently trained models (members = M)"),
-    ("mc_dropout", "dropout on at test time, S samples (samples = S, dropout = p)"),
+    (
+        "deep_ensemble",
+        "M independently trained models (members = M)",
+    ),
+    (
+        "mc_dropout",
+        "dropout on at test time, S samples (samples = S, dropout = p)",
+    ),
 ];
 
 impl MethodSpec {
@@ -57,12 +63,25 @@ impl MethodSpec {
     pub fn from_table(mut table: toml::Table) -> Result<Self, ConfigError> {
         let kind = match table.remove("kind") {
             Some(toml::Value::String(k)) => k,
-            Some(other) => return Err(ConfigError::msg(format!("`kind` must be a string, found {other}"))),
-            None => return Err(ConfigError::msg(format!("missing `kind`; valid kinds: {}", kind_names()))),
+            Some(other) => {
+                return Err(ConfigError::msg(format!(
+                    "`kind` must be a string, found {other}"
+                )));
+            }
+            None => {
+                return Err(ConfigError::msg(format!(
+                    "missing `kind`; valid kinds: {}",
+                    kind_names()
+                )));
+            }
         };
         let name = match table.remove("name") {
             Some(toml::Value::String(n)) if !n.is_empty() => n,
-            Some(other) => return Err(ConfigError::msg(format!("`name` must be a non-empty string, found {other}"))),
+            Some(other) => {
+                return Err(ConfigError::msg(format!(
+                    "`name` must be a non-empty string, found {other}"
+                )));
+            }
             None => kind.clone(),
         };
         let kind = match kind.as_str() {
@@ -70,7 +89,10 @@ impl MethodSpec {
             "deep_ensemble" => MethodKind::DeepEnsemble(params(table, &kind)?),
             "mc_dropout" => MethodKind::McDropout(params(table, &kind)?),
             other => {
-                return Err(ConfigError::msg(format!("unknown method kind `{other}`; valid kinds: {}", kind_names())));
+                return Err(ConfigError::msg(format!(
+                    "unknown method kind `{other}`; valid kinds: {}",
+                    kind_names()
+                )));
             }
         };
         let spec = Self { name, kind };
@@ -98,11 +120,15 @@ impl MethodSpec {
     fn check(&self) -> Result<(), ConfigError> {
         let bad = |what: String| Err(ConfigError::msg(format!("method `{}`: {what}", self.name)));
         match &self.kind {
-            MethodKind::DeepEnsemble(p) if p.members < 2 => bad(format!("members = {} must be at least 2", p.members)),
-            MethodKind::McDropout(p) if p.samples < 2 => bad(format!("samples = {} must be at least 2", p.samples)),
-            MethodKind::McDropout(McDropoutParams { dropout: Some(d), .. }) if !(*d > 0.0 && *d < 1.0) => {
-                bad(format!("dropout = {d} must be in (0, 1)"))
+            MethodKind::DeepEnsemble(p) if p.members < 2 => {
+                bad(format!("members = {} must be at least 2", p.members))
             }
+            MethodKind::McDropout(p) if p.samples < 2 => {
+                bad(format!("samples = {} must be at least 2", p.samples))
+            }
+            MethodKind::McDropout(McDropoutParams {
+                dropout: Some(d), ..
+            }) if !(*d > 0.0 && *d < 1.0) => bad(format!("dropout = {d} must be in (0, 1)")),
             _ => Ok(()),
         }
     }
@@ -113,7 +139,8 @@ impl MethodSpec {
 struct Empty {}
 
 fn params<T: DeserializeOwned>(table: toml::Table, kind: &str) -> Result<T, ConfigError> {
-    T::deserialize(toml::Value::Table(table)).map_err(|e| ConfigError::msg(format!("kind `{kind}`: {}", e.message())))
+    T::deserialize(toml::Value::Table(table))
+        .map_err(|e| ConfigError::msg(format!("kind `{kind}`: {}", e.message())))
 }
 
 fn kind_names() -> String {

@@ -33,7 +33,9 @@ samples = 4
 "#;
 
 fn error_of(text: &str) -> String {
-    ExperimentConfig::parse(text).expect_err("should be rejected").to_string()
+    ExperimentConfig::parse(text)
+        .expect_err("should be rejected")
+        .to_string()
 }
 
 #[test]
@@ -42,7 +44,10 @@ fn valid_file_parses_with_defaults() {
     assert_eq!(c.experiment.seeds, vec![1, 2]);
     assert_eq!(c.experiment.backend, "flex");
     assert_eq!(c.train.epochs, 2);
-    assert_eq!(c.train.batch_size, 128, "unset train keys take their defaults");
+    assert_eq!(
+        c.train.batch_size, 128,
+        "unset train keys take their defaults"
+    );
     let names: Vec<_> = c.methods.iter().map(|m| m.name.as_str()).collect();
     assert_eq!(names, ["single", "deep_ensemble", "mcd"]);
     assert!(matches!(c.methods[1].kind, MethodKind::DeepEnsemble(ref p) if p.members == 3));
@@ -58,15 +63,24 @@ fn malformed_toml_reports_the_line() {
 #[test]
 fn unknown_key_lists_the_valid_ones() {
     let e = error_of(&VALID.replace("epochs = 2", "epochz = 2"));
-    assert!(e.contains("epochz") && e.contains("epochs") && e.contains("batch_size"), "{e}");
+    assert!(
+        e.contains("epochz") && e.contains("epochs") && e.contains("batch_size"),
+        "{e}"
+    );
     let e = error_of(&VALID.replace("members = 3", "members = 3\nmembrs = 2"));
-    assert!(e.contains("membrs") && e.contains("members") && e.contains("#2"), "{e}");
+    assert!(
+        e.contains("membrs") && e.contains("members") && e.contains("#2"),
+        "{e}"
+    );
 }
 
 #[test]
 fn unknown_method_kind_lists_the_kinds() {
     let e = error_of(&VALID.replace("kind = \"single\"", "kind = \"snapshot\""));
-    assert!(e.contains("snapshot") && e.contains("deep_ensemble") && e.contains("mc_dropout"), "{e}");
+    assert!(
+        e.contains("snapshot") && e.contains("deep_ensemble") && e.contains("mc_dropout"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -88,8 +102,16 @@ fn load_names_the_file() {
     let path = dir.join("bad.toml");
     std::fs::write(&path, VALID.replace("[train]", "[trian]")).unwrap();
     let e = ExperimentConfig::load(&path).unwrap_err().to_string();
-    assert!(e.starts_with(&path.display().to_string()) && e.contains("trian"), "{e}");
-    let missing = ExperimentConfig::load(&dir.join("nope.toml")).unwrap_err().to_string();
-    assert!(missing.contains("nope.toml") && missing.contains("cannot read"), "{missing}");
+    assert!(
+        e.starts_with(&path.display().to_string()) && e.contains("trian"),
+        "{e}"
+    );
+    let missing = ExperimentConfig::load(&dir.join("nope.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        missing.contains("nope.toml") && missing.contains("cannot read"),
+        "{missing}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

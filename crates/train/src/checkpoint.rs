@@ -33,7 +33,10 @@ pub struct Checkpoint {
 
 impl Checkpoint {
     pub fn new(dir: impl Into<PathBuf>, fingerprint: impl Into<String>) -> Self {
-        Self { dir: dir.into(), fingerprint: fingerprint.into() }
+        Self {
+            dir: dir.into(),
+            fingerprint: fingerprint.into(),
+        }
     }
 
     pub fn dir(&self) -> &Path {
@@ -47,8 +50,8 @@ impl Checkpoint {
             return Ok(None);
         }
         let text = fs::read_to_string(&path).map_err(|e| TrainError::io(&path, e))?;
-        let state: CheckpointState =
-            serde_json::from_str(&text).map_err(|e| TrainError::Checkpoint(format!("{}: {e}", path.display())))?;
+        let state: CheckpointState = serde_json::from_str(&text)
+            .map_err(|e| TrainError::Checkpoint(format!("{}: {e}", path.display())))?;
         if state.fingerprint != self.fingerprint {
             return Err(TrainError::Checkpoint(format!(
                 "{}: the checkpoint belongs to another run (fingerprint {} instead of {}); remove the folder to start afresh",
@@ -61,7 +64,12 @@ impl Checkpoint {
     }
 
     /// Saves model and optimiser after `epochs_done` epochs.
-    pub fn save<M: Module + Clone>(&self, model: &M, optim: &ModuleOptimizer, epochs_done: usize) -> Result<(), TrainError> {
+    pub fn save<M: Module + Clone>(
+        &self,
+        model: &M,
+        optim: &ModuleOptimizer,
+        epochs_done: usize,
+    ) -> Result<(), TrainError> {
         fs::create_dir_all(&self.dir).map_err(|e| TrainError::io(&self.dir, e))?;
         let record = |r: Result<burn::tensor::Bytes, burn::store::RecordError>| {
             r.map_err(|e| TrainError::Checkpoint(format!("{}: {e}", self.dir.display())))
@@ -72,7 +80,10 @@ impl Checkpoint {
         atomic_write(&model_path, &model_bytes).map_err(|e| TrainError::io(&model_path, e))?;
         let optim_bytes = record(optim.into_bytes())?;
         atomic_write(&optim_path, &optim_bytes).map_err(|e| TrainError::io(&optim_path, e))?;
-        let state = CheckpointState { epochs_done, fingerprint: self.fingerprint.clone() };
+        let state = CheckpointState {
+            epochs_done,
+            fingerprint: self.fingerprint.clone(),
+        };
         let state_path = self.dir.join("state.json");
         let json = serde_json::to_vec_pretty(&state).expect("state serialises");
         atomic_write(&state_path, &json).map_err(|e| TrainError::io(&state_path, e))?;
@@ -81,12 +92,22 @@ impl Checkpoint {
     }
 
     /// Loads the checkpoint into `model` and `optim`, returning them with the epochs done.
-    pub fn load<M: Module>(&self, model: M, optim: ModuleOptimizer) -> Result<Option<(M, ModuleOptimizer, usize)>, TrainError> {
-        let Some(state) = self.state()? else { return Ok(None) };
-        let bad = |path: &Path, e: burn::store::RecordError| TrainError::Checkpoint(format!("{}: {e}", path.display()));
+    pub fn load<M: Module>(
+        &self,
+        model: M,
+        optim: ModuleOptimizer,
+    ) -> Result<Option<(M, ModuleOptimizer, usize)>, TrainError> {
+        let Some(state) = self.state()? else {
+            return Ok(None);
+        };
+        let bad = |path: &Path, e: burn::store::RecordError| {
+            TrainError::Checkpoint(format!("{}: {e}", path.display()))
+        };
         let model_path = self.model_path(state.epochs_done);
         let record = ModuleRecord::load(&model_path).map_err(|e| bad(&model_path, e))?;
-        let model = model.try_load_record(record).map_err(|e| bad(&model_path, e))?;
+        let model = model
+            .try_load_record(record)
+            .map_err(|e| bad(&model_path, e))?;
         let optim_path = self.optim_path(state.epochs_done);
         let optim = optim.load(&optim_path).map_err(|e| bad(&optim_path, e))?;
         Ok(Some((model, optim, state.epochs_done)))

@@ -49,9 +49,16 @@ impl TrainConfig {
             return fail("lr", format!("{} must be a positive number", self.lr));
         }
         if !(0.0..1.0).contains(&self.label_smoothing) {
-            return fail("label_smoothing", format!("{} is outside [0, 1)", self.label_smoothing));
+            return fail(
+                "label_smoothing",
+                format!("{} is outside [0, 1)", self.label_smoothing),
+            );
         }
-        for (field, v) in [("weight_decay", self.weight_decay), ("grad_clip", self.grad_clip), ("warmup_epochs", self.warmup_epochs)] {
+        for (field, v) in [
+            ("weight_decay", self.weight_decay),
+            ("grad_clip", self.grad_clip),
+            ("warmup_epochs", self.warmup_epochs),
+        ] {
             if !(v >= 0.0 && v.is_finite()) {
                 return fail(field, format!("{v} must be a non-negative number"));
             }

@@ -8,7 +8,10 @@ use burn::tensor::{Int, Tensor};
 pub fn cross_entropy(logits: Tensor<3>, labels: Tensor<1, Int>, smoothing: f64) -> Tensor<1> {
     let [m, b, c] = logits.dims();
     let logp = log_softmax(logits.reshape([m * b, c]), 1);
-    let targets = labels.unsqueeze_dim::<2>(0).expand([m, b]).reshape([m * b, 1]);
+    let targets = labels
+        .unsqueeze_dim::<2>(0)
+        .expand([m, b])
+        .reshape([m * b, 1]);
     let nll = -logp.clone().gather(1, targets).mean();
     if smoothing == 0.0 {
         return nll;

@@ -24,7 +24,13 @@ pub struct Progress {
 
 impl Progress {
     /// `steps_done` counts steps already trained (when resuming), so the ETA stays honest.
-    pub fn new(label: &str, epochs: usize, steps_per_epoch: usize, steps_done: usize, quiet: bool) -> Self {
+    pub fn new(
+        label: &str,
+        epochs: usize,
+        steps_per_epoch: usize,
+        steps_done: usize,
+        quiet: bool,
+    ) -> Self {
         let now = Instant::now();
         Self {
             label: label.to_string(),
@@ -102,7 +108,11 @@ impl Progress {
 /// Seconds as `m:ss` (or `h:mm:ss`).
 fn clock(seconds: f64) -> String {
     let s = seconds.round() as u64;
-    if s >= 3600 { format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60) } else { format!("{}:{:02}", s / 60, s % 60) }
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    } else {
+        format!("{}:{:02}", s / 60, s % 60)
+    }
 }
 
 #[cfg(test)]

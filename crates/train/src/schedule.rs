@@ -19,7 +19,10 @@ mod tests {
         assert_eq!(lr(1.0, 0, 4, 20), 0.25);
         assert_eq!(lr(1.0, 3, 4, 20), 1.0);
         assert_eq!(lr(1.0, 4, 4, 20), 1.0, "decay starts at the peak");
-        assert!((lr(1.0, 12, 4, 20) - 0.5).abs() < 1e-12, "half-way through the decay");
+        assert!(
+            (lr(1.0, 12, 4, 20) - 0.5).abs() < 1e-12,
+            "half-way through the decay"
+        );
         assert!(lr(1.0, 20, 4, 20).abs() < 1e-12);
         assert_eq!(lr(2.0, 0, 0, 10), 2.0, "no warm-up");
     }

@@ -2,9 +2,9 @@
 //! a checkpoint after every epoch and resumption from the last one.
 
 use backbone::{Gates, Mode, VisionTransformer};
+use burn::grad_clipping::GradientClippingConfig;
 use burn::module::Module;
 use burn::optim::{AdamWConfig, GradientsParams};
-use burn::grad_clipping::GradientClippingConfig;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use data::{AugmentConfig, BatchPlan, ImageDataset, Normalization, augment};
 use rand::SeedableRng;
@@ -25,7 +25,8 @@ pub trait Trainable: Module + Clone {
 
 impl Trainable for VisionTransformer {
     fn train_logits(&self, images: Tensor<4>) -> Tensor<3> {
-        self.forward(images, &Gates::none(), Mode::Stochastic).unsqueeze_dim(0)
+        self.forward(images, &Gates::none(), Mode::Stochastic)
+            .unsqueeze_dim(0)
     }
 }
 
@@ -64,11 +65,17 @@ impl ImageData<'_> {
         let mut x = self.set.batch_f32(indices);
         if let Some((config, rng)) = augment_with {
             for image in x.chunks_exact_mut(c * h * w) {
-                augment(image, self.set.dims, config, rng).map_err(|e| TrainError::Invalid(e.to_string()))?;
+                augment(image, self.set.dims, config, rng)
+                    .map_err(|e| TrainError::Invalid(e.to_string()))?;
             }
         }
-        self.norm.apply(&mut x, c, h * w).map_err(|e| TrainError::Invalid(e.to_string()))?;
-        Ok(Tensor::from_data(TensorData::new(x, [indices.len(), c, h, w]), device))
+        self.norm
+            .apply(&mut x, c, h * w)
+            .map_err(|e| TrainError::Invalid(e.to_string()))?;
+        Ok(Tensor::from_data(
+            TensorData::new(x, [indices.len(), c, h, w]),
+            device,
+        ))
     }
 
     pub fn labels(&self, indices: &[usize], device: &Device) -> Tensor<1, Int> {
@@ -87,18 +94,30 @@ pub fn fit<M: Trainable>(
 ) -> Result<M, TrainError> {
     config.check().map_err(TrainError::Invalid)?;
     if data.set.is_empty() {
-        return Err(TrainError::Invalid(format!("{}: the training set {} is empty", opts.label, data.set.name)));
+        return Err(TrainError::Invalid(format!(
+            "{}: the training set {} is empty",
+            opts.label, data.set.name
+        )));
     }
     let device = &opts.device;
     // Keep the last partial batch only when the set is smaller than one batch.
     let drop_last = data.set.len() >= config.batch_size;
-    let plan = BatchPlan::new(data.set.len(), config.batch_size, Some(opts.seed), drop_last)
-        .map_err(|e| TrainError::Invalid(e.to_string()))?;
+    let plan = BatchPlan::new(
+        data.set.len(),
+        config.batch_size,
+        Some(opts.seed),
+        drop_last,
+    )
+    .map_err(|e| TrainError::Invalid(e.to_string()))?;
     let steps_per_epoch = plan.num_batches();
     let total_steps = config.epochs * steps_per_epoch;
     let warmup = (config.warmup_epochs * steps_per_epoch as f64).round() as usize;
-    let clip = (config.grad_clip > 0.0).then_some(GradientClippingConfig::Norm(config.grad_clip as f32));
-    let mut optim = AdamWConfig::new().with_weight_decay(config.weight_decay as f32).with_grad_clipping(clip).init();
+    let clip =
+        (config.grad_clip > 0.0).then_some(GradientClippingConfig::Norm(config.grad_clip as f32));
+    let mut optim = AdamWConfig::new()
+        .with_weight_decay(config.weight_decay as f32)
+        .with_grad_clipping(clip)
+        .init();
 
     let mut start = 0;
     if let Some(checkpoint) = &opts.checkpoint
@@ -106,29 +125,58 @@ pub fn fit<M: Trainable>(
     {
         (model, optim, start) = (m, o, done);
     }
-    let augment_config = AugmentConfig { pad: config.crop_padding, hflip: config.flip };
+    let augment_config = AugmentConfig {
+        pad: config.crop_padding,
+        hflip: config.flip,
+    };
     let augmenting = augment_config != AugmentConfig::default();
-    let mut progress = Progress::new(&opts.label, config.epochs, steps_per_epoch, start * steps_per_epoch, opts.quiet);
-    let stop = opts.stop_after.map_or(config.epochs, |n| (start + n).min(config.epochs));
+    let mut progress = Progress::new(
+        &opts.label,
+        config.epochs,
+        steps_per_epoch,
+        start * steps_per_epoch,
+        opts.quiet,
+    );
+    let stop = opts
+        .stop_after
+        .map_or(config.epochs, |n| (start + n).min(config.epochs));
 
     for epoch in start..stop {
         // Per-epoch seeds, so a resumed run draws exactly what an uninterrupted one would.
         let epoch_seed = mix(opts.seed, epoch as u64);
         device.seed(epoch_seed);
-        let mut rng = StdRng::seed_from_u64(epoch_seed ^ 0x5EED_A06);
+        let mut rng = StdRng::seed_from_u64(epoch_seed ^ 0x05EE_DA06);
         progress.start_epoch(epoch);
         for (i, indices) in plan.epoch(epoch as u64).enumerate() {
             let step = epoch * steps_per_epoch + i;
-            let images = data.batch(&indices, augmenting.then_some((&augment_config, &mut rng)), device)?;
+            let images = data.batch(
+                &indices,
+                augmenting.then_some((&augment_config, &mut rng)),
+                device,
+            )?;
             let labels = data.labels(&indices, device);
             let logits = model.train_logits(images);
             let loss = cross_entropy(logits.clone(), labels.clone(), config.label_smoothing);
             let loss_value = loss.clone().into_scalar::<f32>() as f64;
             if !loss_value.is_finite() {
-                return Err(TrainError::NonFiniteLoss { label: opts.label.clone(), epoch, step: i, loss: loss_value });
+                return Err(TrainError::NonFiniteLoss {
+                    label: opts.label.clone(),
+                    epoch,
+                    step: i,
+                    loss: loss_value,
+                });
             }
-            let predicted = logits.inner().mean_dim(0).squeeze_dim::<2>(0).argmax(1).squeeze_dim::<1>(1);
-            let correct = predicted.equal(labels.inner()).int().sum().into_scalar::<i64>() as usize;
+            let predicted = logits
+                .inner()
+                .mean_dim(0)
+                .squeeze_dim::<2>(0)
+                .argmax(1)
+                .squeeze_dim::<1>(1);
+            let correct = predicted
+                .equal(labels.inner())
+                .int()
+                .sum()
+                .into_scalar::<i64>() as usize;
             let grads = GradientsParams::from_grads(loss.backward(), &model);
             let lr = cosine_with_warmup(config.lr, step, warmup, total_steps);
             model = optim.step(lr, model, grads);
@@ -144,7 +192,9 @@ pub fn fit<M: Trainable>(
 
 /// Mixes two integers into a well-spread seed (SplitMix64 finaliser).
 pub fn mix(a: u64, b: u64) -> u64 {
-    let mut z = a ^ b.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(0x6A09_E667_F3BC_C909);
+    let mut z = a ^ b
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add(0x6A09_E667_F3BC_C909);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)

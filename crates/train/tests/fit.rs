@@ -26,7 +26,13 @@ fn halves(n: usize, seed: u64) -> ImageDataset {
         }
         labels.push(class);
     }
-    ImageDataset { name: "halves".into(), pixels: Pixels::F32(pixels), labels, dims: [1, 8, 8], num_classes: 2 }
+    ImageDataset {
+        name: "halves".into(),
+        pixels: Pixels::F32(pixels),
+        labels,
+        dims: [1, 8, 8],
+        num_classes: 2,
+    }
 }
 
 fn model(device: &Device) -> VisionTransformer {
@@ -45,7 +51,14 @@ fn model(device: &Device) -> VisionTransformer {
 }
 
 fn recipe(epochs: usize) -> TrainConfig {
-    TrainConfig { epochs, batch_size: 16, lr: 3e-3, warmup_epochs: 0.5, label_smoothing: 0.1, ..Default::default() }
+    TrainConfig {
+        epochs,
+        batch_size: 16,
+        lr: 3e-3,
+        warmup_epochs: 0.5,
+        label_smoothing: 0.1,
+        ..Default::default()
+    }
 }
 
 /// Burn's flex RNG is global: tests that seed it must not interleave.
@@ -56,15 +69,41 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 }
 
 fn options(device: &Device, checkpoint: Option<Checkpoint>) -> FitOptions {
-    FitOptions { device: device.clone(), seed: 11, label: "test".into(), checkpoint, quiet: true, stop_after: None }
+    FitOptions {
+        device: device.clone(),
+        seed: 11,
+        label: "test".into(),
+        checkpoint,
+        quiet: true,
+        stop_after: None,
+    }
 }
 
-fn accuracy(model: &VisionTransformer, set: &ImageDataset, norm: &Normalization, device: &Device) -> f64 {
+fn accuracy(
+    model: &VisionTransformer,
+    set: &ImageDataset,
+    norm: &Normalization,
+    device: &Device,
+) -> f64 {
     let indices: Vec<usize> = (0..set.len()).collect();
     let data = ImageData { set, norm };
-    let logits = model.forward(data.batch(&indices, None, device).unwrap(), &Gates::none(), Mode::Deterministic);
-    let predicted = logits.argmax(1).into_data().convert::<i64>().try_into_vec::<i64>().unwrap();
-    predicted.iter().zip(&set.labels).filter(|(p, l)| **p == **l as i64).count() as f64 / set.len() as f64
+    let logits = model.forward(
+        data.batch(&indices, None, device).unwrap(),
+        &Gates::none(),
+        Mode::Deterministic,
+    );
+    let predicted = logits
+        .argmax(1)
+        .into_data()
+        .convert::<i64>()
+        .try_into_vec::<i64>()
+        .unwrap();
+    predicted
+        .iter()
+        .zip(&set.labels)
+        .filter(|(p, l)| **p == **l as i64)
+        .count() as f64
+        / set.len() as f64
 }
 
 /// The model's function, compared bit for bit: deterministic logits on a fixed probe batch.
@@ -73,8 +112,18 @@ fn params(model: &VisionTransformer) -> Vec<f32> {
     let probe = halves(16, 99);
     let norm = Normalization::new(vec![0.0], vec![1.0]).unwrap();
     let indices: Vec<usize> = (0..16).collect();
-    let images = ImageData { set: &probe, norm: &norm }.batch(&indices, None, &device).unwrap();
-    model.valid().forward(images, &Gates::none(), Mode::Deterministic).into_data().try_into_vec::<f32>().unwrap()
+    let images = ImageData {
+        set: &probe,
+        norm: &norm,
+    }
+    .batch(&indices, None, &device)
+    .unwrap();
+    model
+        .valid()
+        .forward(images, &Gates::none(), Mode::Deterministic)
+        .into_data()
+        .try_into_vec::<f32>()
+        .unwrap()
 }
 
 #[test]
@@ -85,7 +134,16 @@ fn learns_a_separable_task() {
     let test = halves(64, 2);
     let norm = Normalization::fit(&train).unwrap();
     let before = accuracy(&model(&device).valid(), &test, &norm, &Device::flex());
-    let trained = fit(model(&device), ImageData { set: &train, norm: &norm }, &recipe(10), &options(&device, None)).unwrap();
+    let trained = fit(
+        model(&device),
+        ImageData {
+            set: &train,
+            norm: &norm,
+        },
+        &recipe(10),
+        &options(&device, None),
+    )
+    .unwrap();
     let after = accuracy(&trained.valid(), &test, &norm, &Device::flex());
     assert!(after >= 0.95, "accuracy {after} (before training {before})");
 }
@@ -96,23 +154,48 @@ fn resumed_run_equals_uninterrupted_run() {
     let device = Device::flex().autodiff();
     let train = halves(64, 4);
     let norm = Normalization::fit(&train).unwrap();
-    let data = ImageData { set: &train, norm: &norm };
+    let data = ImageData {
+        set: &train,
+        norm: &norm,
+    };
     // Augmentation and dropout on: their draws must resume exactly too.
-    let recipe = |epochs| TrainConfig { crop_padding: 1, ..recipe(epochs) };
+    let recipe = |epochs| TrainConfig {
+        crop_padding: 1,
+        ..recipe(epochs)
+    };
     let straight = fit(model(&device), data, &recipe(3), &options(&device, None)).unwrap();
 
     let dir = tempfile::tempdir().unwrap();
     let checkpoint = Checkpoint::new(dir.path(), "run-a");
-    let killed = FitOptions { stop_after: Some(1), ..options(&device, Some(checkpoint.clone())) };
+    let killed = FitOptions {
+        stop_after: Some(1),
+        ..options(&device, Some(checkpoint.clone()))
+    };
     fit(model(&device), data, &recipe(3), &killed).unwrap();
     assert_eq!(checkpoint.state().unwrap().unwrap().epochs_done, 1);
     // A fresh process: a freshly initialised model, then the checkpoint takes over.
-    let resumed = fit(model(&device), data, &recipe(3), &options(&device, Some(checkpoint.clone()))).unwrap();
+    let resumed = fit(
+        model(&device),
+        data,
+        &recipe(3),
+        &options(&device, Some(checkpoint.clone())),
+    )
+    .unwrap();
     assert_eq!(checkpoint.state().unwrap().unwrap().epochs_done, 3);
-    assert_eq!(params(&resumed), params(&straight), "resuming must reproduce the uninterrupted run exactly");
+    assert_eq!(
+        params(&resumed),
+        params(&straight),
+        "resuming must reproduce the uninterrupted run exactly"
+    );
 
     let other = Checkpoint::new(dir.path(), "run-b");
-    let e = fit(model(&device), data, &recipe(3), &options(&device, Some(other))).unwrap_err();
+    let e = fit(
+        model(&device),
+        data,
+        &recipe(3),
+        &options(&device, Some(other)),
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("another run"), "{e}");
 }
 
@@ -124,17 +207,43 @@ fn nan_loss_stops_with_the_last_checkpoint_intact() {
     let norm = Normalization::fit(&good).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let checkpoint = Checkpoint::new(dir.path(), "run");
-    let once = FitOptions { stop_after: Some(1), ..options(&device, Some(checkpoint.clone())) };
-    let after_one = fit(model(&device), ImageData { set: &good, norm: &norm }, &recipe(3), &once).unwrap();
+    let once = FitOptions {
+        stop_after: Some(1),
+        ..options(&device, Some(checkpoint.clone()))
+    };
+    let after_one = fit(
+        model(&device),
+        ImageData {
+            set: &good,
+            norm: &norm,
+        },
+        &recipe(3),
+        &once,
+    )
+    .unwrap();
 
     let mut poisoned = good.clone();
     if let Pixels::F32(p) = &mut poisoned.pixels {
         p.iter_mut().for_each(|v| *v = f32::NAN);
     }
-    let e = fit(model(&device), ImageData { set: &poisoned, norm: &norm }, &recipe(3), &options(&device, Some(checkpoint.clone())))
-        .unwrap_err();
-    assert!(matches!(e, TrainError::NonFiniteLoss { epoch: 1, .. }), "{e}");
-    assert!(e.to_string().contains("NaN") && e.to_string().contains("checkpoint is intact"), "{e}");
+    let e = fit(
+        model(&device),
+        ImageData {
+            set: &poisoned,
+            norm: &norm,
+        },
+        &recipe(3),
+        &options(&device, Some(checkpoint.clone())),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e, TrainError::NonFiniteLoss { epoch: 1, .. }),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains("NaN") && e.to_string().contains("checkpoint is intact"),
+        "{e}"
+    );
     assert_eq!(checkpoint.state().unwrap().unwrap().epochs_done, 1);
     let optim = burn::optim::AdamWConfig::new().init();
     let (restored, _, done) = checkpoint.load(model(&device), optim).unwrap().unwrap();

@@ -1,0 +1,59 @@
+//! `uqformer list`: what an experiment file can name.
+
+use backbone::{BertConfig, ViTConfig};
+use data::{Catalog, Corruption, Source};
+use uq_metrics::Score;
+
+pub fn run() -> Result<(), String> {
+    println!("method kinds ([[method]] kind = ...):");
+    for (name, what) in experiment::methods::KINDS {
+        println!("  {name:<16} {what}");
+    }
+    println!("\nbackbone presets ([backbone] preset = ...):");
+    for name in ViTConfig::preset_names() {
+        let c = ViTConfig::preset(name).map_err(|e| e.to_string())?;
+        println!(
+            "  {name:<16} ViT {}x{}x{}, patch {}, width {}, {} blocks, {} heads, MLP {}",
+            c.image_size,
+            c.image_size,
+            c.channels,
+            c.patch_size,
+            c.d_model,
+            c.n_layers,
+            c.n_heads,
+            c.d_mlp
+        );
+    }
+    for name in BertConfig::preset_names() {
+        println!(
+            "  {name:<16} BERT encoder (text; pretrained import comes with the sentiment task)"
+        );
+    }
+    println!("\ndatasets ([data] dataset / ood = ...):");
+    for info in Catalog::names() {
+        let source = match info.source {
+            Source::Bundled => "bundled",
+            Source::Fetched => "datasets/fetch",
+        };
+        println!("  {:<18} {:<15} {}", info.name, source, info.description);
+    }
+    println!("\nshift corruptions ([[data.shift]] corruption = ..., severities 1-5):");
+    println!(
+        "  {}",
+        Corruption::ALL
+            .iter()
+            .map(|c| c.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    println!("\nOOD scores ([data] ood_score = ...):");
+    println!("  {}", Score::NAMES.join(", "));
+    println!("\nbackends ([experiment] backend = ... or --backend):");
+    for (name, what) in experiment::device::BACKENDS {
+        println!("  {name:<16} {what}");
+    }
+    println!(
+        "\nhead-importance strategies: none registered yet (Hydra Ensembles add taylor, circuit, magnitude, random)"
+    );
+    Ok(())
+}

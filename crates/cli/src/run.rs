@@ -1,0 +1,74 @@
+//! `uqformer run`: one experiment file, end to end.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+use experiment::{ExperimentConfig, RunOptions, render_terminal};
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The experiment file (TOML).
+    file: PathBuf,
+    /// Override `[experiment] backend`: flex, ndarray, wgpu or cuda (as compiled in).
+    #[arg(long)]
+    backend: Option<String>,
+    /// Override `[experiment] seeds`, comma-separated (e.g. 0,1,2).
+    #[arg(long, value_delimiter = ',')]
+    seeds: Option<Vec<u64>>,
+    /// Results folder; runs go to <OUT>/<experiment>/<run-id>/.
+    #[arg(long, default_value = "results")]
+    out: PathBuf,
+    /// Where the data sets are (the repository's datasets/ folder).
+    #[arg(long, default_value = "datasets")]
+    data: PathBuf,
+    /// Trained-model cache and checkpoints [default: <OUT>/.cache].
+    #[arg(long)]
+    cache: Option<PathBuf>,
+    /// No progress output.
+    #[arg(long)]
+    quiet: bool,
+}
+
+pub fn run(args: &RunArgs) -> Result<(), String> {
+    let started = Instant::now();
+    let mut text = std::fs::read_to_string(&args.file)
+        .map_err(|e| format!("{}: cannot read the file: {e}", args.file.display()))?;
+    // Command-line overrides are applied to the TOML itself, so they are validated (and recorded
+    // in the resolved config) like every other value.
+    let mut doc: toml::Table = text
+        .parse()
+        .map_err(|e| format!("{}: {e}", args.file.display()))?;
+    if let Some(toml::Value::Table(section)) = doc.get_mut("experiment") {
+        if let Some(backend) = &args.backend {
+            section.insert("backend".into(), backend.clone().into());
+        }
+        if let Some(seeds) = &args.seeds {
+            let seeds: Vec<toml::Value> = seeds
+                .iter()
+                .map(|&s| toml::Value::Integer(s as i64))
+                .collect();
+            section.insert("seeds".into(), seeds.into());
+        }
+        text = toml::to_string(&doc).map_err(|e| e.to_string())?;
+    }
+    let config = ExperimentConfig::parse(&text)
+        .map_err(|e| e.in_file(&args.file.display().to_string()).to_string())?;
+    let options = RunOptions {
+        data_root: args.data.clone(),
+        results_root: args.out.clone(),
+        cache_root: args
+            .cache
+            .clone()
+            .unwrap_or_else(|| args.out.join(".cache")),
+        quiet: args.quiet,
+    };
+    let output = experiment::run(&config, &options)?;
+    println!("{}", render_terminal(&output.summary));
+    println!(
+        "results: {} (report.md, summary.json); {:.0} s in all",
+        output.dir.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}

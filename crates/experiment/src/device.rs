@@ -1,0 +1,47 @@
+//! The compute device, chosen explicitly by name (never `Device::default()`, which silently
+//! prefers a GPU backend).
+
+use burn::tensor::Device;
+
+/// Backend names and the cargo feature each needs.
+pub const BACKENDS: &[(&str, &str)] = &[
+    ("flex", "CPU, default (burn-flex)"),
+    ("ndarray", "CPU (burn-ndarray); cargo feature `ndarray`"),
+    (
+        "wgpu",
+        "GPU through wgpu (Vulkan, Metal, DX12; lavapipe on CPU); cargo feature `wgpu`",
+    ),
+    ("cuda", "NVIDIA GPU (burn-cuda); cargo feature `cuda`"),
+];
+
+/// The device for a backend name, or why it cannot be had in this build.
+pub fn device(name: &str) -> Result<Device, String> {
+    let not_built = |feature: &str| {
+        Err(format!(
+            "backend `{name}` is not compiled into this build; rebuild with `--features {feature}` \
+             (e.g. cargo run --release -p uqformer --features {feature} -- run ...)"
+        ))
+    };
+    match name {
+        "flex" => Ok(Device::flex()),
+        #[cfg(feature = "ndarray")]
+        "ndarray" => Ok(Device::ndarray()),
+        #[cfg(not(feature = "ndarray"))]
+        "ndarray" => not_built("ndarray"),
+        #[cfg(feature = "wgpu")]
+        "wgpu" => Ok(Device::wgpu(Default::default())),
+        #[cfg(not(feature = "wgpu"))]
+        "wgpu" => not_built("wgpu"),
+        #[cfg(feature = "cuda")]
+        "cuda" => Ok(Device::cuda(0)),
+        #[cfg(not(feature = "cuda"))]
+        "cuda" => not_built("cuda"),
+        other => {
+            let names: Vec<_> = BACKENDS.iter().map(|(n, _)| *n).collect();
+            Err(format!(
+                "unknown backend `{other}`; valid backends: {}",
+                names.join(", ")
+            ))
+        }
+    }
+}

@@ -1,0 +1,327 @@
+//! The runner: for each seed, train (or reuse from the cache) the base model and any extra
+//! members, build every method, evaluate it on the ID, OOD and shifted sets, measure its cost,
+//! then write the run's results.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use backbone::{ViTConfig, VisionTransformer, flops_per_sample};
+use burn::module::Module;
+use burn::tensor::Device;
+use data::{
+    Catalog, Corruption, ImageDataset, Normalization, SubsetSize, corrupt, stratified_subset,
+    train_val_split,
+};
+use ensembles::{DeepEnsemble, EnsembleModel, McDropout, Single};
+use train::{Checkpoint, FitOptions, ImageData, fit, mix};
+use uq_metrics::Score;
+
+use crate::config::ExperimentConfig;
+use crate::device::device;
+use crate::eval::{cost, id_metrics, ood_metrics, predict, shift_metrics};
+use crate::methods::MethodKind;
+use crate::results::{MethodResult, Summary, write_run};
+
+/// Where a run reads and writes.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The `datasets/` folder.
+    pub data_root: PathBuf,
+    /// Results go to `<results_root>/<experiment>/<run-id>/`.
+    pub results_root: PathBuf,
+    /// Trained models and their checkpoints, keyed by a fingerprint of what produced them.
+    pub cache_root: PathBuf,
+    pub quiet: bool,
+}
+
+/// A finished run: its folder and what was written to `summary.json`.
+#[derive(Debug)]
+pub struct RunOutput {
+    pub dir: PathBuf,
+    pub summary: Summary,
+}
+
+/// The evaluation sets of one seed, all normalised with the training statistics.
+struct EvalSets {
+    test: ImageDataset,
+    ood: Vec<ImageDataset>,
+    shift: Vec<(String, ImageDataset)>,
+}
+
+/// Runs the whole experiment and writes its results.
+pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput, String> {
+    let device = device(&config.experiment.backend)?;
+    let catalog = Catalog::new(&opts.data_root);
+    let splits = catalog
+        .load_images(&config.data.dataset)
+        .map_err(|e| e.to_string())?;
+    let train_full = splits.train.ok_or_else(|| {
+        format!(
+            "data.dataset: `{}` has no training split",
+            config.data.dataset
+        )
+    })?;
+    let ood_sets = config
+        .data
+        .ood
+        .iter()
+        .map(|name| {
+            let set = catalog.load_images(name).map_err(|e| e.to_string())?.test;
+            if set.dims != train_full.dims {
+                return Err(format!(
+                    "data.ood: `{name}` has images {:?}, the training set {:?}",
+                    set.dims, train_full.dims
+                ));
+            }
+            Ok(set)
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let score: Score = config
+        .data
+        .ood_score
+        .parse()
+        .map_err(|e| format!("data.ood_score: {e}"))?;
+
+    let mut methods = Vec::new();
+    for &seed in &config.experiment.seeds {
+        let started = Instant::now();
+        let (train_set, norm, sets) = prepare(config, &train_full, &splits.test, &ood_sets, seed)?;
+        let vit = vit_config(config, &train_set)?;
+        let flops = flops_per_sample(&vit);
+        let needed = config.methods.iter().map(|m| match &m.kind {
+            MethodKind::DeepEnsemble(p) => p.members,
+            _ => 1,
+        });
+        let members = (0..needed.max().unwrap_or(1))
+            .map(|k| {
+                train_member(
+                    config,
+                    opts,
+                    &vit,
+                    ImageData {
+                        set: &train_set,
+                        norm: &norm,
+                    },
+                    seed,
+                    k,
+                    &device,
+                )
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        if !opts.quiet {
+            eprintln!(
+                "seed {seed}: {} model(s) ready after {:.0} s; evaluating",
+                members.len(),
+                started.elapsed().as_secs_f64()
+            );
+        }
+        for spec in &config.methods {
+            let model: Box<dyn EnsembleModel> = match &spec.kind {
+                MethodKind::Single => Box::new(Single::new(members[0].clone(), flops)),
+                MethodKind::DeepEnsemble(p) => {
+                    Box::new(DeepEnsemble::new(members[..p.members].to_vec(), flops))
+                }
+                MethodKind::McDropout(p) => {
+                    Box::new(McDropout::new(members[0].clone(), p.samples, flops))
+                }
+            };
+            let t = Instant::now();
+            let mut result = evaluate(model.as_ref(), &sets, &norm, config, score, seed, &device)
+                .map_err(|e| format!("method `{}`, seed {seed}: {e}", spec.name))?;
+            result.name = spec.name.clone();
+            result.kind = spec.kind_name().to_string();
+            result
+                .extra
+                .insert("eval_seconds".into(), t.elapsed().as_secs_f64().into());
+            if !opts.quiet {
+                eprintln!(
+                    "  {:<16} acc {:.2}%  nll {:.4}  ece {:.4}  ({:.1} s)",
+                    spec.name,
+                    100.0 * result.id.accuracy,
+                    result.id.nll,
+                    result.id.ece,
+                    t.elapsed().as_secs_f64()
+                );
+            }
+            methods.push(result);
+        }
+    }
+    let summary = Summary {
+        experiment: config.experiment.name.clone(),
+        seeds: config.experiment.seeds.clone(),
+        methods,
+    };
+    let text = toml::to_string_pretty(config)
+        .map_err(|e| format!("serialising the resolved config: {e}"))?;
+    let dir = write_run(&opts.results_root, &text, &summary)
+        .map_err(|e| format!("writing results: {e}"))?;
+    Ok(RunOutput { dir, summary })
+}
+
+/// The seed's training split (and its normalisation) and evaluation sets.
+fn prepare(
+    config: &ExperimentConfig,
+    train_full: &ImageDataset,
+    test: &ImageDataset,
+    ood: &[ImageDataset],
+    seed: u64,
+) -> Result<(ImageDataset, Normalization, EvalSets), String> {
+    let data = &config.data;
+    let (train_idx, _val_idx) = train_val_split(&train_full.labels, data.val_fraction, seed, true)
+        .map_err(|e| e.to_string())?;
+    let mut train = train_full.subset(&train_idx);
+    if let Some(limit) = data.train_limit {
+        train = limited(&train, limit, seed)?;
+    }
+    let norm = Normalization::fit(&train).map_err(|e| e.to_string())?;
+    let limit = |set: &ImageDataset| match data.test_limit {
+        Some(n) => limited(set, n, seed),
+        None => Ok(set.clone()),
+    };
+    let test = limit(test)?;
+    let mut shift = Vec::new();
+    for spec in &data.shift {
+        let corruption: Corruption = spec
+            .corruption
+            .parse()
+            .map_err(|e: data::DataError| e.to_string())?;
+        for &severity in &spec.severities {
+            let set = corrupt(&test, corruption, severity, mix(seed, severity as u64))
+                .map_err(|e| e.to_string())?;
+            shift.push((format!("{}-{severity}", corruption.name()), set));
+        }
+    }
+    let ood = ood.iter().map(limit).collect::<Result<_, _>>()?;
+    Ok((train, norm, EvalSets { test, ood, shift }))
+}
+
+/// A seeded stratified subset of at most `n` samples.
+fn limited(set: &ImageDataset, n: usize, seed: u64) -> Result<ImageDataset, String> {
+    if n >= set.len() {
+        return Ok(set.clone());
+    }
+    let idx = stratified_subset(&set.labels, SubsetSize::Total(n), seed)
+        .map_err(|e| format!("{}: {e}", set.name))?;
+    Ok(set.subset(&idx))
+}
+
+/// The preset with the experiment's overrides, fitted to the dataset's images and classes.
+fn vit_config(config: &ExperimentConfig, train: &ImageDataset) -> Result<ViTConfig, String> {
+    let b = &config.backbone;
+    let mut vit = ViTConfig::preset(&b.preset).map_err(|e| format!("backbone.preset: {e}"))?;
+    let [channels, h, w] = train.dims;
+    if h != w {
+        return Err(format!(
+            "data.dataset: images are {h}x{w}; the Vision Transformer needs square images"
+        ));
+    }
+    vit = vit
+        .with_image_size(h)
+        .with_channels(channels)
+        .with_num_classes(train.num_classes)
+        .with_dropout(b.dropout)
+        .with_attention_dropout(b.attention_dropout);
+    vit.patch_size = b.patch_size.unwrap_or(vit.patch_size);
+    vit.d_model = b.d_model.unwrap_or(vit.d_model);
+    vit.n_layers = b.n_layers.unwrap_or(vit.n_layers);
+    vit.n_heads = b.n_heads.unwrap_or(vit.n_heads);
+    vit.d_mlp = b.d_mlp.unwrap_or(vit.d_mlp);
+    vit.init(&Device::flex())
+        .map_err(|e| format!("backbone: {e}"))?;
+    Ok(vit)
+}
+
+/// Member `k` of the seed, trained with the experiment's recipe or read back from the cache.
+fn train_member(
+    config: &ExperimentConfig,
+    opts: &RunOptions,
+    vit: &ViTConfig,
+    data: ImageData<'_>,
+    seed: u64,
+    k: usize,
+    device: &Device,
+) -> Result<VisionTransformer, String> {
+    let member_seed = if k == 0 { seed } else { mix(seed, k as u64) };
+    let identity = serde_json::json!({
+        "backbone": vit,
+        "train": config.train,
+        "dataset": config.data.dataset,
+        "val_fraction": config.data.val_fraction,
+        "train_limit": config.data.train_limit,
+        "seed": member_seed,
+        "backend": config.experiment.backend,
+    });
+    let fingerprint = format!("{:016x}", fnv1a(identity.to_string().as_bytes()));
+    let autodiff = device.clone().autodiff();
+    autodiff.seed(member_seed);
+    let model = vit.init(&autodiff).map_err(|e| format!("backbone: {e}"))?;
+    let options = FitOptions {
+        device: autodiff,
+        seed: member_seed,
+        label: format!("seed {seed} model {}", k + 1),
+        checkpoint: Some(Checkpoint::new(
+            opts.cache_root.join(&fingerprint),
+            fingerprint,
+        )),
+        quiet: opts.quiet,
+        stop_after: None,
+    };
+    Ok(fit(model, data, &config.train, &options)
+        .map_err(|e| e.to_string())?
+        .valid())
+}
+
+fn evaluate(
+    model: &dyn EnsembleModel,
+    sets: &EvalSets,
+    norm: &Normalization,
+    config: &ExperimentConfig,
+    score: Score,
+    seed: u64,
+    device: &Device,
+) -> Result<MethodResult, String> {
+    let batch = config.data.eval_batch_size;
+    // Stochastic methods (MC Dropout) draw their masks from the device RNG: seed each set.
+    let run = |set: &ImageDataset, salt: u64| {
+        device.seed(mix(seed, salt));
+        predict(model, set, norm, batch, device)
+    };
+    let id = run(&sets.test, 0)?;
+    let mut ood = BTreeMap::new();
+    for (i, set) in sets.ood.iter().enumerate() {
+        ood.insert(
+            set.name.clone(),
+            ood_metrics(&id, &run(set, 1 + i as u64)?, score)?,
+        );
+    }
+    let mut shift = BTreeMap::new();
+    for (i, (name, set)) in sets.shift.iter().enumerate() {
+        shift.insert(name.clone(), shift_metrics(&run(set, 1000 + i as u64)?)?);
+    }
+    let probe: Vec<usize> = (0..sets.test.len().min(batch)).collect();
+    let sample = ImageData {
+        set: &sets.test,
+        norm,
+    }
+    .batch(&probe, None, device)
+    .map_err(|e| e.to_string())?;
+    Ok(MethodResult {
+        name: String::new(),
+        kind: String::new(),
+        members: model.members(),
+        seed,
+        id: id_metrics(&id)?,
+        ood,
+        shift,
+        cost: cost(model, &sample, batch),
+        extra: BTreeMap::new(),
+    })
+}
+
+/// FNV-1a, 64 bits: a stable fingerprint (std's hasher may change between releases).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}

