@@ -31,10 +31,11 @@ fn forward_matches_the_cpu_and_a_training_step_runs() {
     let model = tiny(&cpu);
     let images = Tensor::<4>::random([4, 1, 8, 8], Distribution::Uniform(0.0, 1.0), &cpu);
     let on_cpu = model.forward(images.clone(), &Gates::none(), Mode::Deterministic);
-    let on_gpu = model
-        .clone()
-        .to_device(&gpu)
-        .forward(images.to_device(&gpu), &Gates::none(), Mode::Deterministic);
+    let on_gpu = model.clone().to_device(&gpu).forward(
+        images.to_device(&gpu),
+        &Gates::none(),
+        Mode::Deterministic,
+    );
     let gap: f32 = (on_cpu - on_gpu.to_device(&cpu)).abs().max().into_scalar();
     assert!(gap < 1e-4, "wgpu and CPU logits differ by {gap}");
 
@@ -48,13 +49,38 @@ fn forward_matches_the_cpu_and_a_training_step_runs() {
         num_classes: 3,
     };
     let norm = Normalization::new(vec![0.5], vec![0.25]).unwrap();
-    let recipe = TrainConfig { epochs: 1, batch_size: n, warmup_epochs: 0.0, ..Default::default() };
+    let recipe = TrainConfig {
+        epochs: 1,
+        batch_size: n,
+        warmup_epochs: 0.0,
+        ..Default::default()
+    };
+    // Built on the wgpu autodiff device, as the runner builds every model it trains.
     let autodiff = gpu.clone().autodiff();
-    let start = model.to_device(&autodiff);
-    let opts = FitOptions { device: autodiff, seed: 2, label: "wgpu".into(), checkpoint: None, quiet: true, stop_after: None };
-    let trained = fit(start.clone(), ImageData { set: &set, norm: &norm }, &recipe, &opts).unwrap().valid();
+    let start = tiny(&autodiff);
+    let opts = FitOptions {
+        device: autodiff,
+        seed: 2,
+        label: "wgpu".into(),
+        checkpoint: None,
+        quiet: true,
+        stop_after: None,
+    };
+    let trained = fit(
+        start.clone(),
+        ImageData {
+            set: &set,
+            norm: &norm,
+        },
+        &recipe,
+        &opts,
+    )
+    .unwrap()
+    .valid();
     let probe = Tensor::<4>::random([2, 1, 8, 8], Distribution::Uniform(0.0, 1.0), &gpu);
-    let before = start.valid().forward(probe.clone(), &Gates::none(), Mode::Deterministic);
+    let before = start
+        .valid()
+        .forward(probe.clone(), &Gates::none(), Mode::Deterministic);
     let after = trained.forward(probe, &Gates::none(), Mode::Deterministic);
     let change: f32 = (after - before).abs().max().into_scalar();
     assert!(change > 0.0, "the training step changed nothing");
