@@ -34,11 +34,9 @@ pub struct DeepEnsembleParams {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct McDropoutParams {
+    /// Stochastic passes S; dropout is the backbone's (`[backbone] dropout`).
     #[serde(default = "default_samples")]
     pub samples: usize,
-    /// Dropout probability at test time; the backbone's training dropout when absent.
-    #[serde(default)]
-    pub dropout: Option<f64>,
 }
 
 fn default_samples() -> usize {
@@ -54,7 +52,7 @@ pub const KINDS: &[(&str, &str)] = &[
     ),
     (
         "mc_dropout",
-        "dropout on at test time, S samples (samples = S, dropout = p)",
+        "dropout on at test time, S samples (samples = S; p = [backbone] dropout)",
     ),
 ];
 
@@ -126,9 +124,6 @@ impl MethodSpec {
             MethodKind::McDropout(p) if p.samples < 2 => {
                 bad(format!("samples = {} must be at least 2", p.samples))
             }
-            MethodKind::McDropout(McDropoutParams {
-                dropout: Some(d), ..
-            }) if !(*d > 0.0 && *d < 1.0) => bad(format!("dropout = {d} must be in (0, 1)")),
             _ => Ok(()),
         }
     }

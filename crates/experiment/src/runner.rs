@@ -227,8 +227,6 @@ fn vit_config(config: &ExperimentConfig, train: &ImageDataset) -> Result<ViTConf
     vit.n_layers = b.n_layers.unwrap_or(vit.n_layers);
     vit.n_heads = b.n_heads.unwrap_or(vit.n_heads);
     vit.d_mlp = b.d_mlp.unwrap_or(vit.d_mlp);
-    vit.init(&Device::flex())
-        .map_err(|e| format!("backbone: {e}"))?;
     Ok(vit)
 }
 

@@ -91,6 +91,11 @@ fn out_of_range_values_name_the_field() {
     assert!(e.contains("members = 1"), "{e}");
     let e = error_of(&VALID.replace("dropout = 0.1", "dropout = 1.5"));
     assert!(e.contains("backbone.dropout"), "{e}");
+    let e = error_of(&VALID.replace("dropout = 0.1", "dropout = 0.0"));
+    assert!(
+        e.contains("backbone.dropout") && e.contains("mc_dropout"),
+        "{e}"
+    );
     let e = error_of(&VALID.replace("name = \"mcd\"", "name = \"single\""));
     assert!(e.contains("used twice"), "{e}");
 }
