@@ -35,7 +35,7 @@ pub fn run() -> Result<(), String> {
             Source::Bundled => "bundled",
             Source::Fetched => "datasets/fetch",
         };
-        println!("  {:<18} {:<15} {}", info.name, source, info.description);
+        println!("  {:<20} {:<15} {}", info.name, source, info.description);
     }
     println!("\nshift corruptions ([[data.shift]] corruption = ..., severities 1-5):");
     println!(
