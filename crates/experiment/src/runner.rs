@@ -264,6 +264,7 @@ fn train_member(
         )),
         quiet: opts.quiet,
         stop_after: None,
+        distill: None,
     };
     Ok(fit(model, data, &config.train, &options)
         .map_err(|e| e.to_string())?

@@ -65,6 +65,7 @@ fn forward_matches_the_cpu_and_a_training_step_runs() {
         checkpoint: None,
         quiet: true,
         stop_after: None,
+        distill: None,
     };
     let trained = fit(
         start.clone(),

@@ -1,6 +1,7 @@
-//! Cross-entropy over ensemble members, with optional label smoothing.
+//! Cross-entropy over ensemble members, with optional label smoothing, and distillation from a
+//! teacher's logits.
 
-use burn::tensor::activation::log_softmax;
+use burn::tensor::activation::{log_softmax, softmax};
 use burn::tensor::{Int, Tensor};
 
 /// Mean cross-entropy of member logits `[M, B, C]` against labels `[B]`, averaged over members
@@ -20,6 +21,32 @@ pub fn cross_entropy(logits: Tensor<3>, labels: Tensor<1, Int>, smoothing: f64) 
     nll.mul_scalar(1.0 - smoothing) + uniform.mul_scalar(smoothing)
 }
 
+/// Distillation loss of member logits `[M, B, C]` against a teacher's logits `[B, C]`, averaged
+/// over members and samples. Temperature T > 0: `T²·KL(softmax(t/T) || softmax(s/T))` (the T²
+/// keeps gradient sizes comparable across temperatures, Hinton et al.); T = 0: cross-entropy
+/// against the teacher's argmax (hard distillation, as in DeiT).
+pub fn distillation(student: Tensor<3>, teacher: Tensor<2>, temperature: f64) -> Tensor<1> {
+    let [m, b, c] = student.dims();
+    if temperature == 0.0 {
+        return cross_entropy(student, teacher.argmax(1).squeeze_dim(1), 0.0);
+    }
+    let target = softmax(teacher.div_scalar(temperature), 1);
+    let log_target = target.clone().clamp_min(1e-30).log();
+    let log_student = log_softmax(student.reshape([m * b, c]).div_scalar(temperature), 1);
+    let target = target
+        .unsqueeze_dim::<3>(0)
+        .expand([m, b, c])
+        .reshape([m * b, c]);
+    let log_target = log_target
+        .unsqueeze_dim::<3>(0)
+        .expand([m, b, c])
+        .reshape([m * b, c]);
+    (target * (log_target - log_student))
+        .sum_dim(1)
+        .mean()
+        .mul_scalar(temperature * temperature)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -37,6 +64,23 @@ mod tests {
         let smooth: f32 = cross_entropy(logits, labels, 0.2).into_scalar();
         let expected = 0.8 * (4.0f32 / 3.0).ln() + 0.2 * 0.5 * ((4.0f32 / 3.0).ln() + 4f32.ln());
         assert!((smooth - expected).abs() < 1e-6, "{smooth} vs {expected}");
+    }
+
+    #[test]
+    fn distillation_matches_hand_computed_kl() {
+        let device = Device::flex();
+        // T = 2: teacher [2 ln 3, 0]/2 -> p = [3/4, 1/4]; student [0, 0] -> q = [1/2, 1/2].
+        let teacher = Tensor::<2>::from_floats([[2.0 * 3f32.ln(), 0.0]], &device);
+        let student = Tensor::<3>::from_floats([[[0.0, 0.0]]], &device);
+        let soft: f32 = distillation(student.clone(), teacher.clone(), 2.0).into_scalar();
+        let kl = 0.75 * (0.75f32 / 0.5).ln() + 0.25 * (0.25f32 / 0.5).ln();
+        assert!((soft - 4.0 * kl).abs() < 1e-6, "{soft} vs {}", 4.0 * kl);
+        // Same logits: zero. Hard: cross-entropy against the teacher's class 0, ln 2.
+        let same: f32 =
+            distillation(teacher.clone().unsqueeze_dim(0), teacher.clone(), 2.0).into_scalar();
+        assert!(same.abs() < 1e-6);
+        let hard: f32 = distillation(student, teacher, 0.0).into_scalar();
+        assert!((hard - 2f32.ln()).abs() < 1e-6);
     }
 
     #[test]

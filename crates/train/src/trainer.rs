@@ -13,7 +13,7 @@ use rand::rngs::StdRng;
 use crate::checkpoint::Checkpoint;
 use crate::config::TrainConfig;
 use crate::error::TrainError;
-use crate::loss::cross_entropy;
+use crate::loss::{cross_entropy, distillation};
 use crate::progress::Progress;
 use crate::schedule::cosine_with_warmup;
 
@@ -44,6 +44,43 @@ pub struct FitOptions {
     pub quiet: bool,
     /// Stop after this many epochs in this call (as if the process were killed); for tests.
     pub stop_after: Option<usize>,
+    /// Learn from a teacher's predictions as well as the labels.
+    pub distill: Option<Distill>,
+}
+
+/// Knowledge distillation: the loss becomes `(1 - alpha)·CE(labels) + alpha·D(teacher)` with
+/// `D` from [`distillation`] at `temperature` (0 = the teacher's hard labels).
+#[derive(Debug, Clone)]
+pub struct Distill {
+    /// A frozen model on the plain (non-autodiff) device of the training device.
+    pub teacher: VisionTransformer,
+    pub alpha: f64,
+    pub temperature: f64,
+}
+
+impl Distill {
+    fn check(&self) -> Result<(), TrainError> {
+        if !(0.0..=1.0).contains(&self.alpha)
+            || !self.temperature.is_finite()
+            || self.temperature < 0.0
+        {
+            return Err(TrainError::Invalid(format!(
+                "distillation: alpha = {} must be in [0, 1] and temperature = {} finite and >= 0",
+                self.alpha, self.temperature
+            )));
+        }
+        Ok(())
+    }
+
+    /// The combined loss for one batch.
+    fn loss(&self, images: Tensor<4>, logits: Tensor<3>, hard: Tensor<1>) -> Tensor<1> {
+        // Teacher logits off the autodiff graph: a constant for the student's loss.
+        let teacher = self
+            .teacher
+            .forward(images.inner(), &Gates::none(), Mode::Deterministic);
+        let soft = distillation(logits, teacher, self.temperature);
+        hard.mul_scalar(1.0 - self.alpha) + soft.mul_scalar(self.alpha)
+    }
 }
 
 /// Images and the normalisation applied to every batch.
@@ -93,6 +130,9 @@ pub fn fit<M: Trainable>(
     opts: &FitOptions,
 ) -> Result<M, TrainError> {
     config.check().map_err(TrainError::Invalid)?;
+    if let Some(distill) = &opts.distill {
+        distill.check()?;
+    }
     if data.set.is_empty() {
         return Err(TrainError::Invalid(format!(
             "{}: the training set {} is empty",
@@ -155,8 +195,11 @@ pub fn fit<M: Trainable>(
                 device,
             )?;
             let labels = data.labels(&indices, device);
-            let logits = model.train_logits(images);
-            let loss = cross_entropy(logits.clone(), labels.clone(), config.label_smoothing);
+            let logits = model.train_logits(images.clone());
+            let mut loss = cross_entropy(logits.clone(), labels.clone(), config.label_smoothing);
+            if let Some(distill) = &opts.distill {
+                loss = distill.loss(images, logits.clone(), loss);
+            }
             let loss_value = loss.clone().into_scalar::<f32>() as f64;
             if !loss_value.is_finite() {
                 return Err(TrainError::NonFiniteLoss {

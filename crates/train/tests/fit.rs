@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use data::{ImageDataset, Normalization, Pixels};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use train::{Checkpoint, FitOptions, ImageData, TrainConfig, TrainError, fit};
+use train::{Checkpoint, Distill, FitOptions, ImageData, TrainConfig, TrainError, fit};
 
 /// Two classes of 8x8 images: a bright top half (class 0) or a bright bottom half (class 1).
 fn halves(n: usize, seed: u64) -> ImageDataset {
@@ -76,6 +76,7 @@ fn options(device: &Device, checkpoint: Option<Checkpoint>) -> FitOptions {
         checkpoint,
         quiet: true,
         stop_after: None,
+        distill: None,
     }
 }
 
@@ -146,6 +147,44 @@ fn learns_a_separable_task() {
     .unwrap();
     let after = accuracy(&trained.valid(), &test, &norm, &Device::flex());
     assert!(after >= 0.95, "accuracy {after} (before training {before})");
+}
+
+#[test]
+fn distillation_follows_the_teacher_over_the_labels() {
+    let _guard = serial();
+    let device = Device::flex().autodiff();
+    let train = halves(128, 1);
+    let test = halves(64, 2);
+    let norm = Normalization::fit(&train).unwrap();
+    let data = ImageData {
+        set: &train,
+        norm: &norm,
+    };
+    let teacher = fit(model(&device), data, &recipe(10), &options(&device, None))
+        .unwrap()
+        .valid();
+    assert!(accuracy(&teacher, &test, &norm, &Device::flex()) >= 0.95);
+    // Flipped labels alone would teach the opposite function; with alpha = 1 only the
+    // teacher's hard labels count.
+    let mut flipped = train.clone();
+    flipped.labels.iter_mut().for_each(|l| *l = 1 - *l);
+    let opts = FitOptions {
+        distill: Some(Distill {
+            teacher,
+            alpha: 1.0,
+            temperature: 0.0,
+        }),
+        ..options(&device, None)
+    };
+    let data = ImageData {
+        set: &flipped,
+        norm: &norm,
+    };
+    let student = fit(model(&device), data, &recipe(10), &opts)
+        .unwrap()
+        .valid();
+    let after = accuracy(&student, &test, &norm, &Device::flex());
+    assert!(after >= 0.95, "student accuracy {after} on the true labels");
 }
 
 #[test]
