@@ -6,8 +6,8 @@ use uq_metrics::Score;
 
 pub fn run() -> Result<(), String> {
     println!("method kinds ([[method]] kind = ...):");
-    for (name, what) in experiment::methods::KINDS {
-        println!("  {name:<16} {what}");
+    for kind in experiment::KINDS {
+        println!("  {:<16} {}", kind.name, kind.about);
     }
     println!("\nbackbone presets ([backbone] preset = ...):");
     for name in ViTConfig::preset_names() {

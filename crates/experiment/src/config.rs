@@ -210,15 +210,9 @@ impl ExperimentConfig {
         if self.methods.is_empty() {
             return fail("[[method]]", "the experiment lists no method".into());
         }
-        let mc_dropout = self
-            .methods
-            .iter()
-            .any(|m| matches!(m.kind, crate::methods::MethodKind::McDropout(_)));
-        if mc_dropout && self.backbone.dropout == 0.0 {
-            return fail(
-                "backbone.dropout",
-                "mc_dropout samples with the backbone's dropout, which is 0: set it above 0".into(),
-            );
+        for (i, m) in self.methods.iter().enumerate() {
+            m.check(self)
+                .map_err(|e| ConfigError::msg(e).at(&format!("[[method]] #{}", i + 1)))?;
         }
         let mut names = std::collections::HashSet::new();
         for m in &self.methods {

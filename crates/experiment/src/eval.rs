@@ -12,6 +12,14 @@ use uq_metrics::{Logits, MemberProbs, Options, Score, ScoreInput};
 use crate::memory;
 use crate::results::{Cost, IdMetrics, OodMetrics, ShiftMetrics};
 
+/// The evaluation sets of one seed (raw pixels; prediction normalises them with the training
+/// statistics): the test set, the OOD sets and the shifted test sets `<corruption>-<severity>`.
+pub struct EvalSets {
+    pub test: ImageDataset,
+    pub ood: Vec<ImageDataset>,
+    pub shift: Vec<(String, ImageDataset)>,
+}
+
 /// A method's predictions on one set: member probabilities and the members' mean logits.
 pub struct Predictions {
     pub members: MemberProbs,

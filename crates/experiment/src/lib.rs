@@ -14,7 +14,7 @@ pub mod runner;
 
 pub use config::ExperimentConfig;
 pub use error::ConfigError;
-pub use methods::{MethodKind, MethodSpec};
+pub use methods::{Built, Context, KINDS, Method, MethodSpec};
 
 pub use report::{render_markdown, render_terminal};
 pub use results::{Cost, IdMetrics, MethodResult, OodMetrics, ShiftMetrics, Summary, write_run};

@@ -106,23 +106,33 @@ fn null_as_nan<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
 }
 
 /// Writes a new run directory under `results_root/<experiment>/` holding `config.toml` (the
-/// resolved config text), `summary.json` and `report.md`, each written atomically, then points
+/// resolved config text), `summary.json`, `report.md` and the methods' extra `files` (tables,
+/// scores; plain file names), each written atomically, then points
 /// `latest` and `LATEST` at it. The run id is the UTC time `YYYYMMDD-HHMMSS`, suffixed `-2`, `-3`,
 /// ... when a run with that id exists. Returns the run directory.
-pub fn write_run(results_root: &Path, config_toml: &str, summary: &Summary) -> io::Result<PathBuf> {
+pub fn write_run(
+    results_root: &Path,
+    config_toml: &str,
+    summary: &Summary,
+    files: &[(String, Vec<u8>)],
+) -> io::Result<PathBuf> {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_err(|e| io::Error::other(format!("system clock is before 1970: {e}")))?;
-    write_run_at(results_root, config_toml, summary, now.as_secs())
+    write_run_at(results_root, config_toml, summary, files, now.as_secs())
 }
 
 fn write_run_at(
     results_root: &Path,
     config_toml: &str,
     summary: &Summary,
+    files: &[(String, Vec<u8>)],
     unix_secs: u64,
 ) -> io::Result<PathBuf> {
     let exp_dir = results_root.join(plain_dir_name(&summary.experiment)?);
+    for (name, _) in files {
+        plain_dir_name(name)?;
+    }
     // Serialise before creating anything, so a failure leaves no empty run directory behind.
     let mut json = serde_json::to_vec_pretty(summary).map_err(io::Error::other)?;
     json.push(b'\n');
@@ -133,18 +143,22 @@ fn write_run_at(
     atomic_write(&run_dir.join("config.toml"), config_toml.as_bytes())?;
     atomic_write(&run_dir.join("summary.json"), &json)?;
     atomic_write(&run_dir.join("report.md"), report.as_bytes())?;
+    for (name, bytes) in files {
+        atomic_write(&run_dir.join(name), bytes)?;
+    }
     point_latest(&exp_dir, &run_id)?;
     Ok(run_dir)
 }
 
-/// The experiment name becomes one path component: reject anything that would escape it.
+/// The experiment name (and each extra file's name) becomes one path component: reject anything
+/// that would escape it.
 fn plain_dir_name(name: &str) -> io::Result<&str> {
     let bad = name.is_empty() || name == "." || name == ".." || name.contains(['/', '\\', '\0']);
     if bad {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!(
-                "summary.experiment = {name:?}: expected a plain directory name (non-empty, no path separators, not `.` or `..`)"
+                "{name:?} (experiment or result file name): expected a plain name (non-empty, no path separators, not `.` or `..`)"
             ),
         ));
     }
@@ -253,7 +267,7 @@ mod tests {
         };
         let ids: Vec<String> = (0..3)
             .map(|_| {
-                let dir = write_run_at(&root, "", &summary, 0).expect("write");
+                let dir = write_run_at(&root, "", &summary, &[], 0).expect("write");
                 dir.file_name()
                     .expect("run dir name")
                     .to_string_lossy()
@@ -280,9 +294,9 @@ mod tests {
                 seeds: vec![],
                 methods: vec![],
             };
-            let err = write_run_at(&root, "", &summary, 0).expect_err("should be rejected");
+            let err = write_run_at(&root, "", &summary, &[], 0).expect_err("should be rejected");
             assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
-            assert!(err.to_string().contains("summary.experiment"), "{err}");
+            assert!(err.to_string().contains("plain name"), "{err}");
         }
     }
 }

@@ -6,21 +6,22 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use backbone::{ViTConfig, VisionTransformer, flops_per_sample};
+use backbone::{ViTConfig, VisionTransformer};
 use burn::module::Module;
 use burn::tensor::Device;
 use data::{
     Catalog, Corruption, ImageDataset, Normalization, SubsetSize, corrupt, stratified_subset,
     train_val_split,
 };
-use ensembles::{DeepEnsemble, EnsembleModel, McDropout, Single};
-use train::{Checkpoint, FitOptions, ImageData, fit, mix};
+use ensembles::EnsembleModel;
+use train::{ImageData, mix};
 use uq_metrics::Score;
 
 use crate::config::ExperimentConfig;
 use crate::device::device;
-use crate::eval::{cost, id_metrics, ood_metrics, predict, shift_metrics};
-use crate::methods::MethodKind;
+use crate::eval::{EvalSets, cost, id_metrics, ood_metrics, predict, shift_metrics};
+use crate::methods::Context;
+use crate::methods::context::{Trainer, fingerprint};
 use crate::results::{MethodResult, Summary, write_run};
 
 /// Where a run reads and writes.
@@ -40,13 +41,6 @@ pub struct RunOptions {
 pub struct RunOutput {
     pub dir: PathBuf,
     pub summary: Summary,
-}
-
-/// The evaluation sets of one seed, all normalised with the training statistics.
-struct EvalSets {
-    test: ImageDataset,
-    ood: Vec<ImageDataset>,
-    shift: Vec<(String, ImageDataset)>,
 }
 
 /// Runs the whole experiment and writes its results.
@@ -84,63 +78,89 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput, St
         .map_err(|e| format!("data.ood_score: {e}"))?;
 
     let mut methods = Vec::new();
+    let mut files = Vec::new();
     for &seed in &config.experiment.seeds {
         let started = Instant::now();
-        let (train_set, norm, sets) = prepare(config, &train_full, &splits.test, &ood_sets, seed)?;
+        let (train_set, val_set, norm, sets) =
+            prepare(config, &train_full, &splits.test, &ood_sets, seed)?;
         let vit = vit_config(config, &train_set)?;
-        let flops = flops_per_sample(&vit);
-        let needed = config.methods.iter().map(|m| match &m.kind {
-            MethodKind::DeepEnsemble(p) => p.members,
-            _ => 1,
-        });
-        let members = (0..needed.max().unwrap_or(1))
-            .map(|k| {
-                train_member(
-                    config,
-                    opts,
-                    &vit,
-                    ImageData {
-                        set: &train_set,
-                        norm: &norm,
-                    },
-                    seed,
-                    k,
-                    &device,
-                )
-            })
-            .collect::<Result<Vec<_>, String>>()?;
+        let needed = config.methods.iter().map(|m| m.method.base_models());
+        let trainer = Trainer {
+            cache_root: opts.cache_root.clone(),
+            quiet: opts.quiet,
+        };
+        let train = ImageData {
+            set: &train_set,
+            norm: &norm,
+        };
+        let mut base = Vec::new();
+        let mut base_fingerprint = String::new();
+        for k in 0..needed.max().unwrap_or(1) {
+            let (model, fingerprint) = train_base(config, &trainer, &vit, train, seed, k, &device)?;
+            if k == 0 {
+                base_fingerprint = fingerprint;
+            }
+            base.push(model);
+        }
         if !opts.quiet {
             eprintln!(
-                "seed {seed}: {} model(s) ready after {:.0} s; evaluating",
-                members.len(),
+                "seed {seed}: {} model(s) ready after {:.0} s; building and evaluating methods",
+                base.len(),
                 started.elapsed().as_secs_f64()
             );
         }
         for spec in &config.methods {
-            let model: Box<dyn EnsembleModel> = match &spec.kind {
-                MethodKind::Single => Box::new(Single::new(members[0].clone(), flops)),
-                MethodKind::DeepEnsemble(p) => {
-                    Box::new(DeepEnsemble::new(members[..p.members].to_vec(), flops))
-                }
-                MethodKind::McDropout(p) => {
-                    Box::new(McDropout::new(members[0].clone(), p.samples, flops))
-                }
-            };
             let t = Instant::now();
-            let mut result = evaluate(model.as_ref(), &sets, &norm, config, score, seed, &device)
-                .map_err(|e| format!("method `{}`, seed {seed}: {e}", spec.name))?;
+            let ctx = Context {
+                spec,
+                config,
+                vit: &vit,
+                base: &base,
+                train,
+                val: ImageData {
+                    set: &val_set,
+                    norm: &norm,
+                },
+                sets: &sets,
+                seed,
+                device: &device,
+                trainer: &trainer,
+                base_fingerprint: &base_fingerprint,
+            };
+            let fail = |e: String| format!("method `{}`, seed {seed}: {e}", spec.name);
+            let built = spec.method.build(&ctx).map_err(fail)?;
+            let build_seconds = t.elapsed().as_secs_f64();
+            let t = Instant::now();
+            let mut result = evaluate(
+                built.model.as_ref(),
+                &sets,
+                &norm,
+                config,
+                score,
+                seed,
+                &device,
+            )
+            .map_err(fail)?;
             result.name = spec.name.clone();
-            result.kind = spec.kind_name().to_string();
+            result.kind = spec.kind.to_string();
+            result.extra = built.extra;
+            result
+                .extra
+                .insert("build_seconds".into(), build_seconds.into());
             result
                 .extra
                 .insert("eval_seconds".into(), t.elapsed().as_secs_f64().into());
+            for (file, bytes) in built.files {
+                files.push((format!("{}-seed{seed}-{file}", spec.name), bytes));
+            }
             if !opts.quiet {
                 eprintln!(
-                    "  {:<16} acc {:.2}%  nll {:.4}  ece {:.4}  ({:.1} s)",
+                    "  {:<16} acc {:.2}%  nll {:.4}  ece {:.4}  (build {:.1} s, eval {:.1} s)",
                     spec.name,
                     100.0 * result.id.accuracy,
                     result.id.nll,
                     result.id.ece,
+                    build_seconds,
                     t.elapsed().as_secs_f64()
                 );
             }
@@ -154,22 +174,24 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput, St
     };
     let text = toml::to_string_pretty(config)
         .map_err(|e| format!("serialising the resolved config: {e}"))?;
-    let dir = write_run(&opts.results_root, &text, &summary)
+    let dir = write_run(&opts.results_root, &text, &summary, &files)
         .map_err(|e| format!("writing results: {e}"))?;
     Ok(RunOutput { dir, summary })
 }
 
-/// The seed's training split (and its normalisation) and evaluation sets.
+/// The seed's training and validation splits, the training normalisation and the evaluation
+/// sets.
 fn prepare(
     config: &ExperimentConfig,
     train_full: &ImageDataset,
     test: &ImageDataset,
     ood: &[ImageDataset],
     seed: u64,
-) -> Result<(ImageDataset, Normalization, EvalSets), String> {
+) -> Result<(ImageDataset, ImageDataset, Normalization, EvalSets), String> {
     let data = &config.data;
-    let (train_idx, _val_idx) = train_val_split(&train_full.labels, data.val_fraction, seed, true)
+    let (train_idx, val_idx) = train_val_split(&train_full.labels, data.val_fraction, seed, true)
         .map_err(|e| e.to_string())?;
+    let val = train_full.subset(&val_idx);
     let mut train = train_full.subset(&train_idx);
     if let Some(limit) = data.train_limit {
         train = limited(&train, limit, seed)?;
@@ -193,7 +215,7 @@ fn prepare(
         }
     }
     let ood = ood.iter().map(limit).collect::<Result<_, _>>()?;
-    Ok((train, norm, EvalSets { test, ood, shift }))
+    Ok((train, val, norm, EvalSets { test, ood, shift }))
 }
 
 /// A seeded stratified subset of at most `n` samples.
@@ -230,16 +252,17 @@ fn vit_config(config: &ExperimentConfig, train: &ImageDataset) -> Result<ViTConf
     Ok(vit)
 }
 
-/// Member `k` of the seed, trained with the experiment's recipe or read back from the cache.
-fn train_member(
+/// Base model `k` of the seed, trained with the experiment's recipe or read back from the
+/// cache; also returns its cache fingerprint.
+fn train_base(
     config: &ExperimentConfig,
-    opts: &RunOptions,
+    trainer: &Trainer,
     vit: &ViTConfig,
     data: ImageData<'_>,
     seed: u64,
     k: usize,
     device: &Device,
-) -> Result<VisionTransformer, String> {
+) -> Result<(VisionTransformer, String), String> {
     let member_seed = if k == 0 { seed } else { mix(seed, k as u64) };
     let identity = serde_json::json!({
         "backbone": vit,
@@ -250,25 +273,21 @@ fn train_member(
         "seed": member_seed,
         "backend": config.experiment.backend,
     });
-    let fingerprint = format!("{:016x}", fnv1a(identity.to_string().as_bytes()));
     let autodiff = device.clone().autodiff();
     autodiff.seed(member_seed);
     let model = vit.init(&autodiff).map_err(|e| format!("backbone: {e}"))?;
-    let options = FitOptions {
-        device: autodiff,
-        seed: member_seed,
-        label: format!("seed {seed} model {}", k + 1),
-        checkpoint: Some(Checkpoint::new(
-            opts.cache_root.join(&fingerprint),
-            fingerprint,
-        )),
-        quiet: opts.quiet,
-        stop_after: None,
-        distill: None,
-    };
-    Ok(fit(model, data, &config.train, &options)
-        .map_err(|e| e.to_string())?
-        .valid())
+    let label = format!("seed {seed} model {}", k + 1);
+    let model = trainer.fit(
+        &identity,
+        model,
+        data,
+        &config.train,
+        member_seed,
+        label,
+        None,
+        &autodiff,
+    )?;
+    Ok((model.valid(), fingerprint(&identity)))
 }
 
 fn evaluate(
@@ -315,12 +334,5 @@ fn evaluate(
         shift,
         cost: cost(model, &sample, batch),
         extra: BTreeMap::new(),
-    })
-}
-
-/// FNV-1a, 64 bits: a stable fingerprint (std's hasher may change between releases).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
     })
 }

@@ -1,6 +1,6 @@
 //! The experiment schema: valid files parse, each kind of bad input names what is wrong.
 
-use experiment::{ExperimentConfig, MethodKind};
+use experiment::ExperimentConfig;
 
 const VALID: &str = r#"
 [experiment]
@@ -50,7 +50,9 @@ fn valid_file_parses_with_defaults() {
     );
     let names: Vec<_> = c.methods.iter().map(|m| m.name.as_str()).collect();
     assert_eq!(names, ["single", "deep_ensemble", "mcd"]);
-    assert!(matches!(c.methods[1].kind, MethodKind::DeepEnsemble(ref p) if p.members == 3));
+    assert_eq!(c.methods[1].kind, "deep_ensemble");
+    assert_eq!(c.methods[1].members(), 3);
+    assert_eq!(c.methods[1].method.base_models(), 3);
     assert_eq!(c.methods[2].members(), 4);
 }
 
@@ -119,4 +121,17 @@ fn load_names_the_file() {
         "{missing}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn method_train_overrides_apply_and_are_checked() {
+    let text = VALID.replace("members = 3", "members = 3\ntrain = { epochs = 5, lr = 1e-4 }");
+    let c = ExperimentConfig::parse(&text).unwrap();
+    let t = c.methods[1].train_config(&c.train).unwrap();
+    assert_eq!((t.epochs, t.lr, t.batch_size), (5, 1e-4, c.train.batch_size));
+    assert_eq!(c.methods[0].train_config(&c.train).unwrap(), c.train);
+    let e = error_of(&VALID.replace("members = 3", "members = 3\ntrain = { epochz = 5 }"));
+    assert!(e.contains("epochz") && e.contains("deep_ensemble") && e.contains("#2"), "{e}");
+    let e = error_of(&VALID.replace("members = 3", "members = 3\ntrain = { lr = -1.0 }"));
+    assert!(e.contains("train.lr"), "{e}");
 }

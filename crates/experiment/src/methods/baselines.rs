@@ -1,0 +1,95 @@
+//! The first baselines: the base model alone, a Deep Ensemble and MC Dropout.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Built, Context, Method};
+use crate::config::ExperimentConfig;
+
+/// `single`: the base model alone.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Single {}
+
+impl Method for Single {
+    fn members(&self) -> usize {
+        1
+    }
+
+    fn build(&self, ctx: &Context<'_>) -> Result<Built, String> {
+        Ok(Built::new(ensembles::Single::new(
+            ctx.base[0].clone(),
+            ctx.base_flops(),
+        )))
+    }
+}
+
+/// `deep_ensemble`: M independently seeded models (member 0 is the seed's base model).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeepEnsemble {
+    pub members: usize,
+}
+
+impl Method for DeepEnsemble {
+    fn members(&self) -> usize {
+        self.members
+    }
+
+    fn base_models(&self) -> usize {
+        self.members
+    }
+
+    fn check(&self, _config: &ExperimentConfig) -> Result<(), String> {
+        if self.members < 2 {
+            return Err(format!("members = {} must be at least 2", self.members));
+        }
+        Ok(())
+    }
+
+    fn build(&self, ctx: &Context<'_>) -> Result<Built, String> {
+        Ok(Built::new(ensembles::DeepEnsemble::new(
+            ctx.base[..self.members].to_vec(),
+            ctx.base_flops(),
+        )))
+    }
+}
+
+/// `mc_dropout`: the base model with dropout kept on at test time, S stochastic passes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McDropout {
+    /// Stochastic passes S; dropout is the backbone's (`[backbone] dropout`).
+    #[serde(default = "default_samples")]
+    pub samples: usize,
+}
+
+fn default_samples() -> usize {
+    10
+}
+
+impl Method for McDropout {
+    fn members(&self) -> usize {
+        self.samples
+    }
+
+    fn check(&self, config: &ExperimentConfig) -> Result<(), String> {
+        if self.samples < 2 {
+            return Err(format!("samples = {} must be at least 2", self.samples));
+        }
+        if config.backbone.dropout == 0.0 {
+            return Err(
+                "backbone.dropout: mc_dropout samples with the backbone's dropout, which is 0: set it above 0"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
+    fn build(&self, ctx: &Context<'_>) -> Result<Built, String> {
+        Ok(Built::new(ensembles::McDropout::new(
+            ctx.base[0].clone(),
+            self.samples,
+            ctx.base_flops(),
+        )))
+    }
+}

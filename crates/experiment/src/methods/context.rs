@@ -1,0 +1,169 @@
+//! What a method sees while it is built, and what it hands back.
+
+use std::collections::BTreeMap;
+
+use backbone::{ViTConfig, VisionTransformer, flops_per_sample};
+use burn::tensor::Device;
+use ensembles::EnsembleModel;
+use train::{Checkpoint, Distill, FitOptions, ImageData, TrainConfig, Trainable, fit, mix};
+
+use super::MethodSpec;
+use crate::config::ExperimentConfig;
+use crate::eval::EvalSets;
+
+/// One seed's view of the experiment, given to [`super::Method::build`].
+pub struct Context<'a> {
+    pub spec: &'a MethodSpec,
+    pub config: &'a ExperimentConfig,
+    /// The backbone configuration (preset with overrides, fitted to the data).
+    pub vit: &'a ViTConfig,
+    /// The seed's trained base models: `base[0]` is the seed's model, then Deep Ensemble members.
+    pub base: &'a [VisionTransformer],
+    pub train: ImageData<'a>,
+    /// The held-out split (`data.val_fraction`): calibration, selection, early decisions.
+    pub val: ImageData<'a>,
+    /// The evaluation sets (test, OOD, shifted), for analyses a method writes beside its results.
+    pub sets: &'a EvalSets,
+    pub seed: u64,
+    /// The plain evaluation device; [`Context::autodiff`] gives the training device.
+    pub device: &'a Device,
+    pub(crate) trainer: &'a Trainer,
+    /// The cache fingerprint of `base[0]`, so that derived models are cached per base model.
+    pub(crate) base_fingerprint: &'a str,
+}
+
+/// What a method builds: the model to evaluate plus what it wants kept with the results.
+pub struct Built {
+    pub model: Box<dyn EnsembleModel>,
+    /// Small method-specific values for `summary.json` (`extra` of the method's entry).
+    pub extra: BTreeMap<String, serde_json::Value>,
+    /// Files for the run folder, `(file name, contents)`; the runner prefixes them with the
+    /// method name and seed.
+    pub files: Vec<(String, Vec<u8>)>,
+}
+
+impl Built {
+    pub fn new(model: impl EnsembleModel + 'static) -> Self {
+        Self {
+            model: Box::new(model),
+            extra: BTreeMap::new(),
+            files: Vec::new(),
+        }
+    }
+}
+
+impl Context<'_> {
+    /// FLOPs per sample of one base model.
+    pub fn base_flops(&self) -> u64 {
+        flops_per_sample(self.vit)
+    }
+
+    /// `[train]` with the method's overrides.
+    pub fn train_config(&self) -> Result<TrainConfig, String> {
+        self.spec.train_config(&self.config.train)
+    }
+
+    /// A seed for one random choice of this method (`tag` tells the choices apart), derived
+    /// from the experiment seed and the method's name.
+    pub fn seed_for(&self, tag: &str) -> u64 {
+        mix(
+            self.seed,
+            fnv1a(format!("{}/{tag}", self.spec.name).as_bytes()),
+        )
+    }
+
+    /// The training device (autodiff on top of the evaluation device).
+    pub fn autodiff(&self) -> Device {
+        self.device.clone().autodiff()
+    }
+
+    /// Prints a progress note unless the run is quiet.
+    pub fn say(&self, message: &str) {
+        if !self.trainer.quiet {
+            eprintln!("  [{}] {message}", self.spec.name);
+        }
+    }
+
+    /// Trains `model` (built on [`Context::autodiff`]) or reads the trained weights back from the
+    /// cache. The cache key covers the base model, the method's kind and parameters, `tag`, the
+    /// recipe, the seed and the data, so a changed input retrains.
+    pub fn fit<M: Trainable>(
+        &self,
+        model: M,
+        data: ImageData<'_>,
+        config: &TrainConfig,
+        tag: &str,
+        seed: u64,
+        distill: Option<Distill>,
+    ) -> Result<M, String> {
+        let identity = serde_json::json!({
+            "base": self.base_fingerprint,
+            "kind": self.spec.kind,
+            "params": self.spec.params,
+            "tag": tag,
+            "train": config,
+            "seed": seed,
+            "data": [data.set.name, data.set.len()],
+            "distill": distill.as_ref().map(|d| [d.alpha, d.temperature]),
+        });
+        let label = format!("seed {} {} {tag}", self.seed, self.spec.name);
+        self.trainer.fit(
+            &identity,
+            model,
+            data,
+            config,
+            seed,
+            label,
+            distill,
+            &self.autodiff(),
+        )
+    }
+}
+
+/// Trains models with checkpoints in the cache, keyed by a fingerprint of what made them.
+pub(crate) struct Trainer {
+    pub cache_root: std::path::PathBuf,
+    pub quiet: bool,
+}
+
+impl Trainer {
+    #[allow(clippy::too_many_arguments)]
+    pub fn fit<M: Trainable>(
+        &self,
+        identity: &serde_json::Value,
+        model: M,
+        data: ImageData<'_>,
+        config: &TrainConfig,
+        seed: u64,
+        label: String,
+        distill: Option<Distill>,
+        device: &Device,
+    ) -> Result<M, String> {
+        let fingerprint = fingerprint(identity);
+        let options = FitOptions {
+            device: device.clone(),
+            seed,
+            label,
+            checkpoint: Some(Checkpoint::new(
+                self.cache_root.join(&fingerprint),
+                fingerprint,
+            )),
+            quiet: self.quiet,
+            stop_after: None,
+            distill,
+        };
+        fit(model, data, config, &options).map_err(|e| e.to_string())
+    }
+}
+
+/// The cache key of an identity: FNV-1a of its JSON text.
+pub(crate) fn fingerprint(identity: &serde_json::Value) -> String {
+    format!("{:016x}", fnv1a(identity.to_string().as_bytes()))
+}
+
+/// FNV-1a, 64 bits: a stable fingerprint (std's hasher may change between releases).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}

@@ -1,0 +1,191 @@
+//! `[[method]]` entries. Each method kind lives in its own file: it parses its own parameters
+//! (unknown keys are errors listing the valid ones) and builds an [`EnsembleModel`] from the
+//! seed's trained base model(s) through a [`Context`]. Adding a kind is one file plus one line in
+//! [`KINDS`].
+//!
+//! Every method may also carry `train = { ... }`: overrides of `[train]` for whatever the method
+//! trains itself (fine-tuning, adapters, a from-scratch variant), e.g. LoRA's lower learning rate.
+//!
+//! [`EnsembleModel`]: ensembles::EnsembleModel
+
+mod baselines;
+pub(crate) mod context;
+
+pub use context::{Built, Context};
+
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize, Serializer};
+use train::TrainConfig;
+
+use crate::config::ExperimentConfig;
+use crate::error::ConfigError;
+
+/// A method kind's parameters and how to build it.
+pub trait Method: Debug + Send + Sync {
+    /// How many members its predictions have (samples, for MC Dropout).
+    fn members(&self) -> usize;
+
+    /// How many independently trained base models of the seed it needs (Deep Ensemble: M).
+    fn base_models(&self) -> usize {
+        1
+    }
+
+    /// Checks the parameters, alone and against the rest of the experiment.
+    fn check(&self, _config: &ExperimentConfig) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Builds the method for one seed.
+    fn build(&self, ctx: &Context<'_>) -> Result<Built, String>;
+}
+
+/// A registered method kind: its TOML name, a one-line description and its parameter parser.
+pub struct Kind {
+    pub name: &'static str,
+    pub about: &'static str,
+    parse: fn(toml::Table) -> Result<(Arc<dyn Method>, toml::Table), String>,
+}
+
+/// Every method kind, for the TOML `kind` key and `uqformer list`.
+pub const KINDS: &[Kind] = &[
+    Kind {
+        name: "single",
+        about: "the base model alone",
+        parse: parse::<baselines::Single>,
+    },
+    Kind {
+        name: "deep_ensemble",
+        about: "M independently trained models (members = M)",
+        parse: parse::<baselines::DeepEnsemble>,
+    },
+    Kind {
+        name: "mc_dropout",
+        about: "dropout on at test time, S samples (samples = S; p = [backbone] dropout)",
+        parse: parse::<baselines::McDropout>,
+    },
+];
+
+/// One method of an experiment: a display name, its kind and parameters, and `[train]`
+/// overrides.
+#[derive(Debug, Clone)]
+pub struct MethodSpec {
+    pub name: String,
+    pub kind: &'static str,
+    /// The parameters with their defaults filled in (the resolved config shows them).
+    pub params: toml::Table,
+    /// Keys of `[train]` this method overrides for what it trains.
+    pub train: toml::Table,
+    pub method: Arc<dyn Method>,
+}
+
+impl MethodSpec {
+    /// Builds a method from its raw table: `kind` picks the parameter schema, `name` is optional.
+    pub fn from_table(mut table: toml::Table) -> Result<Self, ConfigError> {
+        let kind = match table.remove("kind") {
+            Some(toml::Value::String(k)) => k,
+            Some(other) => {
+                return Err(ConfigError::msg(format!(
+                    "`kind` must be a string, found {other}"
+                )));
+            }
+            None => {
+                return Err(ConfigError::msg(format!(
+                    "missing `kind`; valid kinds: {}",
+                    kind_names()
+                )));
+            }
+        };
+        let name = match table.remove("name") {
+            Some(toml::Value::String(n)) if !n.is_empty() => n,
+            Some(other) => {
+                return Err(ConfigError::msg(format!(
+                    "`name` must be a non-empty string, found {other}"
+                )));
+            }
+            None => kind.clone(),
+        };
+        let train = match table.remove("train") {
+            Some(toml::Value::Table(t)) => t,
+            Some(other) => {
+                return Err(ConfigError::msg(format!(
+                    "method `{name}`: `train` must be a table of [train] overrides, found {other}"
+                )));
+            }
+            None => toml::Table::new(),
+        };
+        let Some(registered) = KINDS.iter().find(|k| k.name == kind) else {
+            return Err(ConfigError::msg(format!(
+                "unknown method kind `{kind}`; valid kinds: {}",
+                kind_names()
+            )));
+        };
+        let (method, params) = (registered.parse)(table)
+            .map_err(|e| ConfigError::msg(format!("kind `{kind}`: {e}")))?;
+        Ok(Self {
+            name,
+            kind: registered.name,
+            params,
+            train,
+            method,
+        })
+    }
+
+    /// How many members the method's predictions have.
+    pub fn members(&self) -> usize {
+        self.method.members()
+    }
+
+    /// `[train]` with this method's overrides applied.
+    pub fn train_config(&self, base: &TrainConfig) -> Result<TrainConfig, String> {
+        if self.train.is_empty() {
+            return Ok(base.clone());
+        }
+        let mut table = toml::Table::try_from(base)
+            .map_err(|e| format!("method `{}`: serialising [train]: {e}", self.name))?;
+        table.extend(self.train.clone());
+        let config = TrainConfig::deserialize(toml::Value::Table(table))
+            .map_err(|e| format!("method `{}`: train: {}", self.name, e.message()))?;
+        config
+            .check()
+            .map_err(|e| format!("method `{}`: train: {e}", self.name))?;
+        Ok(config)
+    }
+
+    /// Checks the method against the whole experiment.
+    pub(crate) fn check(&self, config: &ExperimentConfig) -> Result<(), String> {
+        self.train_config(&config.train)?;
+        self.method
+            .check(config)
+            .map_err(|e| format!("method `{}`: {e}", self.name))
+    }
+}
+
+impl Serialize for MethodSpec {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut table = toml::Table::new();
+        table.insert("name".into(), self.name.clone().into());
+        table.insert("kind".into(), self.kind.into());
+        table.extend(self.params.clone());
+        if !self.train.is_empty() {
+            table.insert("train".into(), self.train.clone().into());
+        }
+        table.serialize(serializer)
+    }
+}
+
+/// Parses a kind's parameters and returns them re-serialised with defaults filled in.
+fn parse<T>(table: toml::Table) -> Result<(Arc<dyn Method>, toml::Table), String>
+where
+    T: Method + DeserializeOwned + Serialize + 'static,
+{
+    let params = T::deserialize(toml::Value::Table(table)).map_err(|e| e.message().to_string())?;
+    let resolved = toml::Table::try_from(&params).map_err(|e| e.to_string())?;
+    Ok((Arc::new(params), resolved))
+}
+
+fn kind_names() -> String {
+    KINDS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
+}
