@@ -46,8 +46,11 @@ pub trait Method: Debug + Send + Sync {
 pub struct Kind {
     pub name: &'static str,
     pub about: &'static str,
-    parse: fn(toml::Table) -> Result<(Arc<dyn Method>, toml::Table), String>,
+    parse: Parser,
 }
+
+/// Parses a kind's parameter table into the method and its resolved parameters.
+type Parser = fn(toml::Table) -> Result<(Arc<dyn Method>, toml::Table), String>;
 
 /// Every method kind, for the TOML `kind` key and `uqformer list`.
 pub const KINDS: &[Kind] = &[
