@@ -14,6 +14,13 @@
 //! already projected Q/K/V. Configs are validated on `init`, which returns a [`BackboneError`]
 //! naming the field. A Linear weight is stored `[in, out]` (Burn's layout).
 //!
+//! Pretrained weights: [`load_hf_bert`] reads a Hugging Face BERT checkpoint (all-MiniLM-L6-v2:
+//! `config.json` via [`BertConfig::from_hf_config`], `model.safetensors` via
+//! [`BertModel::load_safetensors`], read by the own [`SafeTensors`] reader); failures are
+//! [`ImportError`]s naming the file and, for tensors, every offending key.
+//! [`BertModel::sentence_embeddings`] gives sentence-transformers' normalised mean-pooled
+//! embeddings.
+//!
 //! ```no_run
 //! use backbone::{Gates, Mode, ViTConfig};
 //! use burn::tensor::{Device, Tensor};
@@ -32,6 +39,7 @@ mod error;
 mod gates;
 mod mlp;
 mod presets;
+mod safetensors;
 mod vit;
 
 pub use attention::{Attention, AttentionConfig, attend, padding_mask};
@@ -42,4 +50,5 @@ pub use dropout::{Dropout, Mode};
 pub use error::BackboneError;
 pub use gates::{BlockGates, Gates};
 pub use mlp::{Mlp, MlpConfig};
+pub use safetensors::{ImportError, SafeTensors, TensorInfo, load_hf_bert};
 pub use vit::{ViTConfig, VisionTransformer};

@@ -1,5 +1,7 @@
-//! `uqformer`: run experiment files, evaluate saved predictions, list what is available.
+//! `uqformer`: run experiment files, evaluate saved predictions, list what is available, embed
+//! texts with a pretrained BERT.
 
+mod embed;
 mod list;
 mod metrics;
 mod run;
@@ -32,6 +34,9 @@ enum Command {
     Metrics(metrics::MetricsArgs),
     /// List method kinds, backbone presets, datasets, corruptions, OOD scores and backends.
     List,
+    /// Token ids and mean-pooled, L2-normalised sentence embeddings from a Hugging Face BERT
+    /// checkpoint (e.g. all-MiniLM-L6-v2), to check the import against another implementation.
+    Embed(embed::EmbedArgs),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +45,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Metrics(args) => metrics::run(args),
         Command::List => list::run(),
+        Command::Embed(args) => embed::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

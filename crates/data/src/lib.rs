@@ -15,6 +15,8 @@
 //! - Training input: [`Normalization`] (per-channel mean/std), [`BatchPlan`] (seeded per-epoch
 //!   shuffling) and [`augment`] (random padded crop, optional horizontal flip).
 //! - Shift tests: [`corrupt`] with a [`Corruption`] at severity 1..=5 (CIFAR-10-C style).
+//! - Text: [`WordPiece`], BERT's uncased WordPiece tokenizer ([`Encoding`]: ids and mask),
+//!   matching Hugging Face `tokenizers` on BERT's `tokenizer.json`.
 //!
 //! Every random choice is drawn from an explicit seed. Errors are [`DataError`] values.
 
@@ -30,6 +32,7 @@ mod noise;
 mod normalize;
 mod sentiment;
 mod split;
+mod wordpiece;
 
 pub use batch::{AugmentConfig, BatchPlan, Batches, augment};
 pub use catalog::{Catalog, DatasetInfo, ImageSplits, Modality, Source, Split};
@@ -43,3 +46,4 @@ pub use idx::{
 pub use normalize::Normalization;
 pub use sentiment::{NeutralRows, load_vader_tsv};
 pub use split::{SubsetSize, stratified_subset, train_val_split};
+pub use wordpiece::{Encoding, WordPiece};
