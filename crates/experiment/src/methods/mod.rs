@@ -10,6 +10,7 @@
 
 mod baselines;
 pub(crate) mod context;
+mod lora;
 
 pub use context::{Built, Context};
 
@@ -68,6 +69,11 @@ pub const KINDS: &[Kind] = &[
         name: "mc_dropout",
         about: "dropout on at test time, S samples (samples = S; p = [backbone] dropout)",
         parse: parse::<baselines::McDropout>,
+    },
+    Kind {
+        name: "lora_ensemble",
+        about: "frozen base model, N members differing by low-rank adapters on Q/K/V/O (members, rank, scale, init_gain, head_init)",
+        parse: parse::<lora::LoraEnsemble>,
     },
 ];
 

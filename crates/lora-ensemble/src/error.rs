@@ -1,0 +1,61 @@
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Why an ensemble could not be built, or its adapters not saved or loaded.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoraError {
+    /// A [`LoraConfig`](crate::LoraConfig) field holds a value the ensemble cannot be built with.
+    InvalidConfig {
+        /// The field, e.g. `LoraConfig.rank`.
+        field: &'static str,
+        /// The offending value, formatted.
+        value: String,
+        /// What was expected instead.
+        expected: String,
+    },
+    /// An adapter file could not be written, read, or does not fit this ensemble.
+    AdapterFile {
+        /// The file concerned.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+impl LoraError {
+    pub(crate) fn invalid(
+        field: &'static str,
+        value: impl fmt::Display,
+        expected: impl Into<String>,
+    ) -> Self {
+        Self::InvalidConfig {
+            field,
+            value: value.to_string(),
+            expected: expected.into(),
+        }
+    }
+
+    pub(crate) fn file(path: &Path, reason: impl fmt::Display) -> Self {
+        Self::AdapterFile {
+            path: path.to_path_buf(),
+            reason: reason.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for LoraError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::InvalidConfig {
+                field,
+                value,
+                expected,
+            } => write!(f, "{field} = {value} is invalid: expected {expected}"),
+            Self::AdapterFile { path, reason } => {
+                write!(f, "adapter file {}: {reason}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for LoraError {}
