@@ -1,13 +1,37 @@
 //! The one seam every method ends in: [`EnsembleModel::member_logits`] gives member logits
 //! `[M, B, C]`, so one evaluation path, one metrics crate and one report serve all methods.
 //!
-//! Baselines here: [`Single`] (M = 1), [`DeepEnsemble`] (M independently trained models) and
-//! [`McDropout`] (S stochastic passes of one model with dropout kept on). Prediction is the mean
-//! of the members' softmax ([`mean_probs`]).
+//! Baselines here, all on the Vision Transformer:
+//! - [`Single`] (M = 1), [`DeepEnsemble`] (M independently trained models) and [`McDropout`]
+//!   (S stochastic passes of one model with dropout kept on);
+//! - the efficient ensembles, each built from a `backbone::ViTConfig`, its own config and a
+//!   seed, and trainable with `train::fit` (they implement `train::Trainable`):
+//!   - [`BatchEnsemble`] ([`BatchEnsembleConfig`]: M = 4, fast weights random signs): shared
+//!     weights, per-member rank-1 fast weights and biases on every linear layer
+//!     ([`BeLinear`]); the batch is repeated M times;
+//!   - [`Mimo`] ([`MimoConfig`]: M = 3, ρ = 0): M images stacked along channels through one
+//!     network with M classifiers; in training each member sees its own order of the batch;
+//!   - [`PackedEnsemble`] ([`PackedConfig`]: M = 4, α = 2, γ = 1): M narrow members packed
+//!     in one wide stream of [`GroupedLinear`] and [`GroupedLayerNorm`] layers; the module
+//!     doc of `packed` (and [`PackedConfig`]) says how the paper's CNN maps onto the ViT.
+//!
+//! Prediction is the mean of the members' softmax ([`mean_probs`]).
 
 mod baselines;
+mod batch_ensemble;
+mod block;
+mod check;
+mod draw;
+mod grouped;
+mod mimo;
+mod packed;
 
 pub use baselines::{DeepEnsemble, McDropout, Single};
+pub use batch_ensemble::{BatchEnsemble, BatchEnsembleConfig, BeLinear, FastInit};
+pub use block::{MemberBlock, Norm, Projection};
+pub use grouped::{GroupedLayerNorm, GroupedLinear};
+pub use mimo::{Mimo, MimoConfig};
+pub use packed::{PackedConfig, PackedEnsemble};
 
 use burn::tensor::Tensor;
 use burn::tensor::activation::softmax;

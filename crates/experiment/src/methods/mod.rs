@@ -10,6 +10,7 @@
 
 mod baselines;
 pub(crate) mod context;
+mod efficient;
 mod lora;
 
 pub use context::{Built, Context};
@@ -74,6 +75,21 @@ pub const KINDS: &[Kind] = &[
         name: "lora_ensemble",
         about: "frozen base model, N members differing by low-rank adapters on Q/K/V/O (members, rank, scale, init_gain, head_init)",
         parse: parse::<lora::LoraEnsemble>,
+    },
+    Kind {
+        name: "batch_ensemble",
+        about: "shared weights with per-member rank-1 fast weights, trained from scratch (members, fast_init)",
+        parse: parse::<efficient::BatchEnsemble>,
+    },
+    Kind {
+        name: "mimo",
+        about: "M inputs and M outputs through one network, trained from scratch (members, input_repetition)",
+        parse: parse::<efficient::Mimo>,
+    },
+    Kind {
+        name: "packed_ensemble",
+        about: "M narrow members packed in one grouped network, trained from scratch (members, alpha, gamma)",
+        parse: parse::<efficient::PackedEnsemble>,
     },
 ];
 
