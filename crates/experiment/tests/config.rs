@@ -125,13 +125,22 @@ fn load_names_the_file() {
 
 #[test]
 fn method_train_overrides_apply_and_are_checked() {
-    let text = VALID.replace("members = 3", "members = 3\ntrain = { epochs = 5, lr = 1e-4 }");
+    let text = VALID.replace(
+        "members = 3",
+        "members = 3\ntrain = { epochs = 5, lr = 1e-4 }",
+    );
     let c = ExperimentConfig::parse(&text).unwrap();
     let t = c.methods[1].train_config(&c.train).unwrap();
-    assert_eq!((t.epochs, t.lr, t.batch_size), (5, 1e-4, c.train.batch_size));
+    assert_eq!(
+        (t.epochs, t.lr, t.batch_size),
+        (5, 1e-4, c.train.batch_size)
+    );
     assert_eq!(c.methods[0].train_config(&c.train).unwrap(), c.train);
     let e = error_of(&VALID.replace("members = 3", "members = 3\ntrain = { epochz = 5 }"));
-    assert!(e.contains("epochz") && e.contains("deep_ensemble") && e.contains("#2"), "{e}");
+    assert!(
+        e.contains("epochz") && e.contains("deep_ensemble") && e.contains("#2"),
+        "{e}"
+    );
     let e = error_of(&VALID.replace("members = 3", "members = 3\ntrain = { lr = -1.0 }"));
     assert!(e.contains("train.lr"), "{e}");
 }

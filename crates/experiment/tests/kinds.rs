@@ -33,7 +33,8 @@ epochs = 1
 batch_size = 50
 "#;
 
-/// The parameters each kind gets here; a new kind must be added (the test checks coverage).
+/// The methods run here, as (kind, parameters); every registered kind must appear (the test
+/// checks coverage).
 const METHODS: &[(&str, &str)] = &[
     ("single", ""),
     ("deep_ensemble", "members = 2"),
@@ -42,19 +43,37 @@ const METHODS: &[(&str, &str)] = &[
     ("batch_ensemble", "members = 2"),
     ("mimo", "members = 2"),
     ("packed_ensemble", "members = 2"),
+    (
+        "hydra",
+        "name = \"hydra_taylor\"\nmembers = 2\nkeep = 1\nanalysis = true\ntrain = { epochs = 1 }",
+    ),
+    (
+        "hydra",
+        "name = \"hydra_circuit\"\nmembers = 2\nimportance = \"circuit\"\nimportance_params = { objective = \"avg\", samples = 8 }\ncalibration = 8\ntrain = { epochs = 0 }",
+    ),
+    // The worked example of docs/extending.md, used from TOML by its registry name.
+    (
+        "hydra",
+        "name = \"hydra_activation\"\nmembers = 2\nimportance = \"activation\"\ntrain = { epochs = 0 }",
+    ),
+    (
+        "hetdpt",
+        "importance_steps = 2\nimportance_images = 50\nmap_images = 50\ndegree = 1\nspeed = \"flops\"\nbudget = { min_speedup = 1.1 }\nfinetune_epochs = 1\nfinetune_images = 50",
+    ),
 ];
 
 #[test]
 fn every_kind_runs_and_its_resolved_config_parses_back() {
-    let mut text = BASE.to_string();
     for kind in KINDS {
-        let Some((_, params)) = METHODS.iter().find(|(k, _)| *k == kind.name) else {
-            panic!(
-                "kind `{}` is not exercised by this test: add it to METHODS",
-                kind.name
-            );
-        };
-        text += &format!("\n[[method]]\nkind = \"{}\"\n{params}\n", kind.name);
+        assert!(
+            METHODS.iter().any(|(k, _)| *k == kind.name),
+            "kind `{}` is not exercised by this test: add it to METHODS",
+            kind.name
+        );
+    }
+    let mut text = BASE.to_string();
+    for (kind, params) in METHODS {
+        text += &format!("\n[[method]]\nkind = \"{kind}\"\n{params}\n");
     }
     let config = ExperimentConfig::parse(&text).unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -68,7 +87,8 @@ fn every_kind_runs_and_its_resolved_config_parses_back() {
         },
     )
     .unwrap();
-    assert_eq!(out.summary.methods.len(), KINDS.len());
+    let names: Vec<_> = out.summary.methods.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(names.len(), METHODS.len(), "{names:?}");
     for (result, spec) in out.summary.methods.iter().zip(&config.methods) {
         assert_eq!(result.kind, spec.kind);
         assert_eq!(result.members, spec.members(), "{}", spec.name);
@@ -84,6 +104,13 @@ fn every_kind_runs_and_its_resolved_config_parses_back() {
             spec.name
         );
     }
+    // Method-specific results: head scores, the pruning analysis, the HetDPT report.
+    let hydra = &out.summary.methods[7];
+    assert!(hydra.extra.contains_key("head_scores") && hydra.extra.contains_key("kept_heads"));
+    let analysis =
+        std::fs::read_to_string(out.dir.join("hydra_taylor-seed1-pruning.csv")).unwrap();
+    assert_eq!(analysis.lines().count(), 11, "a header and ratios 0.0 to 0.9");
+    assert!(out.dir.join("hetdpt-seed1-hetdpt.json").is_file());
     let written = std::fs::read_to_string(out.dir.join("config.toml")).unwrap();
     let again = ExperimentConfig::parse(&written).unwrap();
     let names = |c: &ExperimentConfig| {

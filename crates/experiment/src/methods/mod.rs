@@ -11,6 +11,9 @@
 mod baselines;
 pub(crate) mod context;
 mod efficient;
+mod gated;
+mod hetdpt;
+mod hydra;
 mod lora;
 
 pub use context::{Built, Context};
@@ -90,6 +93,16 @@ pub const KINDS: &[Kind] = &[
         name: "packed_ensemble",
         about: "M narrow members packed in one grouped network, trained from scratch (members, alpha, gamma)",
         parse: parse::<efficient::PackedEnsemble>,
+    },
+    Kind {
+        name: "hydra",
+        about: "M members pruning different heads of the base model, fused into one pass (members, importance, keep, merge, ...)",
+        parse: parse::<hydra::Hydra>,
+    },
+    Kind {
+        name: "hetdpt",
+        about: "depth pruning of attention branches and GELUs with an accuracy predictor, merged and distilled (budget, ...)",
+        parse: parse::<hetdpt::HetDpt>,
     },
 ];
 

@@ -1,0 +1,48 @@
+//! A base model evaluated with fixed gates (heads or layers switched off), for analyses.
+
+use backbone::{Gates, Mode, VisionTransformer};
+use burn::module::Module;
+use burn::tensor::Tensor;
+use ensembles::EnsembleModel;
+
+/// The model with `gates` applied on every forward; cost figures are the ungated model's.
+pub struct Gated {
+    model: VisionTransformer,
+    gates: Gates,
+    flops: u64,
+}
+
+impl Gated {
+    /// Head gates `[L, H]` (0 = head off).
+    pub fn heads(model: VisionTransformer, heads: Tensor<2>, flops: u64) -> Self {
+        let gates = Gates {
+            heads: Some(heads),
+            ..Gates::none()
+        };
+        Self {
+            model,
+            gates,
+            flops,
+        }
+    }
+}
+
+impl EnsembleModel for Gated {
+    fn members(&self) -> usize {
+        1
+    }
+
+    fn member_logits(&self, images: Tensor<4>) -> Tensor<3> {
+        self.model
+            .forward(images, &self.gates, Mode::Deterministic)
+            .unsqueeze_dim(0)
+    }
+
+    fn num_params(&self) -> usize {
+        self.model.num_params()
+    }
+
+    fn flops_per_sample(&self) -> u64 {
+        self.flops
+    }
+}

@@ -1,0 +1,65 @@
+//! `hetdpt`: HetDPT depth pruning (METHODS.md §3) of the seed's base model: removal orders of
+//! attention branches and GELUs from learnable gate scores, the accuracy predictor (MAP) over a
+//! grid of (n_a, n_g), the budgeted choice, merging into a smaller model, and a distilled
+//! fine-tune. Every parameter of `hetdpt::HetDptConfig` is a key of the `[[method]]` table
+//! (`width = { ... }` adds HetDPT+). The MAP points, fit, choice and before/after measurements
+//! go to `hetdpt.json` in the run folder, the headline figures to `summary.json`.
+
+use hetdpt::HetDptConfig;
+use serde::{Deserialize, Serialize};
+
+use super::{Built, Context, Method};
+use crate::config::ExperimentConfig;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct HetDpt(pub HetDptConfig);
+
+impl Method for HetDpt {
+    fn members(&self) -> usize {
+        1
+    }
+
+    fn check(&self, config: &ExperimentConfig) -> Result<(), String> {
+        self.0.check().map_err(|e| e.to_string())?;
+        if config.data.val_fraction == 0.0 {
+            return Err(
+                "the MAP measures accuracy on the validation split: set data.val_fraction > 0"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
+    fn build(&self, ctx: &Context<'_>) -> Result<Built, String> {
+        ctx.say("learning removal orders, fitting the accuracy predictor, fine-tuning");
+        let outcome = hetdpt::prune(
+            &ctx.base[0],
+            ctx.vit,
+            ctx.train,
+            ctx.val,
+            &self.0,
+            ctx.device,
+            ctx.seed_for("hetdpt"),
+        )
+        .map_err(|e| e.to_string())?;
+        let report = &outcome.report;
+        ctx.say(&format!(
+            "chose n_a = {}, n_g = {}; MAP R² {:.3}; measured speed-up {:.2}x",
+            report.choice.n_attn, report.choice.n_act, report.fit.r_squared, report.speedup
+        ));
+        let json = serde_json::to_vec_pretty(report).map_err(|e| e.to_string())?;
+        let mut built = Built::new(outcome.model);
+        built.extra.insert(
+            "hetdpt".into(),
+            serde_json::json!({
+                "choice": report.choice,
+                "r_squared": report.fit.r_squared,
+                "speedup": report.speedup,
+                "removal": report.removal,
+            }),
+        );
+        built.files.push(("hetdpt.json".into(), json));
+        Ok(built)
+    }
+}

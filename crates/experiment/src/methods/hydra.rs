@@ -1,0 +1,305 @@
+//! `hydra`: Hydra Ensembles (METHODS.md §1). Head importance on the seed's base model, M members
+//! that keep different heads, optional per-member fine-tuning (`train = { epochs = 0 }` is the
+//! zero-shot mode), fused into one network that runs every member in a single pass.
+//!
+//! With `analysis = true` it also writes the pruning analysis (METHODS.md §1.4): the base model
+//! with a growing share of its heads gated off, in the strategy's order, evaluated on the clean,
+//! shifted and OOD sets (`pruning.csv`).
+
+use burn::module::Module;
+use burn::tensor::{Int, Tensor, TensorData};
+use data::{Corruption, ImageDataset, corrupt};
+use hydra::{Calibration, Keep, Merge, SelectConfig};
+use serde::{Deserialize, Serialize};
+
+use super::gated::Gated;
+use super::{Built, Context, Method};
+use crate::config::ExperimentConfig;
+use crate::eval::{id_metrics, ood_metrics, predict, scores, shift_metrics};
+use uq_metrics::Score;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Hydra {
+    pub members: usize,
+    /// A head-importance strategy (`uqformer list` shows them).
+    #[serde(default = "default_importance")]
+    pub importance: String,
+    /// The strategy's own parameters (e.g. `{ objective = "avg" }` for `circuit`).
+    #[serde(default)]
+    pub importance_params: toml::Table,
+    /// Heads each member keeps per block (default: half of them).
+    #[serde(default)]
+    pub keep: Option<usize>,
+    /// Or: heads each member keeps in all, spread by score (at least one per block).
+    #[serde(default)]
+    pub keep_total: Option<usize>,
+    /// Gumbel-top-k temperature over the scores (0 = plain top-k).
+    #[serde(default)]
+    pub temperature: f64,
+    /// Score each member on its own bootstrap resample of the calibration data.
+    #[serde(default = "yes")]
+    pub bootstrap: bool,
+    /// `average` (one MLP, the members' mean) or `none` (per-member MLPs).
+    #[serde(default = "default_merge")]
+    pub merge: String,
+    /// Validation samples used to score heads.
+    #[serde(default = "default_calibration")]
+    pub calibration: usize,
+    /// The corruption (severity 5) that turns validation images into the OOD calibration data
+    /// of `circuit`'s `ood`/`avg` objectives, so no test OOD set is seen while pruning.
+    #[serde(default = "default_ood_calibration")]
+    pub ood_calibration: String,
+    /// Also write the pruning analysis (prune ratios 0 to 0.9).
+    #[serde(default)]
+    pub analysis: bool,
+}
+
+fn default_importance() -> String {
+    "taylor".into()
+}
+fn yes() -> bool {
+    true
+}
+fn default_merge() -> String {
+    "average".into()
+}
+fn default_calibration() -> usize {
+    512
+}
+fn default_ood_calibration() -> String {
+    "shot_noise".into()
+}
+
+impl Hydra {
+    fn keep(&self, heads: usize) -> Keep {
+        match (self.keep, self.keep_total) {
+            (_, Some(total)) => Keep::Global(total),
+            (Some(k), None) => Keep::PerBlock(k),
+            (None, None) => Keep::PerBlock(heads.div_ceil(2)),
+        }
+    }
+}
+
+impl Method for Hydra {
+    fn members(&self) -> usize {
+        self.members
+    }
+
+    fn check(&self, _config: &ExperimentConfig) -> Result<(), String> {
+        if self.members == 0 {
+            return Err("members must be at least 1".into());
+        }
+        if self.keep.is_some() && self.keep_total.is_some() {
+            return Err("give `keep` (per block) or `keep_total`, not both".into());
+        }
+        if !(self.temperature >= 0.0 && self.temperature.is_finite()) {
+            return Err(format!("temperature = {} must be >= 0", self.temperature));
+        }
+        if self.calibration == 0 {
+            return Err("calibration must be at least 1".into());
+        }
+        self.merge.parse::<Merge>().map_err(|e| e.to_string())?;
+        self.ood_calibration
+            .parse::<Corruption>()
+            .map_err(|e| format!("ood_calibration: {e}"))?;
+        hydra::strategy(&self.importance, &self.importance_params).map_err(|e| e.to_string())?;
+        Ok(())
+    }
+
+    fn build(&self, ctx: &Context<'_>) -> Result<Built, String> {
+        let base = &ctx.base[0];
+        let importance = hydra::strategy(&self.importance, &self.importance_params)
+            .map_err(|e| e.to_string())?;
+        let calibration = self.calibration_data(ctx)?;
+        let select = SelectConfig {
+            members: self.members,
+            keep: self.keep(ctx.vit.n_heads),
+            temperature: self.temperature,
+            bootstrap: self.bootstrap,
+        };
+        let plans = hydra::plan_members(
+            base,
+            importance.as_ref(),
+            &calibration,
+            &select,
+            ctx.seed_for("select"),
+        )
+        .map_err(|e| e.to_string())?;
+        ctx.say(&format!(
+            "{} members from `{}` head scores; heads kept per block: {:?}",
+            plans.len(),
+            self.importance,
+            plans
+                .iter()
+                .map(|p| p.kept.0.iter().map(Vec::len).collect::<Vec<_>>())
+                .collect::<Vec<_>>()
+        ));
+        let train = ctx.train_config()?;
+        let mut members = Vec::with_capacity(plans.len());
+        for (m, plan) in plans.iter().enumerate() {
+            let pruned = hydra::prune(base, &plan.kept).map_err(|e| e.to_string())?;
+            let member = if train.epochs == 0 {
+                pruned
+            } else {
+                let tag = format!("member-{m}");
+                ctx.fit(
+                    pruned.fork(&ctx.autodiff()).train(),
+                    ctx.train,
+                    &train,
+                    &tag,
+                    ctx.seed_for(&tag),
+                    None,
+                )?
+                .valid()
+            };
+            members.push(member);
+        }
+        let merge: Merge = self
+            .merge
+            .parse()
+            .map_err(|e: hydra::HydraError| e.to_string())?;
+        let fused = hydra::fuse(&members, merge).map_err(|e| e.to_string())?;
+        let mut built = Built::new(fused);
+        built.extra.insert(
+            "head_scores".into(),
+            serde_json::to_value(plans.iter().map(|p| &p.scores).collect::<Vec<_>>())
+                .map_err(|e| e.to_string())?,
+        );
+        built.extra.insert(
+            "kept_heads".into(),
+            serde_json::to_value(plans.iter().map(|p| &p.kept).collect::<Vec<_>>())
+                .map_err(|e| e.to_string())?,
+        );
+        if self.analysis {
+            let scores = importance
+                .scores(
+                    base,
+                    &calibration,
+                    &hydra::ScoreContext {
+                        seed: ctx.seed_for("analysis"),
+                        member: 0,
+                    },
+                )
+                .map_err(|e| e.to_string())?;
+            built.files.push((
+                "pruning.csv".into(),
+                pruning_analysis(ctx, &scores)?.into_bytes(),
+            ));
+        }
+        Ok(built)
+    }
+}
+
+impl Hydra {
+    /// The first `calibration` validation samples in batches, plus their corrupted copies as
+    /// OOD calibration data.
+    fn calibration_data(&self, ctx: &Context<'_>) -> Result<Calibration, String> {
+        let val = ctx.val.set;
+        if val.is_empty() {
+            return Err(
+                "hydra scores heads on the validation split: set data.val_fraction > 0".into(),
+            );
+        }
+        let n = self.calibration.min(val.len());
+        let indices: Vec<usize> = (0..n).collect();
+        let corruption: Corruption = self
+            .ood_calibration
+            .parse()
+            .map_err(|e: data::DataError| e.to_string())?;
+        let shifted: ImageDataset = corrupt(
+            &val.subset(&indices),
+            corruption,
+            5,
+            ctx.seed_for("ood-calibration"),
+        )
+        .map_err(|e| e.to_string())?;
+        let batch = ctx.config.data.eval_batch_size.min(128);
+        let mut calibration = Calibration {
+            batches: Vec::new(),
+            ood: Vec::new(),
+        };
+        for chunk in indices.chunks(batch) {
+            let images = ctx
+                .val
+                .batch(chunk, None, ctx.device)
+                .map_err(|e| e.to_string())?;
+            let labels: Vec<i64> = chunk.iter().map(|&i| val.labels[i] as i64).collect();
+            let labels =
+                Tensor::<1, Int>::from_data(TensorData::new(labels, [chunk.len()]), ctx.device);
+            calibration.batches.push((images, labels));
+            let ood = train::ImageData {
+                set: &shifted,
+                norm: ctx.val.norm,
+            }
+            .batch(chunk, None, ctx.device)
+            .map_err(|e| e.to_string())?;
+            calibration.ood.push(ood);
+        }
+        Ok(calibration)
+    }
+}
+
+/// Prune ratios 0, 0.1, ..., 0.9 of all heads, lowest scores first, gated off in the base model
+/// (no fine-tuning): accuracy, NLL and ECE on the test set, NLL and ECE on each shifted set, and
+/// on each OOD set the AUROC and the mean confidence (max softmax probability; OOD has no labels,
+/// so no loss). One CSV row per ratio.
+fn pruning_analysis(ctx: &Context<'_>, head_scores: &hydra::HeadScores) -> Result<String, String> {
+    let sets = ctx.sets;
+    let batch = ctx.config.data.eval_batch_size;
+    let norm = ctx.val.norm;
+    let score: Score = ctx
+        .config
+        .data
+        .ood_score
+        .parse()
+        .map_err(|e: uq_metrics::MetricsError| e.to_string())?;
+    let mut header = vec![
+        "ratio".to_string(),
+        "heads_kept".into(),
+        "clean_acc".into(),
+        "clean_nll".into(),
+        "clean_ece".into(),
+    ];
+    for (name, _) in &sets.shift {
+        header.extend([format!("{name}_nll"), format!("{name}_ece")]);
+    }
+    for set in &sets.ood {
+        header.extend([
+            format!("{}_auroc", set.name),
+            format!("{}_confidence", set.name),
+        ]);
+    }
+    let mut csv = header.join(",") + "\n";
+    for step in 0..10 {
+        let ratio = step as f64 / 10.0;
+        let kept = hydra::prune_ratio(head_scores, ratio).map_err(|e| e.to_string())?;
+        let mask = kept
+            .mask(ctx.vit.n_heads, ctx.device)
+            .map_err(|e| e.to_string())?;
+        let model = Gated::heads(ctx.base[0].clone(), mask, ctx.base_flops());
+        let clean = predict(&model, &sets.test, norm, batch, ctx.device)?;
+        let id = id_metrics(&clean)?;
+        let mut row = vec![
+            format!("{ratio:.1}"),
+            kept.0.iter().map(Vec::len).sum::<usize>().to_string(),
+            format!("{:.6}", id.accuracy),
+            format!("{:.6}", id.nll),
+            format!("{:.6}", id.ece),
+        ];
+        for (_, set) in &sets.shift {
+            let m = shift_metrics(&predict(&model, set, norm, batch, ctx.device)?)?;
+            row.extend([format!("{:.6}", m.nll), format!("{:.6}", m.ece)]);
+        }
+        for set in &sets.ood {
+            let ood = predict(&model, set, norm, batch, ctx.device)?;
+            let m = ood_metrics(&clean, &ood, score)?;
+            // Mean max-softmax probability: how confidently the pruned model answers on OOD.
+            let msp = scores(&ood, Score::Msp)?;
+            let confidence = 1.0 - msp.iter().sum::<f64>() / msp.len().max(1) as f64;
+            row.extend([format!("{:.6}", m.auroc), format!("{confidence:.6}")]);
+        }
+        csv += &(row.join(",") + "\n");
+    }
+    Ok(csv)
+}

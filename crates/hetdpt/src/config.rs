@@ -1,0 +1,382 @@
+//! The `[hetdpt]` parameters, as written in an experiment's method table.
+
+use serde::{Deserialize, Serialize};
+use train::TrainConfig;
+
+use crate::error::HetDptError;
+
+/// How the speed of a pruned model is measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Speed {
+    /// Median wall time of the merged model's forward pass at `latency_batch`, after warm-up.
+    Latency,
+    /// FLOPs per image of the merged model (deterministic; no timing noise).
+    Flops,
+}
+
+/// What the MAP choice optimises. Written as `budget = { min_speedup = 1.3 }` or
+/// `budget = { max_accuracy_drop = 0.01 }`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Budget {
+    /// Maximise predicted accuracy among grid points at least this much faster than the base.
+    MinSpeedup(f64),
+    /// Maximise speed among grid points whose predicted accuracy is at most this far (a
+    /// fraction, 0.01 = one point) below the predicted accuracy of the unpruned model.
+    MaxAccuracyDrop(f64),
+}
+
+/// HetDPT+: width pruning applied with the chosen depth pruning, before the final fine-tune.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WidthConfig {
+    /// Fraction of MLP hidden channels kept in every block that keeps its GELU, in (0, 1]
+    /// (default 1); channels are ranked by magnitude, `‖W1[:, j]‖·‖W2[j, :]‖`.
+    #[serde(default = "one")]
+    pub mlp_keep: f64,
+    /// Head pruning (absent: all heads kept).
+    #[serde(default)]
+    pub heads: Option<HeadWidth>,
+}
+
+/// Head pruning for HetDPT+, scored on the unpruned model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeadWidth {
+    /// A Hydra head-importance strategy (`taylor`, `magnitude`, ...; see `hydra::STRATEGIES`).
+    pub strategy: String,
+    /// The strategy's parameters.
+    #[serde(default)]
+    pub params: toml::Table,
+    /// Heads kept in every block (the top-scored ones).
+    pub keep: usize,
+    /// Training images (seeded stratified subset) the strategy scores on.
+    #[serde(default = "default_calibration_images")]
+    pub calibration_images: usize,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+fn default_calibration_images() -> usize {
+    256
+}
+
+/// Every knob of the pipeline; the defaults suit `vit_tiny_28` on a few thousand images.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HetDptConfig {
+    /// Largest number of attention branches removed in the MAP grid (default L / 2).
+    pub max_attn: Option<usize>,
+    /// Largest number of GELUs removed in the MAP grid (default L / 2).
+    pub max_act: Option<usize>,
+    /// Training steps of the gate scores in each removal round.
+    pub importance_steps: usize,
+    /// SGD step size of the gate scores.
+    pub importance_lr: f64,
+    /// Weight of the sparsity pressure `Σ b` on the (binarised) gates.
+    pub sparsity: f64,
+    /// Initial gate score; each round draws every score in (init / 2, init] (positive: every
+    /// gate starts on).
+    pub importance_init: f64,
+    /// Training images (seeded stratified subset) the gate scores are trained on.
+    pub importance_images: usize,
+    /// Training images (seeded stratified subset) each MAP point is fine-tuned on.
+    pub map_images: usize,
+    /// Fine-tune epochs of each MAP point (0: measure without fine-tuning).
+    pub map_epochs: usize,
+    /// Total degree of the MAP polynomial in (m_a, m_g).
+    pub degree: usize,
+    pub speed: Speed,
+    /// Batch size at which latency is measured.
+    pub latency_batch: usize,
+    pub budget: Budget,
+    /// Batch size of every fine-tune and of the gate-score training.
+    pub batch_size: usize,
+    /// Peak learning rate of every fine-tune (AdamW, cosine decay, no warm-up).
+    pub lr: f64,
+    /// Epochs of the final fine-tune (with distillation) of the chosen model.
+    pub finetune_epochs: usize,
+    /// Training images of the final fine-tune (None: the whole training set).
+    pub finetune_images: Option<usize>,
+    /// Distillation weight: loss = (1 - alpha)·CE + alpha·distillation.
+    pub alpha: f64,
+    /// Distillation temperature (0: the teacher's hard labels, as in DeiT).
+    pub temperature: f64,
+    /// HetDPT+ width pruning (absent: depth only).
+    pub width: Option<WidthConfig>,
+}
+
+impl Default for HetDptConfig {
+    fn default() -> Self {
+        Self {
+            max_attn: None,
+            max_act: None,
+            importance_steps: 30,
+            importance_lr: 1.0,
+            sparsity: 0.05,
+            importance_init: 0.5,
+            importance_images: 1000,
+            map_images: 1000,
+            map_epochs: 1,
+            degree: 2,
+            speed: Speed::Latency,
+            latency_batch: 64,
+            budget: Budget::MinSpeedup(1.3),
+            batch_size: 64,
+            lr: 5e-4,
+            finetune_epochs: 2,
+            finetune_images: None,
+            alpha: 0.5,
+            temperature: 1.0,
+            width: None,
+        }
+    }
+}
+
+impl WidthConfig {
+    fn check(&self) -> Result<(), HetDptError> {
+        if !(self.mlp_keep > 0.0 && self.mlp_keep <= 1.0) {
+            return Err(HetDptError::config(
+                "width.mlp_keep",
+                self.mlp_keep,
+                "a fraction in (0, 1]",
+            ));
+        }
+        let Some(heads) = &self.heads else {
+            return Ok(());
+        };
+        for (field, v) in [
+            ("width.heads.keep", heads.keep),
+            ("width.heads.calibration_images", heads.calibration_images),
+        ] {
+            if v == 0 {
+                return Err(HetDptError::config(field, v, "a positive integer"));
+            }
+        }
+        hydra::strategy(&heads.strategy, &heads.params)
+            .map(drop)
+            .map_err(|e| {
+                HetDptError::config("width.heads.strategy", &heads.strategy, e.to_string())
+            })
+    }
+}
+
+impl HetDptConfig {
+    /// Checks every field the types do not; the error names it (`hetdpt.<field>`).
+    pub fn check(&self) -> Result<(), HetDptError> {
+        for (field, v) in [
+            ("importance_steps", self.importance_steps),
+            ("importance_images", self.importance_images),
+            ("map_images", self.map_images),
+            ("degree", self.degree),
+            ("latency_batch", self.latency_batch),
+            ("batch_size", self.batch_size),
+        ] {
+            if v == 0 {
+                return Err(HetDptError::config(field, v, "a positive integer"));
+            }
+        }
+        if self.finetune_images == Some(0) {
+            return Err(HetDptError::config(
+                "finetune_images",
+                0,
+                "a positive integer (or leave it out for the whole training set)",
+            ));
+        }
+        for (field, v) in [("importance_lr", self.importance_lr), ("lr", self.lr)] {
+            if !(v > 0.0 && v.is_finite()) {
+                return Err(HetDptError::config(field, v, "a finite number > 0"));
+            }
+        }
+        for (field, v) in [
+            ("sparsity", self.sparsity),
+            ("temperature", self.temperature),
+        ] {
+            if !(v >= 0.0 && v.is_finite()) {
+                return Err(HetDptError::config(field, v, "a finite number >= 0"));
+            }
+        }
+        if !(self.importance_init > 0.0 && self.importance_init.is_finite()) {
+            return Err(HetDptError::config(
+                "importance_init",
+                self.importance_init,
+                "a finite number > 0 (every gate starts on)",
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.alpha) {
+            return Err(HetDptError::config(
+                "alpha",
+                self.alpha,
+                "a weight in [0, 1]",
+            ));
+        }
+        match self.budget {
+            Budget::MinSpeedup(s) if !(s >= 1.0 && s.is_finite()) => {
+                return Err(HetDptError::config(
+                    "budget.min_speedup",
+                    s,
+                    "a finite speed-up >= 1",
+                ));
+            }
+            Budget::MaxAccuracyDrop(d) if !(0.0..=1.0).contains(&d) => {
+                return Err(HetDptError::config(
+                    "budget.max_accuracy_drop",
+                    d,
+                    "a fraction in [0, 1]",
+                ));
+            }
+            _ => {}
+        }
+        if let Some(w) = &self.width {
+            w.check()?;
+        }
+        Ok(())
+    }
+
+    /// The width settings checked against a model with `heads` heads per block.
+    pub(crate) fn check_heads(&self, heads: usize) -> Result<(), HetDptError> {
+        match self.width.as_ref().and_then(|w| w.heads.as_ref()) {
+            Some(h) if h.keep > heads => Err(HetDptError::config(
+                "width.heads.keep",
+                h.keep,
+                format!("at most the model's {heads} heads per block"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The MAP grid's largest (n_a, n_g) for an encoder of `layers` blocks: the configured
+    /// values or L / 2, each at most L and at least `degree` (fewer distinct values along an
+    /// axis than degree + 1 would make the least-squares fit singular).
+    pub fn grid(&self, layers: usize) -> Result<(usize, usize), HetDptError> {
+        let pick = |field: &str, v: Option<usize>| {
+            let v = v.unwrap_or(layers / 2);
+            if v > layers || v < self.degree {
+                return Err(HetDptError::config(
+                    field,
+                    v,
+                    format!(
+                        "between degree = {} and the number of blocks L = {layers} \
+                         (a degree-{} fit needs at least {} values of each ratio)",
+                        self.degree,
+                        self.degree,
+                        self.degree + 1
+                    ),
+                ));
+            }
+            Ok(v)
+        };
+        Ok((
+            pick("max_attn", self.max_attn)?,
+            pick("max_act", self.max_act)?,
+        ))
+    }
+
+    /// The recipe of a fine-tune of `epochs` epochs: AdamW at `lr` with cosine decay and no
+    /// warm-up (the weights are already trained), no augmentation.
+    pub(crate) fn recipe(&self, epochs: usize) -> TrainConfig {
+        TrainConfig {
+            epochs,
+            batch_size: self.batch_size,
+            lr: self.lr,
+            warmup_epochs: 0.0,
+            ..TrainConfig::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field_of(e: HetDptError) -> String {
+        match e {
+            HetDptError::Config { field, .. } => field,
+            other => panic!("expected a config error, got {other}"),
+        }
+    }
+
+    #[test]
+    fn toml_with_defaults_and_budget_table() {
+        let cfg: HetDptConfig = toml::from_str(
+            "degree = 1\nspeed = \"flops\"\nbudget = { max_accuracy_drop = 0.02 }\n\
+             [width]\nmlp_keep = 0.5\nheads = { strategy = \"magnitude\", keep = 2 }",
+        )
+        .unwrap();
+        assert_eq!(cfg.degree, 1);
+        assert_eq!(cfg.speed, Speed::Flops);
+        assert_eq!(cfg.budget, Budget::MaxAccuracyDrop(0.02));
+        let width = cfg.width.as_ref().unwrap();
+        assert_eq!(width.mlp_keep, 0.5);
+        let heads = width.heads.as_ref().unwrap();
+        assert_eq!((heads.strategy.as_str(), heads.keep), ("magnitude", 2));
+        assert_eq!(heads.calibration_images, 256);
+        assert_eq!(
+            cfg.check_heads(1)
+                .unwrap_err()
+                .to_string()
+                .split(' ')
+                .next(),
+            Some("hetdpt.width.heads.keep")
+        );
+        assert_eq!(
+            cfg.importance_steps,
+            HetDptConfig::default().importance_steps
+        );
+        cfg.check().unwrap();
+        let unknown = toml::from_str::<HetDptConfig>("degre = 2");
+        assert!(unknown.unwrap_err().to_string().contains("degre"));
+    }
+
+    #[test]
+    fn check_names_the_field() {
+        let bad = |f: fn(&mut HetDptConfig)| {
+            let mut cfg = HetDptConfig::default();
+            f(&mut cfg);
+            field_of(cfg.check().unwrap_err())
+        };
+        assert_eq!(bad(|c| c.degree = 0), "hetdpt.degree");
+        assert_eq!(bad(|c| c.lr = f64::NAN), "hetdpt.lr");
+        assert_eq!(bad(|c| c.alpha = 1.5), "hetdpt.alpha");
+        assert_eq!(bad(|c| c.importance_init = 0.0), "hetdpt.importance_init");
+        assert_eq!(
+            bad(|c| c.budget = Budget::MinSpeedup(0.5)),
+            "hetdpt.budget.min_speedup"
+        );
+        fn width(mlp_keep: f64, strategy: &str) -> Option<WidthConfig> {
+            Some(WidthConfig {
+                mlp_keep,
+                heads: Some(HeadWidth {
+                    strategy: strategy.into(),
+                    params: toml::Table::new(),
+                    keep: 1,
+                    calibration_images: 8,
+                }),
+            })
+        }
+        assert_eq!(
+            bad(|c| c.width = width(0.0, "taylor")),
+            "hetdpt.width.mlp_keep"
+        );
+        assert_eq!(
+            bad(|c| c.width = width(0.5, "tayl0r")),
+            "hetdpt.width.heads.strategy"
+        );
+    }
+
+    #[test]
+    fn grid_defaults_to_half_depth_and_rejects_too_few_values() {
+        let cfg = HetDptConfig::default();
+        assert_eq!(cfg.grid(4).unwrap(), (2, 2));
+        assert_eq!(cfg.grid(7).unwrap(), (3, 3));
+        assert_eq!(field_of(cfg.grid(2).unwrap_err()), "hetdpt.max_attn");
+        let cfg = HetDptConfig {
+            max_act: Some(5),
+            ..HetDptConfig::default()
+        };
+        assert_eq!(field_of(cfg.grid(4).unwrap_err()), "hetdpt.max_act");
+    }
+}

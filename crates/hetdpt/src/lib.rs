@@ -1,0 +1,52 @@
+//! HetDPT: heterogeneity-aware depth pruning of a Vision Transformer (METHODS.md §3).
+//!
+//! [`prune`] runs the whole method on a trained `backbone::VisionTransformer`:
+//! 1. **Which layers**: every attention branch and every GELU gets a real score, binarised in
+//!    the forward pass (`b = [θ > 0]`, straight-through gradient) and trained by SGD with the
+//!    task loss plus a sparsity pressure `λ·Σ b`, the model's weights frozen. Each round trains
+//!    one kind's scores (restarted from `importance_init` with a seeded jitter) and removes its
+//!    lowest-scoring candidate; kinds alternate (attention first) and are never compared.
+//! 2. **How many** (the Model Accuracy Predictor): every (n_a, n_g) of the grid is merged,
+//!    fine-tuned briefly and measured (validation accuracy; speed by measured latency or
+//!    FLOPs); a least-squares polynomial in (n_a / L, n_g / L) predicts accuracy, its R² is
+//!    reported, and the [`Budget`] picks the grid point (ranked by predicted accuracy).
+//! 3. **Merge and recover**: the chosen model is merged into a [`PrunedViT`] (removed
+//!    attention branches lose their parameters and LN1; an MLP without GELU becomes one linear
+//!    map `x·W1·W2 + b1·W2 + b2`), optionally width-pruned (HetDPT+, [`WidthConfig`]: heads
+//!    by a Hydra importance strategy scored on the unpruned model, MLP channels by magnitude),
+//!    and fine-tuned with distillation from the unpruned model.
+//!
+//! [`merge`] with a [`Removal`] gives the merged model directly; it equals the unmerged model
+//! run with those gates at 0 ([`Removal::gates`]). [`PrunedViT`] implements
+//! `ensembles::EnsembleModel` (M = 1) and `train::Trainable`. The [`HetDptReport`] holds the
+//! scores, orders, MAP points, fit, choice and before/after measurements (Serialize).
+//!
+//! ```no_run
+//! # fn demo(base: &backbone::VisionTransformer, vit: &backbone::ViTConfig,
+//! #         train: train::ImageData<'_>, val: train::ImageData<'_>) -> Result<(), hetdpt::HetDptError> {
+//! let device = burn::tensor::Device::flex();
+//! let cfg: hetdpt::HetDptConfig = toml::from_str("budget = { min_speedup = 1.2 }").unwrap();
+//! let outcome = hetdpt::prune(base, vit, train, val, &cfg, &device, 3)?;
+//! println!("chose {:?}, R² {:.3}", outcome.report.choice, outcome.report.fit.r_squared);
+//! # Ok(()) }
+//! ```
+
+mod config;
+mod error;
+mod importance;
+mod map;
+mod measure;
+mod pipeline;
+mod pruned;
+mod width;
+
+#[cfg(test)]
+mod testutil;
+
+pub use config::{Budget, HeadWidth, HetDptConfig, Speed, WidthConfig};
+pub use error::HetDptError;
+pub use importance::{Kind, RemovalOrder, Round};
+pub use map::{Choice, MapFit, MapPoint, Polynomial};
+pub use pipeline::{HetDptReport, ModelSummary, Outcome, Timing, prune};
+pub use pruned::{AttentionBranch, PrunedBlock, PrunedMlp, PrunedViT, Removal, merge};
+pub use width::WidthReport;

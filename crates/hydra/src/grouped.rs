@@ -1,0 +1,121 @@
+//! Grouped layers: M independent copies of a layer applied to M streams `[M, R, ·]` at once.
+
+use burn::module::{Module, Param};
+use burn::nn::{LayerNorm, Linear};
+use burn::tensor::Tensor;
+
+use crate::error::HydraError;
+
+/// A grouped fully-connected layer: group g maps stream g `[R, in]` to `[R, out]` with its own
+/// weight, as one batched matmul `[M, R, in] × [M, in, out]` (block-diagonal over members).
+///
+/// One group is shared by all streams (an averaged MLP): then all rows go through a single
+/// matmul. An input with one stream is broadcast over the groups (the shared patch pixels).
+#[derive(Module, Debug)]
+pub struct GroupedLinear {
+    /// `[G, in, out]`.
+    pub weight: Param<Tensor<3>>,
+    /// `[G, 1, out]`.
+    pub bias: Param<Tensor<3>>,
+}
+
+impl GroupedLinear {
+    /// Stacks per-group `[in, out]` weights and `[out]` biases (all of equal shapes).
+    pub(crate) fn stack(weights: Vec<Tensor<2>>, biases: Vec<Tensor<1>>) -> Self {
+        let biases = biases.into_iter().map(|b| b.unsqueeze::<2>()).collect();
+        Self {
+            weight: Param::from_tensor(Tensor::stack(weights, 0)),
+            bias: Param::from_tensor(Tensor::stack(biases, 0)),
+        }
+    }
+
+    /// The groups of `linears`, a missing bias read as zeros.
+    pub(crate) fn of(linears: &[&Linear]) -> Self {
+        let (weights, biases) = linears.iter().map(|l| weight_and_bias(l)).unzip();
+        Self::stack(weights, biases)
+    }
+
+    /// `[M, R, in] -> [M, R, out]`.
+    pub fn forward(&self, x: Tensor<3>) -> Tensor<3> {
+        let [groups, d_in, d_out] = self.weight.dims();
+        let [streams, rows, _] = x.dims();
+        if groups == 1 && streams > 1 {
+            let y = x
+                .reshape([1, streams * rows, d_in])
+                .matmul(self.weight.val());
+            return (y + self.bias.val()).reshape([streams, rows, d_out]);
+        }
+        let x = if streams == 1 {
+            x.expand([groups, rows, d_in])
+        } else {
+            x
+        };
+        x.matmul(self.weight.val()) + self.bias.val()
+    }
+}
+
+/// A Linear's weight `[in, out]` and bias `[out]` (zeros when it has none).
+pub(crate) fn weight_and_bias(linear: &Linear) -> (Tensor<2>, Tensor<1>) {
+    let weight = linear.weight.val();
+    let [_, d_out] = weight.dims();
+    let bias = match &linear.bias {
+        Some(b) => b.val(),
+        None => Tensor::zeros([d_out], &weight.device()),
+    };
+    (weight, bias)
+}
+
+/// One LayerNorm per stream: a single normalisation of all streams, then each stream's affine.
+#[derive(Module, Debug)]
+pub struct GroupedLayerNorm {
+    /// The members' normalisation without affine (gamma 1, no beta).
+    pub normalise: LayerNorm,
+    /// `[M, 1, D]`.
+    pub gamma: Param<Tensor<3>>,
+    /// `[M, 1, D]`.
+    pub beta: Param<Tensor<3>>,
+}
+
+impl GroupedLayerNorm {
+    /// Groups `norms` (one per member). Burn keeps a LayerNorm's epsilon private, so the
+    /// normaliser is a member's own norm with its affine removed, and the norms must agree in
+    /// everything their `Display` shows (width, epsilon, bias).
+    pub(crate) fn of(norms: &[&LayerNorm], what: &str) -> Result<Self, HydraError> {
+        let first = norms[0];
+        if let Some((m, other)) = norms
+            .iter()
+            .enumerate()
+            .find(|(_, n)| n.to_string() != first.to_string())
+        {
+            return Err(HydraError::invalid(
+                format!("member {m} {what}"),
+                other,
+                format!("{first}, as in member 0"),
+            ));
+        }
+        let gamma: Vec<_> = norms
+            .iter()
+            .map(|n| n.gamma.val().unsqueeze::<2>())
+            .collect();
+        let beta: Vec<_> = norms
+            .iter()
+            .map(|n| match &n.beta {
+                Some(b) => b.val().unsqueeze::<2>(),
+                None => n.gamma.val().zeros_like().unsqueeze::<2>(),
+            })
+            .collect();
+        let mut normalise = first.clone();
+        normalise.gamma = Param::from_tensor(first.gamma.val().ones_like());
+        normalise.beta = None;
+        Ok(Self {
+            normalise,
+            gamma: Param::from_tensor(Tensor::stack(gamma, 0)),
+            beta: Param::from_tensor(Tensor::stack(beta, 0)),
+        })
+    }
+
+    /// `[M, R, D] -> [M, R, D]`.
+    pub fn forward(&self, x: Tensor<3>) -> Tensor<3> {
+        self.normalise.forward(x) * self.gamma.val() + self.beta.val()
+    }
+}

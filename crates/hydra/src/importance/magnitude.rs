@@ -1,0 +1,60 @@
+//! `magnitude`: L1 norm of each head's weights (its Q/K/V columns and output-projection rows).
+
+use backbone::VisionTransformer;
+use burn::nn::Linear;
+use burn::tensor::Tensor;
+
+use super::{HeadImportance, HeadScores, Params, ScoreContext, Strategy, grid};
+use crate::calibration::Calibration;
+use crate::error::HydraError;
+
+pub(super) const STRATEGY: Strategy = Strategy {
+    name: "magnitude",
+    about: "L1 norm of the head's Q/K/V columns and output rows (data-free baseline)",
+    build: |params| {
+        Params::new("magnitude", params, &[])?;
+        Ok(Box::new(Magnitude))
+    },
+};
+
+struct Magnitude;
+
+impl HeadImportance for Magnitude {
+    fn name(&self) -> &'static str {
+        STRATEGY.name
+    }
+
+    fn scores(
+        &self,
+        model: &VisionTransformer,
+        _data: &Calibration,
+        _ctx: &ScoreContext,
+    ) -> Result<HeadScores, HydraError> {
+        let (_, heads) = grid(model)?;
+        let rows = model
+            .encoder
+            .layer
+            .iter()
+            .map(|block| {
+                let a = &block.attention;
+                // Head h owns columns h·d_h..(h+1)·d_h of an [in, out] projection weight.
+                let columns = |linear: &Linear| {
+                    let [d, width] = linear.weight.dims();
+                    let w = linear.weight.val().abs().reshape([d, heads, width / heads]);
+                    w.sum_dim(2).sum_dim(0).reshape([heads])
+                };
+                let [width, d] = a.output.weight.dims();
+                let output_rows = a
+                    .output
+                    .weight
+                    .val()
+                    .abs()
+                    .reshape([heads, width / heads * d])
+                    .sum_dim(1)
+                    .reshape([heads]);
+                columns(&a.query) + columns(&a.key) + columns(&a.value) + output_rows
+            })
+            .collect();
+        Ok(HeadScores::from_tensor(Tensor::stack(rows, 0)))
+    }
+}

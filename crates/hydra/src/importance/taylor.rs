@@ -1,0 +1,58 @@
+//! `taylor`: first-order Taylor importance on head gates (Molchanov et al. 2019).
+
+use backbone::{Gates, Mode, VisionTransformer};
+use burn::tensor::Tensor;
+use train::cross_entropy;
+
+use super::{HeadImportance, HeadScores, Params, ScoreContext, Strategy, grid};
+use crate::calibration::Calibration;
+use crate::error::HydraError;
+
+pub(super) const STRATEGY: Strategy = Strategy {
+    name: "taylor",
+    about: "sum over calibration batches of (dLoss/dg)^2 for a gate g = 1 on each head",
+    build: |params| {
+        Params::new("taylor", params, &[])?;
+        Ok(Box::new(Taylor))
+    },
+};
+
+struct Taylor;
+
+impl HeadImportance for Taylor {
+    fn name(&self) -> &'static str {
+        STRATEGY.name
+    }
+
+    fn scores(
+        &self,
+        model: &VisionTransformer,
+        data: &Calibration,
+        _ctx: &ScoreContext,
+    ) -> Result<HeadScores, HydraError> {
+        let (layers, heads) = grid(model)?;
+        let device = data.check()?;
+        // Only the gates are tracked: the plain-device weights and images enter the graph as
+        // constants, so the backward pass computes nothing but the gate gradients.
+        let tracked = device.clone().autodiff();
+        let mut total = Tensor::<2>::zeros([layers, heads], &device);
+        for (images, labels) in &data.batches {
+            let gates = Tensor::<2>::ones([layers, heads], &tracked).require_grad();
+            let head_gates = Gates {
+                heads: Some(gates.clone()),
+                ..Gates::none()
+            };
+            let logits = model.forward(images.clone(), &head_gates, Mode::Deterministic);
+            let loss = cross_entropy(logits.unsqueeze_dim(0), labels.clone(), 0.0);
+            let grad = gates.grad(&loss.backward()).ok_or_else(|| {
+                HydraError::invalid(
+                    "taylor",
+                    "no gradient reached the head gates",
+                    "a model whose forward uses Gates.heads",
+                )
+            })?;
+            total = total + grad.powi_scalar(2);
+        }
+        Ok(HeadScores::from_tensor(total))
+    }
+}
