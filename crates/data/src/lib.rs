@@ -13,7 +13,8 @@
 //!   [`Catalog::load_text`]).
 //! - Splits: [`train_val_split`] (plain or stratified) and [`stratified_subset`].
 //! - Training input: [`Normalization`] (per-channel mean/std), [`BatchPlan`] (seeded per-epoch
-//!   shuffling) and [`augment`] (random padded crop, optional horizontal flip).
+//!   shuffling) and [`augment`] (random padded crop, optional horizontal flip); [`resize`]
+//!   (bilinear, grey replicated to RGB) for pretrained backbones at their own resolution.
 //! - Shift tests: [`corrupt`] with a [`Corruption`] at severity 1..=5 (CIFAR-10-C style).
 //! - Text: [`WordPiece`], BERT's uncased WordPiece tokenizer ([`Encoding`]: ids and mask),
 //!   matching Hugging Face `tokenizers` on BERT's `tokenizer.json`.
@@ -30,6 +31,7 @@ mod file;
 mod idx;
 mod noise;
 mod normalize;
+mod resize;
 mod sentiment;
 mod split;
 mod wordpiece;
@@ -44,6 +46,7 @@ pub use idx::{
     load_idx_pair, read_idx_images, read_idx_labels, write_idx_images, write_idx_labels,
 };
 pub use normalize::Normalization;
+pub use resize::resize;
 pub use sentiment::{NeutralRows, load_vader_tsv};
 pub use split::{SubsetSize, stratified_subset, train_val_split};
 pub use wordpiece::{Encoding, WordPiece};
