@@ -5,6 +5,7 @@ mod embed;
 mod list;
 mod metrics;
 mod run;
+mod worker;
 
 use std::process::ExitCode;
 
@@ -32,6 +33,9 @@ enum Command {
     /// Evaluate saved predictions (.npy): accuracy, NLL, Brier, ECE, AECE, AURC and, with OOD
     /// predictions, AUROC, AUPR-In, AUPR-Out, FPR95.
     Metrics(metrics::MetricsArgs),
+    /// One training job of a run (started by `run --workers`).
+    #[command(hide = true)]
+    Worker(worker::WorkerArgs),
     /// List method kinds, backbone presets, datasets, corruptions, OOD scores and backends.
     List,
     /// Token ids and mean-pooled, L2-normalised sentence embeddings from a Hugging Face BERT
@@ -45,6 +49,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Metrics(args) => metrics::run(args),
         Command::List => list::run(),
+        Command::Worker(args) => worker::run(args),
         Command::Embed(args) => embed::run(args),
     };
     match result {

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
-use experiment::{ExperimentConfig, RunOptions, render_terminal};
+use experiment::{ExperimentConfig, RunOptions, Workers, render_terminal};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -28,6 +28,10 @@ pub struct RunArgs {
     /// No progress output.
     #[arg(long)]
     quiet: bool,
+    /// Worker processes that train independent models (Deep Ensemble members, methods that
+    /// train) beside the main one; results are identical with any number [default: CPU cores - 1]
+    #[arg(long)]
+    workers: Option<usize>,
 }
 
 pub fn run(args: &RunArgs) -> Result<(), String> {
@@ -62,6 +66,13 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
             .clone()
             .unwrap_or_else(|| args.out.join(".cache")),
         quiet: args.quiet,
+        workers: Some(Workers {
+            exe: std::env::current_exe()
+                .map_err(|e| format!("locating the uqformer binary for workers: {e}"))?,
+            processes: args
+                .workers
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()) - 1),
+        }),
     };
     let output = experiment::run(&config, &options)?;
     println!("{}", render_terminal(&output.summary));

@@ -11,6 +11,7 @@ pub mod npy;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod workers;
 
 pub use config::ExperimentConfig;
 pub use error::ConfigError;
@@ -18,5 +19,6 @@ pub use methods::{Built, Context, KINDS, Method, MethodSpec};
 
 pub use report::{render_markdown, render_terminal};
 pub use results::{Cost, IdMetrics, MethodResult, OodMetrics, ShiftMetrics, Summary, write_run};
-pub use runner::{RunOptions, RunOutput, run};
+pub use runner::{RunOptions, RunOutput, run, run_job};
 pub use train::atomic_write;
+pub use workers::{Job, Workers};

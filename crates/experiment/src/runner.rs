@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use backbone::{ViTConfig, VisionTransformer};
@@ -20,9 +21,10 @@ use uq_metrics::Score;
 use crate::config::ExperimentConfig;
 use crate::device::device;
 use crate::eval::{EvalSets, cost, id_metrics, ood_metrics, predict, shift_metrics};
-use crate::methods::Context;
 use crate::methods::context::{Trainer, fingerprint};
+use crate::methods::{Context, MethodSpec};
 use crate::results::{MethodResult, Summary, write_run};
+use crate::workers::{Job, Pool, Spawn, Workers, command};
 
 /// Where a run reads and writes.
 #[derive(Debug, Clone)]
@@ -34,6 +36,8 @@ pub struct RunOptions {
     /// Trained models and their checkpoints, keyed by a fingerprint of what produced them.
     pub cache_root: PathBuf,
     pub quiet: bool,
+    /// Train independent models in worker processes beside the main one (results unchanged).
+    pub workers: Option<Workers>,
 }
 
 /// A finished run: its folder and what was written to `summary.json`.
@@ -43,9 +47,14 @@ pub struct RunOutput {
     pub summary: Summary,
 }
 
-/// Runs the whole experiment and writes its results.
-pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput, String> {
-    let device = device(&config.experiment.backend)?;
+/// The data sets every seed draws from, loaded once.
+struct Loaded {
+    train_full: ImageDataset,
+    test: ImageDataset,
+    ood: Vec<ImageDataset>,
+}
+
+fn load(config: &ExperimentConfig, opts: &RunOptions) -> Result<Loaded, String> {
     let catalog = Catalog::new(&opts.data_root);
     let splits = catalog
         .load_images(&config.data.dataset)
@@ -56,7 +65,7 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput, St
             config.data.dataset
         )
     })?;
-    let ood_sets = config
+    let ood = config
         .data
         .ood
         .iter()
@@ -71,70 +80,267 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput, St
             Ok(set)
         })
         .collect::<Result<Vec<_>, String>>()?;
+    Ok(Loaded {
+        train_full,
+        test: splits.test,
+        ood,
+    })
+}
+
+/// One seed's splits, normalisation, evaluation sets and backbone configuration.
+struct SeedData {
+    train: ImageDataset,
+    val: ImageDataset,
+    norm: Normalization,
+    sets: EvalSets,
+    vit: ViTConfig,
+}
+
+impl SeedData {
+    fn new(config: &ExperimentConfig, loaded: &Loaded, seed: u64) -> Result<Self, String> {
+        let (train, val, norm, sets) =
+            prepare(config, &loaded.train_full, &loaded.test, &loaded.ood, seed)?;
+        let vit = vit_config(config, &train)?;
+        Ok(Self {
+            train,
+            val,
+            norm,
+            sets,
+            vit,
+        })
+    }
+
+    fn train(&self) -> ImageData<'_> {
+        ImageData {
+            set: &self.train,
+            norm: &self.norm,
+        }
+    }
+
+    /// What a method sees while it is built.
+    fn context<'a>(
+        &'a self,
+        spec: &'a MethodSpec,
+        config: &'a ExperimentConfig,
+        base: &'a Base,
+        seed: u64,
+        device: &'a Device,
+        trainer: &'a Trainer,
+    ) -> Context<'a> {
+        Context {
+            spec,
+            config,
+            vit: &self.vit,
+            base: &base.models,
+            train: self.train(),
+            val: ImageData {
+                set: &self.val,
+                norm: &self.norm,
+            },
+            sets: &self.sets,
+            seed,
+            device,
+            trainer,
+            base_fingerprint: &base.fingerprint,
+        }
+    }
+}
+
+/// The seed's trained base models and the cache fingerprint of the first.
+struct Base {
+    models: Vec<VisionTransformer>,
+    fingerprint: String,
+}
+
+/// Trains (or loads) base models `0..n` of the seed; with a pool, each is claimed from it first.
+fn base_models(
+    config: &ExperimentConfig,
+    data: &SeedData,
+    trainer: &Trainer,
+    seed: u64,
+    n: usize,
+    device: &Device,
+    pool: Option<&Pool>,
+) -> Result<Base, String> {
+    let mut base = Base {
+        models: Vec::with_capacity(n),
+        fingerprint: String::new(),
+    };
+    for k in 0..n {
+        if let Some(pool) = pool {
+            pool.claim(Job::Base(k));
+        }
+        let (model, fingerprint) =
+            train_base(config, trainer, &data.vit, data.train(), seed, k, device)?;
+        if let Some(pool) = pool {
+            pool.done(Job::Base(k));
+        }
+        if k == 0 {
+            base.fingerprint = fingerprint;
+        }
+        base.models.push(model);
+    }
+    Ok(base)
+}
+
+/// The base models the experiment's methods need (the largest Deep Ensemble, else 1).
+fn needed_base_models(config: &ExperimentConfig) -> usize {
+    config
+        .methods
+        .iter()
+        .map(|m| m.method.base_models())
+        .max()
+        .unwrap_or(1)
+}
+
+/// Runs one job of one seed, as a worker process does: its trained models land in the cache.
+pub fn run_job(
+    config: &ExperimentConfig,
+    opts: &RunOptions,
+    seed: u64,
+    job: Job,
+) -> Result<(), String> {
+    let device = device(&config.experiment.backend)?;
+    let data = SeedData::new(config, &load(config, opts)?, seed)?;
+    let trainer = Trainer {
+        cache_root: opts.cache_root.clone(),
+        quiet: opts.quiet,
+    };
+    match job {
+        Job::Base(k) => {
+            train_base(config, &trainer, &data.vit, data.train(), seed, k, &device)?;
+        }
+        Job::Method(i) => {
+            let spec = config.methods.get(i).ok_or_else(|| {
+                format!(
+                    "job method:{i}: the config has {} methods",
+                    config.methods.len()
+                )
+            })?;
+            let base = base_models(
+                config,
+                &data,
+                &trainer,
+                seed,
+                spec.method.base_models(),
+                &device,
+                None,
+            )?;
+            spec.method
+                .build(&data.context(spec, config, &base, seed, &device, &trainer))?;
+        }
+    }
+    Ok(())
+}
+
+/// Starts worker processes for the seed's independent trainings (base models after the first,
+/// and every method that trains); the main process keeps base model 0.
+fn start_pool(
+    config: &ExperimentConfig,
+    opts: &RunOptions,
+    workers: &Workers,
+    seed: u64,
+) -> Result<Pool, String> {
+    let text = toml::to_string_pretty(config)
+        .map_err(|e| format!("serialising the resolved config: {e}"))?;
+    let file = opts.cache_root.join(format!(
+        "worker-config-{}.toml",
+        fingerprint(&serde_json::Value::String(text.clone()))
+    ));
+    std::fs::create_dir_all(&opts.cache_root)
+        .map_err(|e| format!("{}: {e}", opts.cache_root.display()))?;
+    train::atomic_write(&file, text.as_bytes()).map_err(|e| e.to_string())?;
+    let mut jobs: Vec<(Job, usize)> = (0..needed_base_models(config))
+        .map(|k| (Job::Base(k), 0))
+        .collect();
+    for (i, spec) in config.methods.iter().enumerate() {
+        if spec.method.trains() {
+            jobs.push((Job::Method(i), spec.method.base_models()));
+        }
+    }
+    let (workers, data, cache) = (
+        workers.clone(),
+        opts.data_root.clone(),
+        opts.cache_root.clone(),
+    );
+    let spawn: Arc<Spawn> =
+        Arc::new(move |job| command(&workers, &file, seed, job, &data, &cache).spawn());
+    Ok(Pool::start(
+        jobs,
+        &[Job::Base(0)],
+        workers_count(opts),
+        spawn,
+    ))
+}
+
+fn workers_count(opts: &RunOptions) -> usize {
+    opts.workers.as_ref().map_or(0, |w| w.processes)
+}
+
+/// Runs the whole experiment and writes its results.
+pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput, String> {
+    let device = device(&config.experiment.backend)?;
+    let loaded = load(config, opts)?;
     let score: Score = config
         .data
         .ood_score
         .parse()
         .map_err(|e| format!("data.ood_score: {e}"))?;
+    let trainer = Trainer {
+        cache_root: opts.cache_root.clone(),
+        quiet: opts.quiet,
+    };
 
     let mut methods = Vec::new();
     let mut files = Vec::new();
     for &seed in &config.experiment.seeds {
         let started = Instant::now();
-        let (train_set, val_set, norm, sets) =
-            prepare(config, &train_full, &splits.test, &ood_sets, seed)?;
-        let vit = vit_config(config, &train_set)?;
-        let needed = config.methods.iter().map(|m| m.method.base_models());
-        let trainer = Trainer {
-            cache_root: opts.cache_root.clone(),
-            quiet: opts.quiet,
+        let data = SeedData::new(config, &loaded, seed)?;
+        let pool = match &opts.workers {
+            Some(w) if w.processes > 0 => Some(start_pool(config, opts, w, seed)?),
+            _ => None,
         };
-        let train = ImageData {
-            set: &train_set,
-            norm: &norm,
-        };
-        let mut base = Vec::new();
-        let mut base_fingerprint = String::new();
-        for k in 0..needed.max().unwrap_or(1) {
-            let (model, fingerprint) = train_base(config, &trainer, &vit, train, seed, k, &device)?;
-            if k == 0 {
-                base_fingerprint = fingerprint;
-            }
-            base.push(model);
+        if pool.is_some() && !opts.quiet {
+            eprintln!(
+                "seed {seed}: training in {} worker process(es) beside this one",
+                workers_count(opts)
+            );
         }
+        let base = base_models(
+            config,
+            &data,
+            &trainer,
+            seed,
+            needed_base_models(config),
+            &device,
+            pool.as_ref(),
+        )?;
         if !opts.quiet {
             eprintln!(
                 "seed {seed}: {} model(s) ready after {:.0} s; building and evaluating methods",
-                base.len(),
+                base.models.len(),
                 started.elapsed().as_secs_f64()
             );
         }
-        for spec in &config.methods {
+        for (i, spec) in config.methods.iter().enumerate() {
             let t = Instant::now();
-            let ctx = Context {
-                spec,
-                config,
-                vit: &vit,
-                base: &base,
-                train,
-                val: ImageData {
-                    set: &val_set,
-                    norm: &norm,
-                },
-                sets: &sets,
-                seed,
-                device: &device,
-                trainer: &trainer,
-                base_fingerprint: &base_fingerprint,
-            };
             let fail = |e: String| format!("method `{}`, seed {seed}: {e}", spec.name);
-            let built = spec.method.build(&ctx).map_err(fail)?;
+            if let Some(pool) = &pool {
+                pool.claim(Job::Method(i));
+            }
+            let built = spec
+                .method
+                .build(&data.context(spec, config, &base, seed, &device, &trainer))
+                .map_err(fail)?;
+            if let Some(pool) = &pool {
+                pool.done(Job::Method(i));
+            }
             let build_seconds = t.elapsed().as_secs_f64();
             let t = Instant::now();
             let mut result = evaluate(
                 built.model.as_ref(),
-                &sets,
-                &norm,
+                &data.sets,
+                &data.norm,
                 config,
                 score,
                 seed,

@@ -84,10 +84,16 @@ fn every_kind_runs_and_its_resolved_config_parses_back() {
             results_root: dir.path().join("results"),
             cache_root: dir.path().join("cache"),
             quiet: true,
+            workers: None,
         },
     )
     .unwrap();
-    let names: Vec<_> = out.summary.methods.iter().map(|m| m.name.as_str()).collect();
+    let names: Vec<_> = out
+        .summary
+        .methods
+        .iter()
+        .map(|m| m.name.as_str())
+        .collect();
     assert_eq!(names.len(), METHODS.len(), "{names:?}");
     for (result, spec) in out.summary.methods.iter().zip(&config.methods) {
         assert_eq!(result.kind, spec.kind);
@@ -107,9 +113,12 @@ fn every_kind_runs_and_its_resolved_config_parses_back() {
     // Method-specific results: head scores, the pruning analysis, the HetDPT report.
     let hydra = &out.summary.methods[7];
     assert!(hydra.extra.contains_key("head_scores") && hydra.extra.contains_key("kept_heads"));
-    let analysis =
-        std::fs::read_to_string(out.dir.join("hydra_taylor-seed1-pruning.csv")).unwrap();
-    assert_eq!(analysis.lines().count(), 11, "a header and ratios 0.0 to 0.9");
+    let analysis = std::fs::read_to_string(out.dir.join("hydra_taylor-seed1-pruning.csv")).unwrap();
+    assert_eq!(
+        analysis.lines().count(),
+        11,
+        "a header and ratios 0.0 to 0.9"
+    );
     assert!(out.dir.join("hetdpt-seed1-hetdpt.json").is_file());
     let written = std::fs::read_to_string(out.dir.join("config.toml")).unwrap();
     let again = ExperimentConfig::parse(&written).unwrap();

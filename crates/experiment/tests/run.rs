@@ -58,6 +58,7 @@ fn options(root: &Path) -> RunOptions {
         results_root: root.join("results"),
         cache_root: root.join("cache"),
         quiet: true,
+        workers: None,
     }
 }
 

@@ -52,6 +52,10 @@ impl Method for BatchEnsemble {
         self.members
     }
 
+    fn trains(&self) -> bool {
+        true
+    }
+
     fn check(&self, _config: &ExperimentConfig) -> Result<(), String> {
         at_least_two(self.members)
     }
@@ -79,6 +83,10 @@ pub struct Mimo {
 impl Method for Mimo {
     fn members(&self) -> usize {
         self.members
+    }
+
+    fn trains(&self) -> bool {
+        true
     }
 
     fn check(&self, _config: &ExperimentConfig) -> Result<(), String> {
@@ -125,6 +133,10 @@ fn one() -> usize {
 impl Method for PackedEnsemble {
     fn members(&self) -> usize {
         self.members
+    }
+
+    fn trains(&self) -> bool {
+        true
     }
 
     fn check(&self, _config: &ExperimentConfig) -> Result<(), String> {

@@ -86,6 +86,10 @@ impl Method for Hydra {
         self.members
     }
 
+    fn trains(&self) -> bool {
+        true
+    }
+
     fn check(&self, _config: &ExperimentConfig) -> Result<(), String> {
         if self.members == 0 {
             return Err("members must be at least 1".into());

@@ -57,6 +57,10 @@ impl Method for LoraEnsemble {
         self.members
     }
 
+    fn trains(&self) -> bool {
+        true
+    }
+
     fn check(&self, _config: &ExperimentConfig) -> Result<(), String> {
         self.config().map(|_| ())
     }

@@ -38,6 +38,12 @@ pub trait Method: Debug + Send + Sync {
         1
     }
 
+    /// Whether building it trains models (into the cache), so that a worker process can do it
+    /// in parallel with the rest of the run.
+    fn trains(&self) -> bool {
+        false
+    }
+
     /// Checks the parameters, alone and against the rest of the experiment.
     fn check(&self, _config: &ExperimentConfig) -> Result<(), String> {
         Ok(())

@@ -1,0 +1,35 @@
+//! `uqformer worker`: one training job of a run, started by `uqformer run --workers N`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use experiment::{ExperimentConfig, Job, RunOptions};
+
+#[derive(Args, Debug)]
+pub struct WorkerArgs {
+    /// The run's resolved config (written by the main process).
+    config: PathBuf,
+    #[arg(long)]
+    seed: u64,
+    /// `base:K` (base model K of the seed) or `method:I` (method I of the config).
+    #[arg(long)]
+    job: String,
+    #[arg(long)]
+    data: PathBuf,
+    #[arg(long)]
+    cache: PathBuf,
+}
+
+pub fn run(args: &WorkerArgs) -> Result<(), String> {
+    let config = ExperimentConfig::load(&args.config).map_err(|e| e.to_string())?;
+    let job = Job::parse(&args.job)?;
+    let options = RunOptions {
+        data_root: args.data.clone(),
+        // A worker writes only to the model cache.
+        results_root: args.cache.clone(),
+        cache_root: args.cache.clone(),
+        quiet: true,
+        workers: None,
+    };
+    experiment::run_job(&config, &options, args.seed, job)
+}

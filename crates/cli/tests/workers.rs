@@ -1,0 +1,100 @@
+//! `uqformer run --workers`: training in worker processes gives exactly the results of training
+//! everything in the main process.
+
+use std::path::Path;
+use std::process::Command;
+
+const CONFIG: &str = r#"
+[experiment]
+name = "workers"
+seeds = [2]
+
+[data]
+dataset = "fashion_mnist_small"
+val_fraction = 0.05
+ood = ["mnist_small"]
+shift = [{ corruption = "contrast", severities = [3] }]
+train_limit = 200
+test_limit = 60
+eval_batch_size = 32
+
+[backbone]
+preset = "vit_tiny_28"
+patch_size = 7
+d_model = 16
+n_layers = 2
+n_heads = 2
+d_mlp = 32
+dropout = 0.1
+
+[train]
+epochs = 1
+batch_size = 50
+
+[[method]]
+kind = "deep_ensemble"
+members = 3
+
+[[method]]
+kind = "mimo"
+members = 2
+
+[[method]]
+kind = "lora_ensemble"
+members = 2
+rank = 2
+
+[[method]]
+kind = "hydra"
+members = 2
+keep = 1
+train = { epochs = 1 }
+"#;
+
+/// Runs the experiment with `workers` worker processes; returns each method's metrics.
+fn run(dir: &Path, workers: usize) -> Vec<serde_json::Value> {
+    let file = dir.join("workers.toml");
+    std::fs::write(&file, CONFIG).unwrap();
+    let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets");
+    let out = Command::new(env!("CARGO_BIN_EXE_uqformer"))
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(dir.join("results"))
+        .arg("--data")
+        .arg(&datasets)
+        .args(["--quiet", "--workers", &workers.to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = dir.join("results/workers/latest/summary.json");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(summary).unwrap()).unwrap();
+    summary["methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| serde_json::json!([m["name"], m["id"], m["ood"], m["shift"]]))
+        .collect()
+}
+
+#[test]
+fn workers_change_nothing_in_the_results() {
+    let (alone, parallel) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = run(alone.path(), 0);
+    let b = run(parallel.path(), 1);
+    assert_eq!(a.len(), 4);
+    assert_eq!(a, b);
+    // The parallel run did hand jobs out: the workers read the resolved config from the cache.
+    let handed_out = std::fs::read_dir(parallel.path().join("results/.cache"))
+        .unwrap()
+        .any(|e| {
+            let name = e.unwrap().file_name();
+            name.to_string_lossy().starts_with("worker-config-")
+        });
+    assert!(handed_out);
+}

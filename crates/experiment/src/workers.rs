@@ -1,0 +1,331 @@
+//! Training in parallel worker processes.
+//!
+//! A training run keeps about one CPU core busy (Burn's flex backend parallelises little at
+//! these sizes), and its random draws come from a process-wide generator, so threads cannot
+//! train side by side reproducibly. Separate processes can: each one re-runs the same seeded
+//! training and leaves the result in the model cache, from which the main process then loads it.
+//! Results are therefore bit-identical with and without workers.
+//!
+//! The main process walks its jobs in order and, for each, either claims it (still queued) or
+//! waits for the worker that has it. Workers take queued jobs whose dependencies are done: base
+//! models first, then the methods that train, from the last one backwards, so main and workers
+//! meet in the middle. No job is ever run by two processes at once, which keeps the cache's
+//! checkpoints consistent.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// Worker processes for a run: `exe worker ...` (the `uqformer` binary) and how many at once.
+#[derive(Debug, Clone)]
+pub struct Workers {
+    pub exe: PathBuf,
+    pub processes: usize,
+}
+
+/// One unit of training work of a seed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Job {
+    /// Base model `k` of the seed (Deep Ensemble members after the first).
+    Base(usize),
+    /// Building method `i` of the config (its trainings land in the cache).
+    Method(usize),
+}
+
+impl Job {
+    /// `base:K` or `method:I`, as the worker command line takes it.
+    pub fn arg(self) -> String {
+        match self {
+            Job::Base(k) => format!("base:{k}"),
+            Job::Method(i) => format!("method:{i}"),
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let bad = || format!("job `{text}`: expected base:K or method:I");
+        let (kind, n) = text.split_once(':').ok_or_else(bad)?;
+        let n: usize = n.parse().map_err(|_| bad())?;
+        match kind {
+            "base" => Ok(Job::Base(n)),
+            "method" => Ok(Job::Method(n)),
+            _ => Err(bad()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Status {
+    Queued,
+    /// Claimed by the main process.
+    Main,
+    /// Handed to a worker process.
+    Running,
+    Done,
+}
+
+struct State {
+    /// Jobs with their status and the base models they need first.
+    jobs: Vec<(Job, Status, usize)>,
+    cancelled: bool,
+}
+
+/// Hands jobs to worker processes; the main process claims the rest.
+pub(crate) struct Pool {
+    shared: Arc<(Mutex<State>, Condvar)>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+/// Builds the worker process for a job.
+pub(crate) type Spawn = dyn Fn(Job) -> std::io::Result<Child> + Send + Sync;
+
+impl Pool {
+    /// Starts `processes` worker threads over `jobs`, each with the number of base models it
+    /// needs done before it can start; `claimed` jobs are the main process's from the outset.
+    pub fn start(
+        jobs: Vec<(Job, usize)>,
+        claimed: &[Job],
+        processes: usize,
+        spawn: Arc<Spawn>,
+    ) -> Self {
+        let state = State {
+            jobs: jobs
+                .into_iter()
+                .map(|(job, needs)| {
+                    let status = if claimed.contains(&job) {
+                        Status::Main
+                    } else {
+                        Status::Queued
+                    };
+                    (job, status, needs)
+                })
+                .collect(),
+            cancelled: false,
+        };
+        let shared = Arc::new((Mutex::new(state), Condvar::new()));
+        let threads = (0..processes)
+            .map(|_| {
+                let shared = Arc::clone(&shared);
+                let spawn = Arc::clone(&spawn);
+                std::thread::spawn(move || worker_loop(&shared, spawn.as_ref()))
+            })
+            .collect();
+        Self { shared, threads }
+    }
+
+    /// Before the main process does `job` itself: claims it if still queued, waits for it if a
+    /// worker has it. Either way the caller then runs it (a finished worker left it cached).
+    pub fn claim(&self, job: Job) {
+        let (lock, ready) = &*self.shared;
+        let mut state = lock_state(lock);
+        loop {
+            match state.jobs.iter_mut().find(|(j, ..)| *j == job) {
+                None | Some((_, Status::Done | Status::Main, _)) => return,
+                Some((_, status @ Status::Queued, _)) => {
+                    *status = Status::Main;
+                    return;
+                }
+                Some((_, Status::Running, _)) => {
+                    state = ready.wait(state).unwrap_or_else(|e| e.into_inner());
+                }
+            }
+        }
+    }
+
+    /// The main process finished `job`.
+    pub fn done(&self, job: Job) {
+        let (lock, ready) = &*self.shared;
+        let mut state = lock_state(lock);
+        if let Some((_, status, _)) = state.jobs.iter_mut().find(|(j, ..)| *j == job) {
+            *status = Status::Done;
+        }
+        ready.notify_all();
+    }
+}
+
+impl Drop for Pool {
+    /// Stops handing out jobs, ends running workers, and waits for the threads.
+    fn drop(&mut self) {
+        let (lock, ready) = &*self.shared;
+        lock_state(lock).cancelled = true;
+        ready.notify_all();
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn lock_state(lock: &Mutex<State>) -> MutexGuard<'_, State> {
+    lock.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Base models first (in order), then methods from the last one backwards.
+fn next_job(state: &State) -> Option<usize> {
+    let base_done = |n: usize| {
+        (0..n).all(|k| {
+            state
+                .jobs
+                .iter()
+                .any(|(j, s, _)| *j == Job::Base(k) && *s == Status::Done)
+        })
+    };
+    let ready = |i: &usize| {
+        let (_, status, needs) = state.jobs[*i];
+        status == Status::Queued && base_done(needs)
+    };
+    let bases = (0..state.jobs.len()).filter(|&i| matches!(state.jobs[i].0, Job::Base(_)));
+    let methods = (0..state.jobs.len())
+        .rev()
+        .filter(|&i| matches!(state.jobs[i].0, Job::Method(_)));
+    bases.chain(methods).find(ready)
+}
+
+fn worker_loop(shared: &(Mutex<State>, Condvar), spawn: &Spawn) {
+    let (lock, ready) = shared;
+    loop {
+        let job = {
+            let mut state = lock_state(lock);
+            loop {
+                if state.cancelled || state.jobs.iter().all(|(_, s, _)| *s != Status::Queued) {
+                    return;
+                }
+                if let Some(i) = next_job(&state) {
+                    state.jobs[i].1 = Status::Running;
+                    break state.jobs[i].0;
+                }
+                state = ready.wait(state).unwrap_or_else(|e| e.into_inner());
+            }
+        };
+        // A failed worker is not an error here: the main process then runs the job itself and
+        // reports whatever went wrong.
+        if let Ok(mut child) = spawn(job) {
+            loop {
+                match child.try_wait() {
+                    Ok(Some(_)) | Err(_) => break,
+                    Ok(None) if lock_state(lock).cancelled => {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        break;
+                    }
+                    Ok(None) => std::thread::sleep(Duration::from_millis(100)),
+                }
+            }
+        }
+        if let Some(entry) = lock_state(lock).jobs.iter_mut().find(|(j, ..)| *j == job) {
+            entry.1 = Status::Done;
+        }
+        ready.notify_all();
+    }
+}
+
+/// The command that runs `job` of `seed` in a worker process.
+pub(crate) fn command(
+    workers: &Workers,
+    config_file: &std::path::Path,
+    seed: u64,
+    job: Job,
+    data_root: &std::path::Path,
+    cache_root: &std::path::Path,
+) -> Command {
+    let mut command = Command::new(&workers.exe);
+    command
+        .arg("worker")
+        .arg(config_file)
+        .args(["--seed", &seed.to_string(), "--job", &job.arg()])
+        .arg("--data")
+        .arg(data_root)
+        .arg("--cache")
+        .arg(cache_root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    command
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fake worker: records the job and "runs" a trivial process.
+    fn pool_with(jobs: Vec<(Job, usize)>, claimed: &[Job], log: Arc<Mutex<Vec<Job>>>) -> Pool {
+        let spawn: Arc<Spawn> = Arc::new(move |job| {
+            log.lock().unwrap().push(job);
+            Command::new("true").spawn()
+        });
+        Pool::start(jobs, claimed, 1, spawn)
+    }
+
+    #[test]
+    fn every_job_runs_exactly_once_by_main_or_a_worker() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let jobs = vec![
+            (Job::Base(0), 0),
+            (Job::Base(1), 0),
+            (Job::Base(2), 0),
+            (Job::Method(3), 1),
+            (Job::Method(5), 3),
+            (Job::Method(6), 1),
+        ];
+        let pool = pool_with(jobs.clone(), &[Job::Base(0)], Arc::clone(&log));
+        let mut main = vec![];
+        for (job, _) in &jobs {
+            let before = log.lock().unwrap().clone();
+            pool.claim(*job);
+            if !before.contains(job) && !log.lock().unwrap().contains(job) {
+                main.push(*job);
+            }
+            pool.done(*job);
+        }
+        drop(pool);
+        let workers = log.lock().unwrap().clone();
+        for (job, _) in &jobs {
+            let n = main.iter().filter(|j| *j == job).count()
+                + workers.iter().filter(|j| *j == job).count();
+            assert_eq!(
+                n, 1,
+                "{job:?} ran {n} times (main {main:?}, workers {workers:?})"
+            );
+        }
+    }
+
+    #[test]
+    fn workers_take_base_models_first_then_methods_from_the_back_once_ready() {
+        let state = |statuses: &[Status]| State {
+            jobs: [
+                (Job::Base(0), 0),
+                (Job::Base(1), 0),
+                (Job::Method(2), 1),
+                (Job::Method(3), 2),
+                (Job::Method(4), 1),
+            ]
+            .iter()
+            .zip(statuses)
+            .map(|(&(job, needs), &s)| (job, s, needs))
+            .collect(),
+            cancelled: false,
+        };
+        use Status::{Done, Main, Queued, Running};
+        // Base 0 is being trained: the queued base model comes first, no method is ready.
+        let s = state(&[Main, Queued, Queued, Queued, Queued]);
+        assert_eq!(next_job(&s), Some(1));
+        let s = state(&[Main, Running, Queued, Queued, Queued]);
+        assert_eq!(next_job(&s), None, "methods need base 0 done");
+        // Base 0 done: the last method needing only it; one needing base 1 waits for it.
+        let s = state(&[Done, Running, Queued, Queued, Queued]);
+        assert_eq!(next_job(&s), Some(4));
+        let s = state(&[Done, Running, Queued, Queued, Running]);
+        assert_eq!(next_job(&s), Some(2));
+        let s = state(&[Done, Done, Done, Queued, Done]);
+        assert_eq!(next_job(&s), Some(3));
+    }
+
+    #[test]
+    fn job_arguments_round_trip() {
+        for job in [Job::Base(0), Job::Base(7), Job::Method(12)] {
+            assert_eq!(Job::parse(&job.arg()).unwrap(), job);
+        }
+        assert!(Job::parse("model:1").is_err());
+        assert!(Job::parse("base:x").is_err());
+    }
+}
