@@ -23,7 +23,7 @@ use crate::device::device;
 use crate::eval::{EvalSets, cost, id_metrics, ood_metrics, predict, shift_metrics};
 use crate::methods::context::{Trainer, fingerprint};
 use crate::methods::{Context, MethodSpec};
-use crate::results::{MethodResult, Summary, write_run};
+use crate::results::{Cost, MethodResult, Summary, write_run};
 use crate::workers::{Job, Pool, Spawn, Workers, command};
 
 /// Where a run reads and writes.
@@ -322,11 +322,17 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput, St
                 started.elapsed().as_secs_f64()
             );
         }
+        let first = methods.len();
+        let mut built_models = Vec::new();
         for (i, spec) in config.methods.iter().enumerate() {
             let t = Instant::now();
             let fail = |e: String| format!("method `{}`, seed {seed}: {e}", spec.name);
+            let timing = spec.method.measures_latency();
             if let Some(pool) = &pool {
                 pool.claim(Job::Method(i));
+                if timing {
+                    pool.pause();
+                }
             }
             let built = spec
                 .method
@@ -334,6 +340,9 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput, St
                 .map_err(fail)?;
             if let Some(pool) = &pool {
                 pool.done(Job::Method(i));
+                if timing {
+                    pool.resume();
+                }
             }
             let build_seconds = t.elapsed().as_secs_f64();
             let t = Instant::now();
@@ -370,8 +379,12 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput, St
                     t.elapsed().as_secs_f64()
                 );
             }
+            built_models.push((methods.len() - first, built.model));
             methods.push(result);
         }
+        // Every job is done by now; timings must not share the CPU with a worker process.
+        drop(pool);
+        measure_costs(&built_models, &mut methods[first..], &data, config, &device)?;
     }
     let summary = Summary {
         experiment: config.experiment.name.clone(),
@@ -523,13 +536,6 @@ fn evaluate(
     for (i, (name, set)) in sets.shift.iter().enumerate() {
         shift.insert(name.clone(), shift_metrics(&run(set, 1000 + i as u64)?)?);
     }
-    let probe: Vec<usize> = (0..sets.test.len().min(batch)).collect();
-    let sample = ImageData {
-        set: &sets.test,
-        norm,
-    }
-    .batch(&probe, None, device)
-    .map_err(|e| e.to_string())?;
     Ok(MethodResult {
         name: String::new(),
         kind: String::new(),
@@ -538,7 +544,36 @@ fn evaluate(
         id: id_metrics(&id)?,
         ood,
         shift,
-        cost: cost(model, &sample, batch),
+        // Timed later, once no worker process shares the CPU (see `measure_costs`).
+        cost: Cost {
+            params: model.num_params() as u64,
+            flops: model.flops_per_sample(),
+            latency_ms_b1: f64::NAN,
+            latency_ms: f64::NAN,
+            peak_mem_bytes: None,
+        },
         extra: BTreeMap::new(),
     })
+}
+
+/// Latency and peak memory of each built model on the first evaluation batch of the test set.
+fn measure_costs(
+    models: &[(usize, Box<dyn EnsembleModel>)],
+    results: &mut [MethodResult],
+    data: &SeedData,
+    config: &ExperimentConfig,
+    device: &Device,
+) -> Result<(), String> {
+    let batch = config.data.eval_batch_size;
+    let probe: Vec<usize> = (0..data.sets.test.len().min(batch)).collect();
+    let sample = ImageData {
+        set: &data.sets.test,
+        norm: &data.norm,
+    }
+    .batch(&probe, None, device)
+    .map_err(|e| e.to_string())?;
+    for (i, model) in models {
+        results[*i].cost = cost(model.as_ref(), &sample, batch);
+    }
+    Ok(())
 }

@@ -69,6 +69,8 @@ struct State {
     /// Jobs with their status and the base models they need first.
     jobs: Vec<(Job, Status, usize)>,
     cancelled: bool,
+    /// Workers start no new job (the main process is timing something).
+    paused: bool,
 }
 
 /// Hands jobs to worker processes; the main process claims the rest.
@@ -102,6 +104,7 @@ impl Pool {
                 })
                 .collect(),
             cancelled: false,
+            paused: false,
         };
         let shared = Arc::new((Mutex::new(state), Condvar::new()));
         let threads = (0..processes)
@@ -131,6 +134,23 @@ impl Pool {
                 }
             }
         }
+    }
+
+    /// Lets running worker jobs finish and starts no new one until [`Pool::resume`], so that
+    /// the main process can time models on an otherwise idle CPU.
+    pub fn pause(&self) {
+        let (lock, ready) = &*self.shared;
+        let mut state = lock_state(lock);
+        state.paused = true;
+        while state.jobs.iter().any(|(_, s, _)| *s == Status::Running) {
+            state = ready.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    pub fn resume(&self) {
+        let (lock, ready) = &*self.shared;
+        lock_state(lock).paused = false;
+        ready.notify_all();
     }
 
     /// The main process finished `job`.
@@ -190,7 +210,7 @@ fn worker_loop(shared: &(Mutex<State>, Condvar), spawn: &Spawn) {
                 if state.cancelled || state.jobs.iter().all(|(_, s, _)| *s != Status::Queued) {
                     return;
                 }
-                if let Some(i) = next_job(&state) {
+                if let Some(i) = next_job(&state).filter(|_| !state.paused) {
                     state.jobs[i].1 = Status::Running;
                     break state.jobs[i].0;
                 }
@@ -304,6 +324,7 @@ mod tests {
             .map(|(&(job, needs), &s)| (job, s, needs))
             .collect(),
             cancelled: false,
+            paused: false,
         };
         use Status::{Done, Main, Queued, Running};
         // Base 0 is being trained: the queued base model comes first, no method is ready.
@@ -318,6 +339,36 @@ mod tests {
         assert_eq!(next_job(&s), Some(2));
         let s = state(&[Done, Done, Done, Queued, Done]);
         assert_eq!(next_job(&s), Some(3));
+    }
+
+    #[test]
+    fn a_paused_pool_starts_no_job_until_resumed() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let spawn_log = Arc::clone(&log);
+        let spawn: Arc<Spawn> = Arc::new(move |job| {
+            spawn_log.lock().unwrap().push(job);
+            Command::new("sleep").arg("0.2").spawn()
+        });
+        let jobs = vec![(Job::Base(0), 0), (Job::Base(1), 0), (Job::Base(2), 0)];
+        let pool = Pool::start(jobs, &[Job::Base(0)], 1, spawn);
+        pool.pause();
+        let started = log.lock().unwrap().len();
+        std::thread::sleep(Duration::from_millis(500));
+        assert_eq!(
+            log.lock().unwrap().len(),
+            started,
+            "a job started while paused"
+        );
+        pool.resume();
+        for k in 0..3 {
+            pool.claim(Job::Base(k));
+            pool.done(Job::Base(k));
+        }
+        drop(pool);
+        let mut all = log.lock().unwrap().clone();
+        all.sort_by_key(|j| j.arg());
+        all.dedup();
+        assert_eq!(all.len(), log.lock().unwrap().len(), "a job ran twice");
     }
 
     #[test]

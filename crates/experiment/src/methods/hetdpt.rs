@@ -20,6 +20,10 @@ impl Method for HetDpt {
         1
     }
 
+    fn measures_latency(&self) -> bool {
+        self.0.speed == hetdpt::Speed::Latency
+    }
+
     fn check(&self, config: &ExperimentConfig) -> Result<(), String> {
         self.0.check().map_err(|e| e.to_string())?;
         if config.data.val_fraction == 0.0 {

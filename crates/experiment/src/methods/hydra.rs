@@ -4,7 +4,7 @@
 //!
 //! With `analysis = true` it also writes the pruning analysis (METHODS.md §1.4): the base model
 //! with a growing share of its heads gated off, in the strategy's order, evaluated on the clean,
-//! shifted and OOD sets (`pruning.csv`).
+//! shifted and OOD sets (`pruning.csv` and `pruning.md`).
 
 use burn::module::Module;
 use burn::tensor::{Int, Tensor, TensorData};
@@ -186,10 +186,22 @@ impl Method for Hydra {
                     },
                 )
                 .map_err(|e| e.to_string())?;
-            built.files.push((
-                "pruning.csv".into(),
-                pruning_analysis(ctx, &scores)?.into_bytes(),
-            ));
+            let (header, rows) = pruning_analysis(ctx, &scores)?;
+            let csv: String = std::iter::once(&header)
+                .chain(&rows)
+                .map(|r| r.join(",") + "\n")
+                .collect();
+            let markdown: String = [
+                format!("| {} |\n", header.join(" | ")),
+                format!("|{}\n", "---:|".repeat(header.len())),
+            ]
+            .into_iter()
+            .chain(rows.iter().map(|r| format!("| {} |\n", r.join(" | "))))
+            .collect();
+            built.files.push(("pruning.csv".into(), csv.into_bytes()));
+            built
+                .files
+                .push(("pruning.md".into(), markdown.into_bytes()));
         }
         Ok(built)
     }
@@ -247,8 +259,12 @@ impl Hydra {
 /// Prune ratios 0, 0.1, ..., 0.9 of all heads, lowest scores first, gated off in the base model
 /// (no fine-tuning): accuracy, NLL and ECE on the test set, NLL and ECE on each shifted set, and
 /// on each OOD set the AUROC and the mean confidence (max softmax probability; OOD has no labels,
-/// so no loss). One CSV row per ratio.
-fn pruning_analysis(ctx: &Context<'_>, head_scores: &hydra::HeadScores) -> Result<String, String> {
+/// so no loss). A header and one row per ratio, written as CSV (plot data) and as a Markdown
+/// table.
+fn pruning_analysis(
+    ctx: &Context<'_>,
+    head_scores: &hydra::HeadScores,
+) -> Result<(Vec<String>, Vec<Vec<String>>), String> {
     let sets = ctx.sets;
     let batch = ctx.config.data.eval_batch_size;
     let norm = ctx.val.norm;
@@ -274,7 +290,7 @@ fn pruning_analysis(ctx: &Context<'_>, head_scores: &hydra::HeadScores) -> Resul
             format!("{}_confidence", set.name),
         ]);
     }
-    let mut csv = header.join(",") + "\n";
+    let mut rows = Vec::new();
     for step in 0..10 {
         let ratio = step as f64 / 10.0;
         let kept = hydra::prune_ratio(head_scores, ratio).map_err(|e| e.to_string())?;
@@ -303,7 +319,7 @@ fn pruning_analysis(ctx: &Context<'_>, head_scores: &hydra::HeadScores) -> Resul
             let confidence = 1.0 - msp.iter().sum::<f64>() / msp.len().max(1) as f64;
             row.extend([format!("{:.6}", m.auroc), format!("{confidence:.6}")]);
         }
-        csv += &(row.join(",") + "\n");
+        rows.push(row);
     }
-    Ok(csv)
+    Ok((header, rows))
 }

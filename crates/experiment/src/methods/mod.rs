@@ -44,6 +44,11 @@ pub trait Method: Debug + Send + Sync {
         false
     }
 
+    /// Whether building it times models, so that no worker process may share the CPU meanwhile.
+    fn measures_latency(&self) -> bool {
+        false
+    }
+
     /// Checks the parameters, alone and against the rest of the experiment.
     fn check(&self, _config: &ExperimentConfig) -> Result<(), String> {
         Ok(())
