@@ -26,7 +26,7 @@ pub fn run() -> Result<(), String> {
     }
     for name in BertConfig::preset_names() {
         println!(
-            "  {name:<16} BERT encoder (text; pretrained import comes with the sentiment task)"
+            "  {name:<16} BERT encoder (text; weights: `uqformer embed --weights datasets/all-minilm-l6-v2`)"
         );
     }
     println!("\ndatasets ([data] dataset / ood = ...):");
@@ -52,8 +52,9 @@ pub fn run() -> Result<(), String> {
     for (name, what) in experiment::device::BACKENDS {
         println!("  {name:<16} {what}");
     }
-    println!(
-        "\nhead-importance strategies: none registered yet (Hydra Ensembles add taylor, circuit, magnitude, random)"
-    );
+    println!("\nhead-importance strategies ([[method]] kind = \"hydra\", importance = ...):");
+    for strategy in hydra::STRATEGIES {
+        println!("  {:<16} {}", strategy.name, strategy.about);
+    }
     Ok(())
 }
