@@ -202,10 +202,7 @@ pub fn run_job(
 ) -> Result<(), String> {
     let device = device(&config.experiment.backend)?;
     let data = SeedData::new(config, &load(config, opts)?, seed)?;
-    let trainer = Trainer {
-        cache_root: opts.cache_root.clone(),
-        quiet: opts.quiet,
-    };
+    let trainer = trainer(opts);
     match job {
         Job::Base(k) => {
             train_base(config, &trainer, &data.vit, data.train(), seed, k, &device)?;
@@ -258,6 +255,7 @@ fn start_pool(
             jobs.push((Job::Method(i), spec.method.base_models()));
         }
     }
+    let processes = workers.processes;
     let (workers, data, cache) = (
         workers.clone(),
         opts.data_root.clone(),
@@ -265,16 +263,15 @@ fn start_pool(
     );
     let spawn: Arc<Spawn> =
         Arc::new(move |job| command(&workers, &file, seed, job, &data, &cache).spawn());
-    Ok(Pool::start(
-        jobs,
-        &[Job::Base(0)],
-        workers_count(opts),
-        spawn,
-    ))
+    Ok(Pool::start(jobs, &[Job::Base(0)], processes, spawn))
 }
 
-fn workers_count(opts: &RunOptions) -> usize {
-    opts.workers.as_ref().map_or(0, |w| w.processes)
+/// The model trainer of a run: its cache and verbosity.
+fn trainer(opts: &RunOptions) -> Trainer {
+    Trainer {
+        cache_root: opts.cache_root.clone(),
+        quiet: opts.quiet,
+    }
 }
 
 /// Runs the whole experiment and writes its results.
@@ -286,10 +283,7 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput, St
         .ood_score
         .parse()
         .map_err(|e| format!("data.ood_score: {e}"))?;
-    let trainer = Trainer {
-        cache_root: opts.cache_root.clone(),
-        quiet: opts.quiet,
-    };
+    let trainer = trainer(opts);
 
     let mut methods = Vec::new();
     let mut files = Vec::new();
@@ -297,15 +291,17 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput, St
         let started = Instant::now();
         let data = SeedData::new(config, &loaded, seed)?;
         let pool = match &opts.workers {
-            Some(w) if w.processes > 0 => Some(start_pool(config, opts, w, seed)?),
+            Some(w) if w.processes > 0 => {
+                if !opts.quiet {
+                    eprintln!(
+                        "seed {seed}: training in {} worker process(es) beside this one",
+                        w.processes
+                    );
+                }
+                Some(start_pool(config, opts, w, seed)?)
+            }
             _ => None,
         };
-        if pool.is_some() && !opts.quiet {
-            eprintln!(
-                "seed {seed}: training in {} worker process(es) beside this one",
-                workers_count(opts)
-            );
-        }
         let base = base_models(
             config,
             &data,

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Built, Context, Method};
+use super::{Built, Context, Method, at_least_two};
 use crate::config::ExperimentConfig;
 
 /// `single`: the base model alone.
@@ -40,10 +40,7 @@ impl Method for DeepEnsemble {
     }
 
     fn check(&self, _config: &ExperimentConfig) -> Result<(), String> {
-        if self.members < 2 {
-            return Err(format!("members = {} must be at least 2", self.members));
-        }
-        Ok(())
+        at_least_two(self.members)
     }
 
     fn build(&self, ctx: &Context<'_>) -> Result<Built, String> {

@@ -6,7 +6,7 @@ use ensembles::{BatchEnsembleConfig, EnsembleModel, FastInit, MimoConfig, Packed
 use serde::{Deserialize, Serialize};
 use train::Trainable;
 
-use super::{Built, Context, Method};
+use super::{Built, Context, Method, at_least_two};
 use crate::config::ExperimentConfig;
 
 /// Trains a freshly initialised model with the method's recipe (cached like every model).
@@ -37,14 +37,6 @@ pub struct BatchEnsemble {
 
 fn random_sign() -> FastInit {
     FastInit::RandomSign
-}
-
-/// An ensemble baseline needs at least two members.
-fn at_least_two(members: usize) -> Result<(), String> {
-    if members < 2 {
-        return Err(format!("members = {members} must be at least 2"));
-    }
-    Ok(())
 }
 
 impl Method for BatchEnsemble {

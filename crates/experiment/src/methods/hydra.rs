@@ -7,7 +7,6 @@
 //! shifted and OOD sets (`pruning.csv` and `pruning.md`).
 
 use burn::module::Module;
-use burn::tensor::{Int, Tensor, TensorData};
 use data::{Corruption, ImageDataset, corrupt};
 use hydra::{Calibration, Keep, Merge, SelectConfig};
 use serde::{Deserialize, Serialize};
@@ -240,10 +239,9 @@ impl Hydra {
                 .val
                 .batch(chunk, None, ctx.device)
                 .map_err(|e| e.to_string())?;
-            let labels: Vec<i64> = chunk.iter().map(|&i| val.labels[i] as i64).collect();
-            let labels =
-                Tensor::<1, Int>::from_data(TensorData::new(labels, [chunk.len()]), ctx.device);
-            calibration.batches.push((images, labels));
+            calibration
+                .batches
+                .push((images, ctx.val.labels(chunk, ctx.device)));
             let ood = train::ImageData {
                 set: &shifted,
                 norm: ctx.val.norm,

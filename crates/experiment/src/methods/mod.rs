@@ -225,6 +225,14 @@ impl Serialize for MethodSpec {
     }
 }
 
+/// An ensemble needs at least two members.
+fn at_least_two(members: usize) -> Result<(), String> {
+    if members < 2 {
+        return Err(format!("members = {members} must be at least 2"));
+    }
+    Ok(())
+}
+
 /// Parses a kind's parameters and returns them re-serialised with defaults filled in.
 fn parse<T>(table: toml::Table) -> Result<(Arc<dyn Method>, toml::Table), String>
 where
