@@ -15,7 +15,7 @@ use burn::module::Module;
 use burn::tensor::{Tensor, TensorData};
 use serde_json::Value;
 
-use crate::{test_device, values};
+use crate::{max_diff, numbers, test_device, values};
 
 const TOLERANCE: f64 = 1e-4;
 
@@ -57,24 +57,6 @@ fn pattern(size: usize, channel: usize) -> Vec<f32> {
 fn images(planes: Vec<Vec<f32>>, size: usize) -> Tensor<4> {
     let shape = [1, planes.len(), size, size];
     Tensor::from_data(TensorData::new(planes.concat(), shape), &test_device())
-}
-
-fn numbers(value: &Value) -> Vec<f64> {
-    value
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_f64().unwrap())
-        .collect()
-}
-
-/// Largest |got - want|, after checking the lengths agree.
-fn max_diff(got: &[f32], want: &[f64]) -> f64 {
-    assert_eq!(got.len(), want.len());
-    got.iter()
-        .zip(want)
-        .map(|(&g, &w)| (f64::from(g) - w).abs())
-        .fold(0.0, f64::max)
 }
 
 #[test]

@@ -23,3 +23,22 @@ pub fn values<const D: usize>(t: &Tensor<D>) -> Vec<f32> {
         .try_into_vec::<f32>()
         .expect("f32 values")
 }
+
+/// A JSON array of numbers (fixture values).
+pub fn numbers(value: &serde_json::Value) -> Vec<f64> {
+    value
+        .as_array()
+        .expect("a JSON array")
+        .iter()
+        .map(|v| v.as_f64().expect("a number"))
+        .collect()
+}
+
+/// Largest |got - want|, after checking the lengths agree.
+pub fn max_diff(got: &[f32], want: &[f64]) -> f64 {
+    assert_eq!(got.len(), want.len());
+    got.iter()
+        .zip(want)
+        .map(|(&g, &w)| (f64::from(g) - w).abs())
+        .fold(0.0, f64::max)
+}

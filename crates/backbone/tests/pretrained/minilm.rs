@@ -7,7 +7,7 @@ use backbone::{BertConfig, BertModel, Gates, Mode, load_hf_bert};
 use burn::tensor::{Int, Tensor, TensorData};
 use serde_json::Value;
 
-use crate::{test_device, values};
+use crate::{max_diff, numbers, test_device, values};
 
 const TOLERANCE: f64 = 1e-4;
 
@@ -28,15 +28,6 @@ fn fixture() -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-fn numbers(value: &Value) -> Vec<f64> {
-    value
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_f64().unwrap())
-        .collect()
-}
-
 fn ids(value: &Value) -> Vec<u32> {
     value
         .as_array()
@@ -44,15 +35,6 @@ fn ids(value: &Value) -> Vec<u32> {
         .iter()
         .map(|v| v.as_u64().unwrap() as u32)
         .collect()
-}
-
-/// Largest |got - want|, after checking the lengths agree.
-fn max_diff(got: &[f32], want: &[f64]) -> f64 {
-    assert_eq!(got.len(), want.len());
-    got.iter()
-        .zip(want)
-        .map(|(&g, &w)| (f64::from(g) - w).abs())
-        .fold(0.0, f64::max)
 }
 
 #[test]
