@@ -35,10 +35,12 @@
 mod attention;
 mod bert;
 mod block;
+mod classifier;
 mod cost;
 mod dropout;
 mod error;
 mod gates;
+mod input;
 mod mlp;
 mod onnx;
 mod presets;
@@ -48,10 +50,12 @@ mod vit;
 pub use attention::{Attention, AttentionConfig, attend, padding_mask};
 pub use bert::{BertClassifier, BertConfig, BertEmbeddings, BertModel, mean_pool};
 pub use block::{Block, BlockConfig, Encoder};
+pub use classifier::Classifier;
 pub use cost::{BlockShape, bert_flops, block_flops, flops_per_sample, vit_flops};
 pub use dropout::{Dropout, Mode};
 pub use error::BackboneError;
 pub use gates::{BlockGates, Gates};
+pub use input::Input;
 pub use mlp::{Mlp, MlpConfig};
 pub use onnx::{
     Attribute, Dim, Node, ONNX_DOUBLE, ONNX_FLOAT, OnnxGraph, OnnxTensor, ValueInfo,

@@ -1,6 +1,6 @@
 //! `uqformer list`: what an experiment file can name.
 
-use backbone::{BertConfig, ViTConfig};
+use backbone::ViTConfig;
 use data::{Catalog, Corruption, Source};
 use uq_metrics::Score;
 
@@ -24,11 +24,15 @@ pub fn run() -> Result<(), String> {
             c.d_mlp
         );
     }
-    for name in BertConfig::preset_names() {
-        println!(
-            "  {name:<16} BERT encoder (text; weights: `uqformer embed --weights datasets/all-minilm-l6-v2`)"
-        );
-    }
+    println!("\npretrained backbones ([backbone] pretrained = ..., from `datasets/fetch`):");
+    println!(
+        "  {:<16} all-MiniLM-L6-v2, a 6-block BERT (text datasets; safetensors)",
+        "all-minilm-l6-v2"
+    );
+    println!(
+        "  {:<16} DINOv2-S/14, a 12-block ViT (image datasets; ONNX)",
+        "dinov2-s"
+    );
     println!("\ndatasets ([data] dataset / ood = ...):");
     for info in Catalog::names() {
         let source = match info.source {

@@ -160,6 +160,54 @@ impl TextDataset {
     }
 }
 
+/// A labelled dataset of either modality, for code that only needs names, labels and subsets.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Dataset {
+    Images(ImageDataset),
+    Text(TextDataset),
+}
+
+impl Dataset {
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Images(d) => &d.name,
+            Self::Text(d) => &d.name,
+        }
+    }
+
+    /// Number of examples.
+    pub fn len(&self) -> usize {
+        self.labels().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.labels().is_empty()
+    }
+
+    /// One label per example.
+    pub fn labels(&self) -> &[u32] {
+        match self {
+            Self::Images(d) => &d.labels,
+            Self::Text(d) => &d.labels,
+        }
+    }
+
+    pub fn num_classes(&self) -> usize {
+        match self {
+            Self::Images(d) => d.num_classes,
+            Self::Text(d) => d.num_classes,
+        }
+    }
+
+    /// The examples at `indices`, in that order. Panics if an index is out of range.
+    pub fn subset(&self, indices: &[usize]) -> Self {
+        match self {
+            Self::Images(d) => Self::Images(d.subset(indices)),
+            Self::Text(d) => Self::Text(d.subset(indices)),
+        }
+    }
+}
+
 fn gather<T: Copy>(values: &[T], indices: &[usize], size: usize) -> Vec<T> {
     let mut out = Vec::with_capacity(indices.len() * size);
     for &i in indices {
@@ -225,5 +273,9 @@ mod tests {
         assert_eq!(s.texts, vec!["b", "c"]);
         assert_eq!(s.labels, vec![1, 0]);
         assert_eq!(s.len(), 2);
+        let either = Dataset::Text(t).subset(&[2, 1]);
+        assert_eq!(either.labels(), &[0, 1]);
+        assert_eq!((either.name(), either.num_classes()), ("t", 2));
+        assert_eq!(Dataset::Images(tiny()).subset(&[0]).len(), 1);
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! - Containers: [`ImageDataset`] (pixels [`Pixels::U8`] or [`Pixels::F32`], row-major
 //!   `[N, C, H, W]`; `subset`, `image_f32`, `batch_f32` with bytes scaled to [0, 1], `to_f32`,
-//!   `class_counts`) and [`TextDataset`].
+//!   `class_counts`), [`TextDataset`], and [`Dataset`] holding either.
 //! - Readers (raw or gzip, detected by content; every error names the file):
 //!   [`read_idx_images`], [`read_idx_labels`], [`load_idx_pair`] and the writers
 //!   [`write_idx_images`], [`write_idx_labels`]; [`load_cifar`] for CIFAR-10/100 binaries;
@@ -40,7 +40,7 @@ pub use batch::{AugmentConfig, BatchPlan, Batches, augment};
 pub use catalog::{Catalog, DatasetInfo, ImageSplits, Modality, Source, Split};
 pub use cifar::{CifarKind, load_cifar};
 pub use corrupt::{Corruption, corrupt};
-pub use dataset::{ImageDataset, Pixels, TextDataset};
+pub use dataset::{Dataset, ImageDataset, Pixels, TextDataset};
 pub use error::{DataError, Result};
 pub use idx::{
     load_idx_pair, read_idx_images, read_idx_labels, write_idx_images, write_idx_labels,

@@ -1,6 +1,6 @@
-//! Single model, Deep Ensemble and MC Dropout on the Vision Transformer.
+//! Single model, Deep Ensemble and MC Dropout on any [`Classifier`] (ViT or BERT).
 
-use backbone::{Gates, Mode, VisionTransformer};
+use backbone::{Classifier, Gates, Input, Mode};
 use burn::module::Module;
 use burn::tensor::Tensor;
 
@@ -9,14 +9,17 @@ use crate::EnsembleModel;
 /// The base model alone: M = 1.
 #[derive(Debug, Clone)]
 pub struct Single {
-    pub model: VisionTransformer,
+    pub model: Classifier,
     flops: u64,
 }
 
 impl Single {
     /// `flops` is the model's cost per sample (from its config; modules do not keep it).
-    pub fn new(model: VisionTransformer, flops: u64) -> Self {
-        Self { model, flops }
+    pub fn new(model: impl Into<Classifier>, flops: u64) -> Self {
+        Self {
+            model: model.into(),
+            flops,
+        }
     }
 }
 
@@ -25,9 +28,9 @@ impl EnsembleModel for Single {
         1
     }
 
-    fn member_logits(&self, images: Tensor<4>) -> Tensor<3> {
+    fn member_logits(&self, input: Input) -> Tensor<3> {
         self.model
-            .forward(images, &Gates::none(), Mode::Deterministic)
+            .forward(input, &Gates::none(), Mode::Deterministic)
             .unsqueeze_dim(0)
     }
 
@@ -43,14 +46,15 @@ impl EnsembleModel for Single {
 /// M independently trained models, each run on the batch; cost is M times one model's.
 #[derive(Debug, Clone)]
 pub struct DeepEnsemble {
-    pub members: Vec<VisionTransformer>,
+    pub members: Vec<Classifier>,
     flops_each: u64,
 }
 
 impl DeepEnsemble {
     /// # Panics
     /// If `members` is empty (an ensemble needs at least one model).
-    pub fn new(members: Vec<VisionTransformer>, flops_each: u64) -> Self {
+    pub fn new<M: Into<Classifier>>(members: Vec<M>, flops_each: u64) -> Self {
+        let members: Vec<Classifier> = members.into_iter().map(Into::into).collect();
         assert!(
             !members.is_empty(),
             "a Deep Ensemble needs at least one member"
@@ -67,11 +71,11 @@ impl EnsembleModel for DeepEnsemble {
         self.members.len()
     }
 
-    fn member_logits(&self, images: Tensor<4>) -> Tensor<3> {
+    fn member_logits(&self, input: Input) -> Tensor<3> {
         let logits = self
             .members
             .iter()
-            .map(|m| m.forward(images.clone(), &Gates::none(), Mode::Deterministic))
+            .map(|m| m.forward(input.clone(), &Gates::none(), Mode::Deterministic))
             .collect();
         Tensor::stack(logits, 0)
     }
@@ -89,15 +93,15 @@ impl EnsembleModel for DeepEnsemble {
 /// The masks come from the device RNG: seed the device before evaluating for reproducibility.
 #[derive(Debug, Clone)]
 pub struct McDropout {
-    pub model: VisionTransformer,
+    pub model: Classifier,
     pub samples: usize,
     flops_each: u64,
 }
 
 impl McDropout {
-    pub fn new(model: VisionTransformer, samples: usize, flops_each: u64) -> Self {
+    pub fn new(model: impl Into<Classifier>, samples: usize, flops_each: u64) -> Self {
         Self {
-            model,
+            model: model.into(),
             samples,
             flops_each,
         }
@@ -109,11 +113,11 @@ impl EnsembleModel for McDropout {
         self.samples
     }
 
-    fn member_logits(&self, images: Tensor<4>) -> Tensor<3> {
+    fn member_logits(&self, input: Input) -> Tensor<3> {
         let logits = (0..self.samples)
             .map(|_| {
                 self.model
-                    .forward(images.clone(), &Gates::none(), Mode::Stochastic)
+                    .forward(input.clone(), &Gates::none(), Mode::Stochastic)
             })
             .collect();
         Tensor::stack(logits, 0)

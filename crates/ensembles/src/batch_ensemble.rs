@@ -1,7 +1,7 @@
 //! BatchEnsemble (Wen et al., 2020) on the Vision Transformer: M members share every weight
 //! matrix; each linear layer gives member m rank-1 fast weights, `y = ((x ∘ r_m) W) ∘ s_m + b_m`.
 
-use backbone::{BackboneError, Dropout, Mode, ViTConfig, flops_per_sample};
+use backbone::{BackboneError, Dropout, Input, Mode, ViTConfig, flops_per_sample};
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{LayerNorm, Linear};
@@ -216,7 +216,8 @@ impl EnsembleModel for BatchEnsemble {
         self.head.r.dims()[0]
     }
 
-    fn member_logits(&self, images: Tensor<4>) -> Tensor<3> {
+    fn member_logits(&self, input: Input) -> Tensor<3> {
+        let images = input.images();
         self.forward(images, Mode::Deterministic)
     }
 
@@ -230,7 +231,8 @@ impl EnsembleModel for BatchEnsemble {
 }
 
 impl Trainable for BatchEnsemble {
-    fn train_logits(&self, images: Tensor<4>) -> Tensor<3> {
+    fn train_logits(&self, input: Input) -> Tensor<3> {
+        let images = input.images();
         self.forward(images, Mode::Stochastic)
     }
 }

@@ -1,9 +1,11 @@
 //! The one seam every method ends in: [`EnsembleModel::member_logits`] gives member logits
 //! `[M, B, C]`, so one evaluation path, one metrics crate and one report serve all methods.
 //!
-//! Baselines here, all on the Vision Transformer:
+//! Baselines here:
 //! - [`Single`] (M = 1), [`DeepEnsemble`] (M independently trained models) and [`McDropout`]
-//!   (S stochastic passes of one model with dropout kept on);
+//!   (S stochastic passes of one model with dropout kept on), on any `backbone::Classifier`
+//!   (ViT or BERT);
+//! - on the Vision Transformer (images only):
 //! - the efficient ensembles, each built from a `backbone::ViTConfig`, its own config and a
 //!   seed, and trainable with `train::fit` (they implement `train::Trainable`):
 //!   - [`BatchEnsemble`] ([`BatchEnsembleConfig`]: M = 4, fast weights random signs): shared
@@ -33,6 +35,7 @@ pub use grouped::{GroupedLayerNorm, GroupedLinear};
 pub use mimo::{Mimo, MimoConfig};
 pub use packed::{PackedConfig, PackedEnsemble};
 
+use backbone::Input;
 use burn::tensor::Tensor;
 use burn::tensor::activation::softmax;
 
@@ -41,8 +44,8 @@ pub trait EnsembleModel {
     /// Number of members M (samples, for MC Dropout).
     fn members(&self) -> usize;
 
-    /// Member logits `[M, B, C]` for images `[B, C, H, W]`.
-    fn member_logits(&self, images: Tensor<4>) -> Tensor<3>;
+    /// Member logits `[M, B, C]` for a batch of input (images, or tokens for text models).
+    fn member_logits(&self, input: Input) -> Tensor<3>;
 
     /// Stored parameters (shared parameters counted once).
     fn num_params(&self) -> usize;

@@ -1,7 +1,7 @@
 //! MIMO (Havasi et al., 2021) on the Vision Transformer: M images enter one network stacked
 //! along channels and M predictions leave it, one block of C logits per member.
 
-use backbone::{BackboneError, Gates, Mode, ViTConfig, VisionTransformer, flops_per_sample};
+use backbone::{BackboneError, Gates, Input, Mode, ViTConfig, VisionTransformer, flops_per_sample};
 use burn::config::Config;
 use burn::module::Module;
 use burn::tensor::{Device, Distribution, Int, Tensor};
@@ -139,7 +139,8 @@ impl EnsembleModel for Mimo {
         self.members
     }
 
-    fn member_logits(&self, images: Tensor<4>) -> Tensor<3> {
+    fn member_logits(&self, input: Input) -> Tensor<3> {
+        let images = input.images();
         self.forward(images, Mode::Deterministic)
     }
 
@@ -155,7 +156,8 @@ impl EnsembleModel for Mimo {
 impl Trainable for Mimo {
     /// Each member sees the batch in its own random order (from the device RNG, which `fit`
     /// seeds every epoch); logits come back in batch order so the batch labels apply.
-    fn train_logits(&self, images: Tensor<4>) -> Tensor<3> {
+    fn train_logits(&self, input: Input) -> Tensor<3> {
+        let images = input.images();
         let permutations = self.permutations(images.dims()[0], &images.device());
         self.forward_permuted(images, permutations, Mode::Stochastic)
     }

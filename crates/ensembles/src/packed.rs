@@ -18,7 +18,7 @@
 //! Widths are rounded up so that they divide evenly: `d_m` to a multiple of H and γ, `f_m` to a
 //! multiple of γ.
 
-use backbone::{BackboneError, Dropout, Mode, ViTConfig};
+use backbone::{BackboneError, Dropout, Input, Mode, ViTConfig};
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::conv::{Conv2d, Conv2dConfig};
@@ -201,7 +201,8 @@ impl EnsembleModel for PackedEnsemble {
         self.head.weight.dims()[0]
     }
 
-    fn member_logits(&self, images: Tensor<4>) -> Tensor<3> {
+    fn member_logits(&self, input: Input) -> Tensor<3> {
+        let images = input.images();
         self.forward(images, Mode::Deterministic)
     }
 
@@ -215,7 +216,8 @@ impl EnsembleModel for PackedEnsemble {
 }
 
 impl Trainable for PackedEnsemble {
-    fn train_logits(&self, images: Tensor<4>) -> Tensor<3> {
+    fn train_logits(&self, input: Input) -> Tensor<3> {
+        let images = input.images();
         self.forward(images, Mode::Stochastic)
     }
 }

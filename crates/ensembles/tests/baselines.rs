@@ -35,7 +35,7 @@ fn deep_ensemble_members_are_the_models() {
     ];
     let x = images(&device);
     let ensemble = DeepEnsemble::new(models.clone(), 100);
-    let logits = ensemble.member_logits(x.clone());
+    let logits = ensemble.member_logits(x.clone().into());
     assert_eq!(logits.dims(), [3, 5, 3]);
     for (k, m) in models.iter().enumerate() {
         let alone = m.forward(x.clone(), &Gates::none(), Mode::Deterministic);
@@ -67,7 +67,7 @@ fn single_is_the_deterministic_model() {
     let model = tiny(&device, 4, 0.3);
     let x = images(&device);
     let single = Single::new(model.clone(), 7);
-    let a = single.member_logits(x.clone());
+    let a = single.member_logits(x.clone().into());
     assert_eq!(a.dims(), [1, 5, 3]);
     let b = model
         .forward(x, &Gates::none(), Mode::Deterministic)
@@ -81,7 +81,7 @@ fn mc_dropout_samples_differ_and_collapse_without_dropout() {
     let x = images(&device);
     let stochastic = McDropout::new(tiny(&device, 5, 0.5), 4, 10);
     device.seed(7);
-    let s = stochastic.member_logits(x.clone());
+    let s = stochastic.member_logits(x.clone().into());
     assert_eq!(s.dims(), [4, 5, 3]);
     let first = s.clone().narrow(0, 0, 1);
     let second = s.narrow(0, 1, 1);
@@ -90,7 +90,7 @@ fn mc_dropout_samples_differ_and_collapse_without_dropout() {
     assert_eq!(stochastic.flops_per_sample(), 40);
 
     let model = tiny(&device, 6, 0.0);
-    let plain = McDropout::new(model.clone(), 3, 10).member_logits(x.clone());
+    let plain = McDropout::new(model.clone(), 3, 10).member_logits(x.clone().into());
     let base = model.forward(x, &Gates::none(), Mode::Deterministic);
     for k in 0..3 {
         let member = plain.clone().narrow(0, k, 1).squeeze_dim::<2>(0);

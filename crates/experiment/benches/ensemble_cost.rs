@@ -3,7 +3,7 @@
 //! pass, with the ratios the issues ask for. Weights are freshly initialised: cost does not
 //! depend on their values. `cargo bench -p experiment --bench ensemble_cost`
 
-use backbone::{ViTConfig, VisionTransformer};
+use backbone::{Classifier, ViTConfig};
 use burn::tensor::{Device, Distribution, Tensor};
 use ensembles::{DeepEnsemble, EnsembleModel, Single};
 use experiment::eval::cost;
@@ -20,7 +20,7 @@ fn main() {
     let flops = backbone::flops_per_sample(&vit);
     let images = Tensor::<4>::random([64, 1, 28, 28], Distribution::Normal(0.0, 1.0), &device);
     // Burn draws weights at first use: run each model once so later timings see drawn weights.
-    let model = |seed: u64| -> VisionTransformer {
+    let model = |seed: u64| -> Classifier {
         device.seed(seed);
         let m = vit.init(&device).expect("init");
         let _ = m
@@ -30,7 +30,7 @@ fn main() {
                 backbone::Mode::Deterministic,
             )
             .into_data();
-        m
+        m.into()
     };
     let base = model(0);
     let members = |m: usize| (0..m as u64).map(model).collect::<Vec<_>>();
@@ -39,7 +39,7 @@ fn main() {
     let pruned: Vec<_> = (0..3)
         .map(|m| hydra::prune(&base, &kept(m)).expect("prune"))
         .collect();
-    let hydra = hydra::fuse(&pruned, Merge::Average).expect("fuse");
+    let hydra = hydra::fuse(&pruned, Merge::Average, 0).expect("fuse");
     let lora = LoraConfig::new(16).init(base.clone(), 1).expect("lora");
 
     let rows: Vec<(&str, Box<dyn EnsembleModel>)> = vec![
@@ -57,7 +57,7 @@ fn main() {
     ];
     let costs: Vec<(&str, Cost)> = rows
         .iter()
-        .map(|(name, m)| (*name, cost(m.as_ref(), &images, 64)))
+        .map(|(name, m)| (*name, cost(m.as_ref(), &images.clone().into(), 64)))
         .collect();
     println!(
         "{:<32} {:>10} {:>12} {:>12} {:>14}",

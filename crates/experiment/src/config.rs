@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use train::TrainConfig;
 
+use data::{Catalog, Modality};
+
 use crate::error::ConfigError;
 use crate::methods::MethodSpec;
 
@@ -75,6 +77,13 @@ pub struct DataSection {
     /// Likewise for every evaluation set (ID test, OOD, shifted).
     #[serde(default)]
     pub test_limit: Option<usize>,
+    /// Datasets shipped as one file (the text sets): the stratified fraction held out as the
+    /// test set, drawn with a fixed seed so that every experiment seed tests on the same texts.
+    #[serde(default = "default_test_fraction")]
+    pub test_fraction: f64,
+    /// Text: longest token sequence, `[CLS]` and `[SEP]` included (longer texts are cut).
+    #[serde(default = "default_max_tokens")]
+    pub max_tokens: usize,
 }
 
 /// One corruption at one or more severities (1..=5).
@@ -85,11 +94,21 @@ pub struct ShiftSpec {
     pub severities: Vec<u8>,
 }
 
-/// `[backbone]`: a named preset, its dropout, and optional overrides of its shape.
+/// `[backbone]`: a named preset or pretrained weights, its dropout, and optional overrides of the
+/// preset's shape.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BackboneSection {
-    pub preset: String,
+    /// A ViT preset (`uqformer list`), trained from scratch; images only, unless `pretrained`.
+    #[serde(default)]
+    pub preset: Option<String>,
+    /// Pretrained weights: a folder under the data root, fine-tuned with a fresh classifier head
+    /// (the checkpoint gives the architecture). Text datasets need a Hugging Face BERT checkpoint
+    /// there (`config.json`, `model.safetensors`, `vocab.txt`, e.g. `all-minilm-l6-v2`); image
+    /// datasets a DINOv2 ONNX file (one `*.onnx`, e.g. `dinov2-s`), at the dataset's image size
+    /// (a multiple of its patch size).
+    #[serde(default)]
+    pub pretrained: Option<String>,
     #[serde(default)]
     pub dropout: f64,
     #[serde(default)]
@@ -115,6 +134,12 @@ fn default_eval_batch() -> usize {
 }
 fn default_score() -> String {
     "msp".into()
+}
+fn default_test_fraction() -> f64 {
+    0.2
+}
+fn default_max_tokens() -> usize {
+    128
 }
 
 impl ExperimentConfig {
@@ -148,6 +173,94 @@ impl ExperimentConfig {
         Ok(config)
     }
 
+    /// Whether the in-distribution dataset holds images or texts (an error for unknown names).
+    pub fn modality(&self) -> Result<Modality, String> {
+        modality_of(&self.data.dataset).map_err(|e| format!("data.dataset: {e}"))
+    }
+
+    /// The backbone fits the data: a ViT preset for images; pretrained BERT weights for text,
+    /// with OOD sets of the same modality, no image corruptions and methods that take text.
+    fn validate_modality(&self) -> Result<(), ConfigError> {
+        let fail = |field: &str, what: String| Err(ConfigError::msg(format!("{field}: {what}")));
+        let modality = self.modality().map_err(ConfigError::msg)?;
+        for name in &self.data.ood {
+            match modality_of(name) {
+                Ok(m) if m == modality => {}
+                Ok(m) => {
+                    return fail(
+                        "data.ood",
+                        format!("`{name}` holds {m:?} data, the dataset {modality:?} data"),
+                    );
+                }
+                Err(e) => return fail("data.ood", e),
+            }
+        }
+        let b = &self.backbone;
+        let overrides = [
+            b.preset.is_some(),
+            b.patch_size.is_some(),
+            b.d_model.is_some(),
+            b.n_layers.is_some(),
+            b.n_heads.is_some(),
+            b.d_mlp.is_some(),
+        ];
+        if b.pretrained.is_some() && overrides.contains(&true) {
+            return fail(
+                "backbone",
+                "preset and shape overrides describe a ViT trained from scratch; a pretrained \
+                 backbone has the shape of its pretrained checkpoint"
+                    .into(),
+            );
+        }
+        match modality {
+            Modality::Image => {
+                if b.pretrained.is_none() {
+                    let Some(preset) = &b.preset else {
+                        return fail(
+                            "backbone.preset",
+                            format!(
+                                "missing (or give `pretrained`); valid presets: {}",
+                                backbone::ViTConfig::preset_names().join(", ")
+                            ),
+                        );
+                    };
+                    if let Err(e) = backbone::ViTConfig::preset(preset) {
+                        return fail("backbone.preset", e.to_string());
+                    }
+                }
+            }
+            Modality::Text => {
+                if b.pretrained.is_none() {
+                    return fail(
+                        "backbone.pretrained",
+                        format!(
+                            "missing: the text dataset `{}` needs a BERT checkpoint folder under \
+                             the data root (e.g. \"all-minilm-l6-v2\", from `datasets/fetch`)",
+                            self.data.dataset
+                        ),
+                    );
+                }
+                if !self.data.shift.is_empty() {
+                    return fail(
+                        "data.shift",
+                        "corruptions apply to images; this dataset holds texts".into(),
+                    );
+                }
+                for (i, m) in self.methods.iter().enumerate() {
+                    if !m.method.supports_text() {
+                        return Err(ConfigError::msg(format!(
+                            "method `{}` (kind `{}`) works on image datasets only; the dataset `{}` \
+                             holds texts",
+                            m.name, m.kind, self.data.dataset
+                        ))
+                        .at(&format!("[[method]] #{}", i + 1)));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Checks values that the types alone do not (ranges, uniqueness, non-empty lists).
     fn validate(&self) -> Result<(), ConfigError> {
         let fail = |field: &str, what: String| Err(ConfigError::msg(format!("{field}: {what}")));
@@ -169,9 +282,7 @@ impl ExperimentConfig {
         if self.data.eval_batch_size == 0 {
             return fail("data.eval_batch_size", "must be at least 1".into());
         }
-        if let Err(e) = backbone::ViTConfig::preset(&self.backbone.preset) {
-            return fail("backbone.preset", e.to_string());
-        }
+        self.validate_modality()?;
         if let Err(e) = crate::device::device(&self.experiment.backend) {
             return fail("experiment.backend", e);
         }
@@ -182,6 +293,21 @@ impl ExperimentConfig {
             return fail(
                 "data.train_limit / data.test_limit",
                 "must be at least 1".into(),
+            );
+        }
+        if !(self.data.test_fraction > 0.0 && self.data.test_fraction < 1.0) {
+            return fail(
+                "data.test_fraction",
+                format!("{} is outside (0, 1)", self.data.test_fraction),
+            );
+        }
+        if self.data.max_tokens < 2 {
+            return fail(
+                "data.max_tokens",
+                format!(
+                    "{} leaves no room for [CLS] and [SEP]; expected at least 2",
+                    self.data.max_tokens
+                ),
             );
         }
         for s in &self.data.shift {
@@ -228,4 +354,16 @@ impl ExperimentConfig {
         }
         Ok(())
     }
+}
+
+/// The modality of a catalog dataset, or the list of known names.
+fn modality_of(name: &str) -> Result<Modality, String> {
+    Catalog::names()
+        .iter()
+        .find(|d| d.name == name)
+        .map(|d| d.modality())
+        .ok_or_else(|| {
+            let known: Vec<&str> = Catalog::names().iter().map(|d| d.name).collect();
+            format!("unknown dataset `{name}`; known: {}", known.join(", "))
+        })
 }

@@ -2,22 +2,81 @@
 
 use std::time::Instant;
 
+use backbone::Input;
 use burn::tensor::activation::softmax;
 use burn::tensor::{Device, Tensor};
-use data::{ImageDataset, Normalization};
+use data::{Dataset, Normalization, WordPiece};
 use ensembles::EnsembleModel;
-use train::ImageData;
+use train::{Data, ImageData, TextData};
 use uq_metrics::{Logits, MemberProbs, Options, Score, ScoreInput};
 
 use crate::memory;
 use crate::results::{Cost, IdMetrics, OodMetrics, ShiftMetrics};
 
-/// The evaluation sets of one seed (raw pixels; prediction normalises them with the training
-/// statistics): the test set, the OOD sets and the shifted test sets `<corruption>-<severity>`.
+/// The evaluation sets of one seed (raw pixels or texts; [`Prep`] turns them into model input):
+/// the test set, the OOD sets and the shifted test sets `<corruption>-<severity>` (images).
 pub struct EvalSets {
-    pub test: ImageDataset,
-    pub ood: Vec<ImageDataset>,
-    pub shift: Vec<(String, ImageDataset)>,
+    pub test: Dataset,
+    pub ood: Vec<Dataset>,
+    pub shift: Vec<(String, Dataset)>,
+}
+
+/// How a run's samples become model input: images normalised with the training statistics, or
+/// texts tokenised.
+#[derive(Debug, Clone)]
+pub enum Prep {
+    Pixels(Normalization),
+    Tokens {
+        tokenizer: WordPiece,
+        max_tokens: usize,
+    },
+}
+
+impl Prep {
+    /// `set` ready for batching.
+    ///
+    /// # Panics
+    /// If `set` is of the other modality (the runner prepares each run's sets one way).
+    pub fn data<'a>(&'a self, set: &'a Dataset) -> Data<'a> {
+        match (self, set) {
+            (Self::Pixels(norm), Dataset::Images(set)) => Data::Images(ImageData { set, norm }),
+            (
+                Self::Tokens {
+                    tokenizer,
+                    max_tokens,
+                },
+                Dataset::Text(set),
+            ) => Data::Text(TextData {
+                set,
+                tokenizer,
+                max_tokens: *max_tokens,
+            }),
+            _ => panic!("{}: prepared for the other modality", set.name()),
+        }
+    }
+
+    /// Text: the mean tokenised length of `set` (`[CLS]`, `[SEP]` and the cut included),
+    /// rounded; 0 for images.
+    pub fn mean_tokens(&self, set: &Dataset) -> Result<usize, String> {
+        let (
+            Self::Tokens {
+                tokenizer,
+                max_tokens,
+            },
+            Dataset::Text(texts),
+        ) = (self, set)
+        else {
+            return Ok(0);
+        };
+        let mut total = 0;
+        for text in &texts.texts {
+            total += (tokenizer.encode(text, *max_tokens))
+                .map_err(|e| format!("{}: {e}", texts.name))?
+                .ids
+                .len();
+        }
+        Ok((total as f64 / texts.len().max(1) as f64).round() as usize)
+    }
 }
 
 /// A method's predictions on one set: member probabilities and the members' mean logits.
@@ -27,24 +86,22 @@ pub struct Predictions {
     pub labels: Vec<usize>,
 }
 
-/// Runs `model` over `set` in batches of `batch`; `set` is normalised like the training data.
+/// Runs `model` over `data` in batches of `batch`.
 pub fn predict(
     model: &dyn EnsembleModel,
-    set: &ImageDataset,
-    norm: &Normalization,
+    data: Data<'_>,
     batch: usize,
     device: &Device,
 ) -> Result<Predictions, String> {
-    let data = ImageData { set, norm };
-    let (m, n) = (model.members(), set.len());
+    let (m, n) = (model.members(), data.len());
     let mut member_probs: Vec<Vec<f32>> = vec![Vec::new(); m];
     let mut mean_logits = Vec::new();
     let indices: Vec<usize> = (0..n).collect();
     for chunk in indices.chunks(batch) {
-        let images = data
+        let input = data
             .batch(chunk, None, device)
-            .map_err(|e| format!("{}: {e}", set.name))?;
-        let logits = model.member_logits(images);
+            .map_err(|e| format!("{}: {e}", data.name()))?;
+        let logits = model.member_logits(input);
         let probs = softmax(logits.clone(), 2);
         let mean: Tensor<2> = logits.mean_dim(0).squeeze_dim(0);
         mean_logits.extend(to_vec(mean)?);
@@ -56,11 +113,11 @@ pub fn predict(
     }
     let c = mean_logits.len() / n.max(1);
     let flat: Vec<f32> = member_probs.concat();
-    let named = |e: uq_metrics::MetricsError| format!("predictions on {}: {e}", set.name);
+    let named = |e: uq_metrics::MetricsError| format!("predictions on {}: {e}", data.name());
     Ok(Predictions {
         members: MemberProbs::from_f32(&flat, m, n, c).map_err(named)?,
         logits: Logits::from_f32(&mean_logits, n, c).map_err(named)?,
-        labels: set.labels.iter().map(|&l| l as usize).collect(),
+        labels: data.all_labels().iter().map(|&l| l as usize).collect(),
     })
 }
 
@@ -122,10 +179,9 @@ pub fn ood_metrics(
 
 /// Parameters, FLOPs, median latency at batch 1 and at `batch` (after warm-up), and the peak
 /// heap memory of one forward pass at `batch`.
-pub fn cost(model: &dyn EnsembleModel, sample: &Tensor<4>, batch: usize) -> Cost {
-    let one = sample.clone().narrow(0, 0, 1);
-    let full =
-        Tensor::cat(vec![sample.clone(); batch.div_ceil(sample.dims()[0])], 0).narrow(0, 0, batch);
+pub fn cost(model: &dyn EnsembleModel, sample: &Input, batch: usize) -> Cost {
+    let one = sample.clone().narrow(0, 1);
+    let full = sample.clone().resized(batch);
     let latency_ms_b1 = median_ms(|| sync(model.member_logits(one.clone())), 5, 25);
     let latency_ms = median_ms(|| sync(model.member_logits(full.clone())), 1, 5);
     let baseline = memory::reset_peak();

@@ -7,20 +7,21 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use backbone::{ViTConfig, VisionTransformer};
+use backbone::{BertClassifier, BertConfig, BertModel, Classifier, Dropout, ViTConfig};
 use burn::module::Module;
+use burn::nn::LinearConfig;
 use burn::tensor::Device;
 use data::{
-    Catalog, Corruption, ImageDataset, Normalization, SubsetSize, corrupt, stratified_subset,
-    train_val_split,
+    Catalog, Corruption, Dataset, ImageDataset, Modality, Normalization, SubsetSize, WordPiece,
+    corrupt, stratified_subset, train_val_split,
 };
 use ensembles::EnsembleModel;
-use train::{ImageData, mix};
+use train::{Data, mix};
 use uq_metrics::Score;
 
 use crate::config::ExperimentConfig;
 use crate::device::device;
-use crate::eval::{EvalSets, cost, id_metrics, ood_metrics, predict, shift_metrics};
+use crate::eval::{EvalSets, Prep, cost, id_metrics, ood_metrics, predict, shift_metrics};
 use crate::methods::context::{Trainer, fingerprint};
 use crate::methods::{Context, MethodSpec};
 use crate::results::{Cost, MethodResult, Summary, write_run};
@@ -49,72 +50,151 @@ pub struct RunOutput {
 
 /// The data sets every seed draws from, loaded once.
 struct Loaded {
-    train_full: ImageDataset,
-    test: ImageDataset,
-    ood: Vec<ImageDataset>,
+    train_full: Dataset,
+    test: Dataset,
+    ood: Vec<Dataset>,
 }
+
+/// The seed of the fixed test split of single-file datasets: the same for every experiment seed.
+const TEST_SPLIT_SEED: u64 = 0x7E57;
 
 fn load(config: &ExperimentConfig, opts: &RunOptions) -> Result<Loaded, String> {
     let catalog = Catalog::new(&opts.data_root);
-    let splits = catalog
-        .load_images(&config.data.dataset)
-        .map_err(|e| e.to_string())?;
-    let train_full = splits.train.ok_or_else(|| {
-        format!(
-            "data.dataset: `{}` has no training split",
-            config.data.dataset
-        )
-    })?;
-    let ood = config
-        .data
-        .ood
-        .iter()
-        .map(|name| {
-            let set = catalog.load_images(name).map_err(|e| e.to_string())?.test;
-            if set.dims != train_full.dims {
-                return Err(format!(
-                    "data.ood: `{name}` has images {:?}, the training set {:?}",
-                    set.dims, train_full.dims
-                ));
-            }
-            Ok(set)
-        })
-        .collect::<Result<Vec<_>, String>>()?;
-    Ok(Loaded {
-        train_full,
-        test: splits.test,
-        ood,
-    })
+    let name = &config.data.dataset;
+    match config.modality()? {
+        Modality::Image => {
+            let splits = catalog.load_images(name).map_err(|e| e.to_string())?;
+            let train_full = splits
+                .train
+                .ok_or_else(|| format!("data.dataset: `{name}` has no training split"))?;
+            let ood = config
+                .data
+                .ood
+                .iter()
+                .map(|ood| {
+                    let set = catalog.load_images(ood).map_err(|e| e.to_string())?.test;
+                    if set.dims != train_full.dims {
+                        return Err(format!(
+                            "data.ood: `{ood}` has images {:?}, the training set {:?}",
+                            set.dims, train_full.dims
+                        ));
+                    }
+                    Ok(Dataset::Images(set))
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            Ok(Loaded {
+                train_full: Dataset::Images(train_full),
+                test: Dataset::Images(splits.test),
+                ood,
+            })
+        }
+        Modality::Text => {
+            let full = catalog.load_text(name).map_err(|e| e.to_string())?;
+            let (train, test) = train_val_split(
+                &full.labels,
+                config.data.test_fraction,
+                TEST_SPLIT_SEED,
+                true,
+            )
+            .map_err(|e| format!("data.test_fraction: {name}: {e}"))?;
+            let ood = (config.data.ood.iter())
+                .map(|ood| catalog.load_text(ood).map(Dataset::Text))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| e.to_string())?;
+            Ok(Loaded {
+                train_full: Dataset::Text(full.subset(&train)),
+                test: Dataset::Text(full.subset(&test)),
+                ood,
+            })
+        }
+    }
 }
 
-/// One seed's splits, normalisation, evaluation sets and backbone configuration.
+/// How base models are made: a ViT from scratch or from a DINOv2 ONNX file, or a pretrained
+/// BERT; pretrained models get a fresh head.
+#[derive(Debug, Clone)]
+enum BaseSpec {
+    Vit {
+        config: ViTConfig,
+        /// The ONNX file and its folder's name under the data root, when pretrained.
+        onnx: Option<(PathBuf, String)>,
+    },
+    Bert {
+        config: BertConfig,
+        /// The checkpoint folder (`config.json`, `model.safetensors`, `vocab.txt`).
+        dir: PathBuf,
+        /// Its name under the data root, for the cache key.
+        name: String,
+        num_classes: usize,
+    },
+}
+
+/// One seed's splits, input preparation, evaluation sets and base-model recipe.
 struct SeedData {
-    train: ImageDataset,
-    val: ImageDataset,
-    norm: Normalization,
+    train: Dataset,
+    val: Dataset,
+    prep: Prep,
     sets: EvalSets,
-    vit: ViTConfig,
+    base: BaseSpec,
+    /// Text: mean tokenised test length (FLOPs are counted at it); 0 for images.
+    text_tokens: usize,
 }
 
 impl SeedData {
-    fn new(config: &ExperimentConfig, loaded: &Loaded, seed: u64) -> Result<Self, String> {
-        let (train, val, norm, sets) =
-            prepare(config, &loaded.train_full, &loaded.test, &loaded.ood, seed)?;
-        let vit = vit_config(config, &train)?;
+    fn new(
+        config: &ExperimentConfig,
+        opts: &RunOptions,
+        loaded: &Loaded,
+        seed: u64,
+    ) -> Result<Self, String> {
+        let (train, val, sets) = prepare(config, loaded, seed)?;
+        let (prep, base) = match &train {
+            Dataset::Images(images) => {
+                let norm = Normalization::fit(images).map_err(|e| e.to_string())?;
+                let base = match &config.backbone.pretrained {
+                    None => BaseSpec::Vit {
+                        config: vit_config(config, images)?,
+                        onnx: None,
+                    },
+                    Some(name) => pretrained_vit(config, opts, name, images)?,
+                };
+                (Prep::Pixels(norm), base)
+            }
+            Dataset::Text(texts) => {
+                let name = config.backbone.pretrained.clone().unwrap_or_default();
+                let dir = opts.data_root.join(&name);
+                let tokenizer = WordPiece::from_vocab_file(&dir.join("vocab.txt"))
+                    .map_err(|e| format!("backbone.pretrained: {e}"))?;
+                let mut bert = BertConfig::from_hf_config(&dir.join("config.json"))
+                    .map_err(|e| format!("backbone.pretrained: {e}"))?;
+                bert.dropout = config.backbone.dropout;
+                bert.attention_dropout = config.backbone.attention_dropout;
+                let prep = Prep::Tokens {
+                    tokenizer,
+                    max_tokens: config.data.max_tokens,
+                };
+                let base = BaseSpec::Bert {
+                    config: bert,
+                    dir,
+                    name,
+                    num_classes: texts.num_classes,
+                };
+                (prep, base)
+            }
+        };
+        let text_tokens = prep.mean_tokens(&sets.test)?;
         Ok(Self {
             train,
             val,
-            norm,
+            prep,
             sets,
-            vit,
+            base,
+            text_tokens,
         })
     }
 
-    fn train(&self) -> ImageData<'_> {
-        ImageData {
-            set: &self.train,
-            norm: &self.norm,
-        }
+    fn train(&self) -> Data<'_> {
+        self.prep.data(&self.train)
     }
 
     /// What a method sees while it is built.
@@ -130,14 +210,16 @@ impl SeedData {
         Context {
             spec,
             config,
-            vit: &self.vit,
+            vit: match &self.base {
+                BaseSpec::Vit { config, .. } => Some(config),
+                BaseSpec::Bert { .. } => None,
+            },
             base: &base.models,
             train: self.train(),
-            val: ImageData {
-                set: &self.val,
-                norm: &self.norm,
-            },
+            val: self.prep.data(&self.val),
+            text_tokens: self.text_tokens,
             sets: &self.sets,
+            prep: &self.prep,
             seed,
             device,
             trainer,
@@ -148,7 +230,7 @@ impl SeedData {
 
 /// The seed's trained base models and the cache fingerprint of the first.
 struct Base {
-    models: Vec<VisionTransformer>,
+    models: Vec<Classifier>,
     fingerprint: String,
 }
 
@@ -171,7 +253,7 @@ fn base_models(
             pool.claim(Job::Base(k));
         }
         let (model, fingerprint) =
-            train_base(config, trainer, &data.vit, data.train(), seed, k, device)?;
+            train_base(config, trainer, &data.base, data.train(), seed, k, device)?;
         if let Some(pool) = pool {
             pool.done(Job::Base(k));
         }
@@ -201,11 +283,11 @@ pub fn run_job(
     job: Job,
 ) -> Result<(), String> {
     let device = device(&config.experiment.backend)?;
-    let data = SeedData::new(config, &load(config, opts)?, seed)?;
+    let data = SeedData::new(config, opts, &load(config, opts)?, seed)?;
     let trainer = trainer(opts);
     match job {
         Job::Base(k) => {
-            train_base(config, &trainer, &data.vit, data.train(), seed, k, &device)?;
+            train_base(config, &trainer, &data.base, data.train(), seed, k, &device)?;
         }
         Job::Method(i) => {
             let spec = config.methods.get(i).ok_or_else(|| {
@@ -289,7 +371,7 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput, St
     let mut files = Vec::new();
     for &seed in &config.experiment.seeds {
         let started = Instant::now();
-        let data = SeedData::new(config, &loaded, seed)?;
+        let data = SeedData::new(config, opts, &loaded, seed)?;
         let pool = match &opts.workers {
             Some(w) if w.processes > 0 => {
                 if !opts.quiet {
@@ -345,7 +427,7 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput, St
             let mut result = evaluate(
                 built.model.as_ref(),
                 &data.sets,
-                &data.norm,
+                &data.prep,
                 config,
                 score,
                 seed,
@@ -394,65 +476,117 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput, St
     Ok(RunOutput { dir, summary })
 }
 
-/// The seed's training and validation splits, the training normalisation and the evaluation
-/// sets.
+/// The seed's training and validation splits and the evaluation sets.
 fn prepare(
     config: &ExperimentConfig,
-    train_full: &ImageDataset,
-    test: &ImageDataset,
-    ood: &[ImageDataset],
+    loaded: &Loaded,
     seed: u64,
-) -> Result<(ImageDataset, ImageDataset, Normalization, EvalSets), String> {
+) -> Result<(Dataset, Dataset, EvalSets), String> {
     let data = &config.data;
-    let (train_idx, val_idx) = train_val_split(&train_full.labels, data.val_fraction, seed, true)
-        .map_err(|e| e.to_string())?;
-    let val = train_full.subset(&val_idx);
-    let mut train = train_full.subset(&train_idx);
+    let full = &loaded.train_full;
+    let (train_idx, val_idx) =
+        train_val_split(full.labels(), data.val_fraction, seed, true).map_err(|e| e.to_string())?;
+    let val = full.subset(&val_idx);
+    let mut train = full.subset(&train_idx);
     if let Some(limit) = data.train_limit {
         train = limited(&train, limit, seed)?;
     }
-    let norm = Normalization::fit(&train).map_err(|e| e.to_string())?;
-    let limit = |set: &ImageDataset| match data.test_limit {
+    let limit = |set: &Dataset| match data.test_limit {
         Some(n) => limited(set, n, seed),
         None => Ok(set.clone()),
     };
-    let test = limit(test)?;
+    let test = limit(&loaded.test)?;
     let mut shift = Vec::new();
-    for spec in &data.shift {
-        let corruption: Corruption = spec
-            .corruption
-            .parse()
-            .map_err(|e: data::DataError| e.to_string())?;
-        for &severity in &spec.severities {
-            let set = corrupt(&test, corruption, severity, mix(seed, severity as u64))
-                .map_err(|e| e.to_string())?;
-            shift.push((format!("{}-{severity}", corruption.name()), set));
+    if let Dataset::Images(images) = &test {
+        for spec in &data.shift {
+            let corruption: Corruption = spec
+                .corruption
+                .parse()
+                .map_err(|e: data::DataError| e.to_string())?;
+            for &severity in &spec.severities {
+                let set = corrupt(images, corruption, severity, mix(seed, severity as u64))
+                    .map_err(|e| e.to_string())?;
+                shift.push((
+                    format!("{}-{severity}", corruption.name()),
+                    Dataset::Images(set),
+                ));
+            }
         }
     }
-    let ood = ood.iter().map(limit).collect::<Result<_, _>>()?;
-    Ok((train, val, norm, EvalSets { test, ood, shift }))
+    let ood = loaded.ood.iter().map(limit).collect::<Result<_, _>>()?;
+    Ok((train, val, EvalSets { test, ood, shift }))
 }
 
 /// A seeded stratified subset of at most `n` samples.
-fn limited(set: &ImageDataset, n: usize, seed: u64) -> Result<ImageDataset, String> {
+fn limited(set: &Dataset, n: usize, seed: u64) -> Result<Dataset, String> {
     if n >= set.len() {
         return Ok(set.clone());
     }
-    let idx = stratified_subset(&set.labels, SubsetSize::Total(n), seed)
-        .map_err(|e| format!("{}: {e}", set.name))?;
+    let idx = stratified_subset(set.labels(), SubsetSize::Total(n), seed)
+        .map_err(|e| format!("{}: {e}", set.name()))?;
     Ok(set.subset(&idx))
 }
 
-/// The preset with the experiment's overrides, fitted to the dataset's images and classes.
-fn vit_config(config: &ExperimentConfig, train: &ImageDataset) -> Result<ViTConfig, String> {
-    let b = &config.backbone;
-    let mut vit = ViTConfig::preset(&b.preset).map_err(|e| format!("backbone.preset: {e}"))?;
-    let [channels, h, w] = train.dims;
+/// The side of the dataset's square images.
+fn image_side(train: &ImageDataset) -> Result<usize, String> {
+    let [_, h, w] = train.dims;
     if h != w {
         return Err(format!(
             "data.dataset: images are {h}x{w}; the Vision Transformer needs square images"
         ));
     }
+    Ok(h)
+}
+
+/// A DINOv2 ONNX checkpoint (the one `*.onnx` file of the folder `name`) at the dataset's image
+/// size; its configuration is read by importing it once.
+fn pretrained_vit(
+    config: &ExperimentConfig,
+    opts: &RunOptions,
+    name: &str,
+    train: &ImageDataset,
+) -> Result<BaseSpec, String> {
+    let dir = opts.data_root.join(name);
+    let fail = |what: String| format!("backbone.pretrained: {}: {what}", dir.display());
+    let entries = std::fs::read_dir(&dir).map_err(|e| {
+        fail(format!(
+            "cannot read the folder ({e}); run `datasets/fetch {name}`"
+        ))
+    })?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "onnx"))
+        .collect();
+    let path = match files.len() {
+        1 => files.remove(0),
+        n => return Err(fail(format!("expected one *.onnx file, found {n}"))),
+    };
+    let side = image_side(train)?;
+    let (vit, _) = backbone::load_dinov2_onnx(
+        &path,
+        side,
+        train.dims[0],
+        train.num_classes,
+        0,
+        &Device::flex(),
+    )
+    .map_err(|e| format!("backbone.pretrained: {e}"))?;
+    let b = &config.backbone;
+    Ok(BaseSpec::Vit {
+        config: vit
+            .with_dropout(b.dropout)
+            .with_attention_dropout(b.attention_dropout),
+        onnx: Some((path, name.to_string())),
+    })
+}
+
+/// The preset with the experiment's overrides, fitted to the dataset's images and classes.
+fn vit_config(config: &ExperimentConfig, train: &ImageDataset) -> Result<ViTConfig, String> {
+    let b = &config.backbone;
+    let preset = b.preset.as_deref().unwrap_or_default();
+    let mut vit = ViTConfig::preset(preset).map_err(|e| format!("backbone.preset: {e}"))?;
+    let [channels, ..] = train.dims;
+    let h = image_side(train)?;
     vit = vit
         .with_image_size(h)
         .with_channels(channels)
@@ -467,30 +601,82 @@ fn vit_config(config: &ExperimentConfig, train: &ImageDataset) -> Result<ViTConf
     Ok(vit)
 }
 
-/// Base model `k` of the seed, trained with the experiment's recipe or read back from the
-/// cache; also returns its cache fingerprint.
+/// Base model `k` of the seed, trained (a pretrained one: fine-tuned) with the experiment's
+/// recipe or read back from the cache; also returns its cache fingerprint.
 fn train_base(
     config: &ExperimentConfig,
     trainer: &Trainer,
-    vit: &ViTConfig,
-    data: ImageData<'_>,
+    spec: &BaseSpec,
+    data: Data<'_>,
     seed: u64,
     k: usize,
     device: &Device,
-) -> Result<(VisionTransformer, String), String> {
+) -> Result<(Classifier, String), String> {
     let member_seed = if k == 0 { seed } else { mix(seed, k as u64) };
+    let backbone = match spec {
+        BaseSpec::Vit { config, onnx: None } => serde_json::json!(config),
+        BaseSpec::Vit {
+            config,
+            onnx: Some((_, name)),
+        } => serde_json::json!({"pretrained": name, "config": config}),
+        BaseSpec::Bert { config, name, .. } => {
+            serde_json::json!({"pretrained": name, "config": config})
+        }
+    };
     let identity = serde_json::json!({
-        "backbone": vit,
+        "backbone": backbone,
         "train": config.train,
         "dataset": config.data.dataset,
         "val_fraction": config.data.val_fraction,
+        "test_fraction": config.data.test_fraction,
+        "max_tokens": config.data.max_tokens,
         "train_limit": config.data.train_limit,
         "seed": member_seed,
         "backend": config.experiment.backend,
     });
     let autodiff = device.clone().autodiff();
     autodiff.seed(member_seed);
-    let model = vit.init(&autodiff).map_err(|e| format!("backbone: {e}"))?;
+    let b = &config.backbone;
+    let model: Classifier = match spec {
+        BaseSpec::Vit {
+            config: vit,
+            onnx: None,
+        } => vit
+            .init(&autodiff)
+            .map_err(|e| format!("backbone: {e}"))?
+            .into(),
+        BaseSpec::Vit {
+            config: vit,
+            onnx: Some((path, _)),
+        } => {
+            let (_, model) = backbone::load_dinov2_onnx(
+                path,
+                vit.image_size,
+                vit.channels,
+                vit.num_classes,
+                member_seed,
+                &autodiff,
+            )
+            .map_err(|e| format!("backbone.pretrained: {e}"))?;
+            Classifier::from(model).with_dropout(b.dropout, b.attention_dropout)
+        }
+        BaseSpec::Bert {
+            config: bert,
+            dir,
+            num_classes,
+            ..
+        } => {
+            let encoder =
+                BertModel::load_safetensors(&dir.join("model.safetensors"), bert, &autodiff)
+                    .map_err(|e| format!("backbone.pretrained: {e}"))?;
+            BertClassifier {
+                bert: encoder,
+                dropout: Dropout { prob: bert.dropout },
+                classifier: LinearConfig::new(bert.d_model, *num_classes).init(&autodiff),
+            }
+            .into()
+        }
+    };
     let label = format!("seed {seed} model {}", k + 1);
     let model = trainer.fit(
         &identity,
@@ -508,7 +694,7 @@ fn train_base(
 fn evaluate(
     model: &dyn EnsembleModel,
     sets: &EvalSets,
-    norm: &Normalization,
+    prep: &Prep,
     config: &ExperimentConfig,
     score: Score,
     seed: u64,
@@ -516,15 +702,15 @@ fn evaluate(
 ) -> Result<MethodResult, String> {
     let batch = config.data.eval_batch_size;
     // Stochastic methods (MC Dropout) draw their masks from the device RNG: seed each set.
-    let run = |set: &ImageDataset, salt: u64| {
+    let run = |set: &Dataset, salt: u64| {
         device.seed(mix(seed, salt));
-        predict(model, set, norm, batch, device)
+        predict(model, prep.data(set), batch, device)
     };
     let id = run(&sets.test, 0)?;
     let mut ood = BTreeMap::new();
     for (i, set) in sets.ood.iter().enumerate() {
         ood.insert(
-            set.name.clone(),
+            set.name().to_string(),
             ood_metrics(&id, &run(set, 1 + i as u64)?, score)?,
         );
     }
@@ -562,12 +748,9 @@ fn measure_costs(
 ) -> Result<(), String> {
     let batch = config.data.eval_batch_size;
     let probe: Vec<usize> = (0..data.sets.test.len().min(batch)).collect();
-    let sample = ImageData {
-        set: &data.sets.test,
-        norm: &data.norm,
-    }
-    .batch(&probe, None, device)
-    .map_err(|e| e.to_string())?;
+    let sample = (data.prep.data(&data.sets.test))
+        .batch(&probe, None, device)
+        .map_err(|e| e.to_string())?;
     for (i, model) in models {
         results[*i].cost = cost(model.as_ref(), &sample, batch);
     }

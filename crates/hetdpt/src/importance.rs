@@ -225,6 +225,7 @@ fn host(t: Tensor<1>) -> Result<Vec<f32>, HetDptError> {
 mod tests {
     use super::*;
     use crate::testutil::{quadrants, serial, tiny_vit};
+    use backbone::Input;
     use burn::module::Param;
     use data::Normalization;
     use train::{FitOptions, TrainConfig, Trainable, fit};
@@ -237,7 +238,8 @@ mod tests {
     }
 
     impl Trainable for WithoutAttention {
-        fn train_logits(&self, images: Tensor<4>) -> Tensor<3> {
+        fn train_logits(&self, input: Input) -> Tensor<3> {
+            let images = input.images();
             let layers = self.vit.encoder.layer.len();
             let g: Vec<f32> = (0..layers)
                 .map(|l| if l == self.off { 0.0 } else { 1.0 })

@@ -146,7 +146,7 @@ pub fn prune(
         norm: train.norm,
     };
     let distill = Distill {
-        teacher: base.clone(),
+        teacher: base.clone().into(),
         alpha: cfg.alpha,
         temperature: cfg.temperature,
     };
@@ -446,7 +446,7 @@ mod tests {
             ..TrainConfig::default()
         };
         let distill = Distill {
-            teacher: base.clone(),
+            teacher: base.clone().into(),
             alpha: 0.5,
             temperature: 2.0,
         };

@@ -1,7 +1,7 @@
 //! The merged model: attention branches removed outright, MLPs without GELU folded into one
 //! linear map.
 
-use backbone::{Attention, Dropout, Gates, Mlp, Mode, VisionTransformer};
+use backbone::{Attention, Dropout, Gates, Input, Mlp, Mode, VisionTransformer};
 use burn::module::{Module, Param};
 use burn::nn::{LayerNorm, Linear};
 use burn::tensor::Tensor;
@@ -245,7 +245,8 @@ impl EnsembleModel for PrunedViT {
         1
     }
 
-    fn member_logits(&self, images: Tensor<4>) -> Tensor<3> {
+    fn member_logits(&self, input: Input) -> Tensor<3> {
+        let images = input.images();
         self.forward(images, Mode::Deterministic).unsqueeze_dim(0)
     }
 
@@ -259,7 +260,8 @@ impl EnsembleModel for PrunedViT {
 }
 
 impl Trainable for PrunedViT {
-    fn train_logits(&self, images: Tensor<4>) -> Tensor<3> {
+    fn train_logits(&self, input: Input) -> Tensor<3> {
+        let images = input.images();
         self.forward(images, Mode::Stochastic).unsqueeze_dim(0)
     }
 }
@@ -303,7 +305,7 @@ mod tests {
         let x = images(&device);
         let expected = base.forward(x.clone(), &Gates::none(), Mode::Deterministic);
         let merged = merge(&base, &Removal::none(cfg.n_layers)).unwrap();
-        let out = merged.member_logits(x).squeeze_dim::<2>(0);
+        let out = merged.member_logits(x.into()).squeeze_dim::<2>(0);
         assert_eq!(max_rel_diff(&out, &expected), 0.0);
         assert_eq!(EnsembleModel::num_params(&merged), base.num_params());
     }

@@ -3,7 +3,7 @@
 //! kept (`hydra::prune`); after the depth merge, the MLPs that keep their GELU lose hidden
 //! channels ranked by magnitude, `‖W1[:, j]‖·‖W2[j, :]‖`.
 
-use backbone::{Mlp, VisionTransformer};
+use backbone::{Classifier, Mlp, VisionTransformer};
 use burn::module::Param;
 use burn::nn::Linear;
 use burn::tensor::{Device, Int, Tensor, TensorData};
@@ -43,8 +43,12 @@ pub(crate) fn apply(
     let (model, head_scores, heads_kept) = match &cfg.heads {
         Some(heads) => {
             let (scores, kept) = choose_heads(base, heads, calibration, device, seed)?;
-            let narrowed = hydra::prune(base, &kept)
-                .map_err(|e| HetDptError::Invalid(format!("HetDPT+ head pruning: {e}")))?;
+            let fail = |e: String| HetDptError::Invalid(format!("HetDPT+ head pruning: {e}"));
+            let narrowed = match hydra::prune(&Classifier::Vit(base.clone()), &kept) {
+                Ok(Classifier::Vit(v)) => v,
+                Ok(Classifier::Bert(_)) => unreachable!("pruning keeps the model's kind"),
+                Err(e) => return Err(fail(e.to_string())),
+            };
             (merge(&narrowed, removal)?, Some(scores), Some(kept))
         }
         None => (merge(base, removal)?, None, None),
@@ -74,7 +78,10 @@ fn choose_heads(
         .map_err(|e| HetDptError::Invalid(format!("HetDPT+ calibration subset: {e}")))?;
     let batches = picked
         .chunks(CALIBRATION_BATCH)
-        .map(|idx| Ok((data.batch(idx, None, device)?, data.labels(idx, device))))
+        .map(|idx| {
+            let images = data.batch(idx, None, device)?;
+            Ok((images.into(), data.labels(idx, device)))
+        })
         .collect::<Result<Vec<_>, HetDptError>>()?;
     let select = SelectConfig {
         members: 1,
@@ -86,8 +93,9 @@ fn choose_heads(
         batches,
         ood: Vec::new(),
     };
+    let base = Classifier::Vit(base.clone());
     let mut plans =
-        plan_members(base, strategy.as_ref(), &calibration, &select, seed).map_err(fail)?;
+        plan_members(&base, strategy.as_ref(), &calibration, &select, seed).map_err(fail)?;
     let plan = plans.pop().expect("one member was asked for");
     Ok((plan.scores.0, plan.kept))
 }

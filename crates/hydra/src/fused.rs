@@ -3,16 +3,17 @@
 use std::fmt;
 use std::str::FromStr;
 
-use backbone::{BlockShape, Dropout, Mode, ViTConfig, VisionTransformer, attend, vit_flops};
-use burn::module::{Module, Param};
-use burn::nn::PaddingConfig2d;
-use burn::tensor::Tensor;
+use backbone::{BlockShape, Classifier, Dropout, Input, Mode, attend};
+use burn::module::Module;
 use burn::tensor::activation::gelu;
+use burn::tensor::{Bool, Tensor};
 use ensembles::EnsembleModel;
 use serde::{Deserialize, Serialize};
 
 use crate::error::HydraError;
 use crate::grouped::{GroupedLayerNorm, GroupedLinear, weight_and_bias};
+use crate::layout::{Layout, StemLayout};
+use crate::stem::{PatchStem, Stem, TokenStem};
 
 /// How the members' MLPs are fused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,30 +52,26 @@ impl fmt::Display for Merge {
 
 /// M pruned members fused into one network that runs them all in one forward pass.
 ///
-/// The residual streams are `[M, B·T, D]`; patch embedding, LayerNorms, Q/K/V and output
+/// The residual streams are `[M, B·T, D]`; the input embedding, LayerNorms, Q/K/V and output
 /// projections and classifiers are grouped per member; attention is one batched call over all
-/// members' heads. Members may keep different numbers of heads: each block is as wide as the
-/// member with the most heads there, the others zero-padded (see [`fuse`]).
+/// members' heads (with the padding mask of token input repeated for every member). Members may
+/// keep different numbers of heads: each block is as wide as the member with the most heads
+/// there, the others zero-padded (see [`fuse`]).
 #[derive(Module, Debug)]
 pub struct HydraModel {
-    /// Patch embedding as a grouped FC on flattened patches: `[M, C·p·p, D]`.
-    pub patch: GroupedLinear,
-    /// `[M, 1, 1, D]`.
-    pub cls_token: Param<Tensor<4>>,
-    /// `[M, 1, T, D]`.
-    pub pos_embed: Param<Tensor<4>>,
+    /// Input embedding and feature readout (ViT or BERT).
+    pub stem: Stem,
     pub blocks: Vec<FusedBlock>,
-    pub norm: GroupedLayerNorm,
     /// Classifiers `[M, D, C]`.
     pub head: GroupedLinear,
-    pub patch_size: usize,
     /// Stored parameters of the members, zero-padding excluded, an averaged MLP counted once.
     pub params: usize,
-    /// FLOPs per sample, padded heads included (they are computed).
+    /// FLOPs per sample, padded heads included (they are computed); for text, per sequence of
+    /// the `text_tokens` given to [`fuse`].
     pub flops: u64,
 }
 
-/// One fused pre-norm block.
+/// One fused block, pre-norm (ViT) or post-norm (BERT).
 #[derive(Module, Debug)]
 pub struct FusedBlock {
     pub norm1: GroupedLayerNorm,
@@ -89,65 +86,69 @@ pub struct FusedBlock {
     /// Heads per member in this block (the widest member's count).
     pub heads: usize,
     pub head_dim: usize,
+    /// Pre-norm `x + Attn(LN1(x))` when true, post-norm `LN1(x + Attn(x))` when false (and the
+    /// same for the MLP with LN2).
+    pub norm_first: bool,
 }
 
 impl HydraModel {
-    /// Member logits `[M, B, C]` for images `[B, C, H, W]`.
+    /// Member logits `[M, B, C]` for images `[B, C, H, W]` (ViT members) or token ids and
+    /// their mask `[B, T]` (BERT members; T at most the position table's length).
     ///
     /// # Panics
-    /// If the image shape differs from the members'.
-    pub fn forward(&self, images: Tensor<4>) -> Tensor<3> {
-        let [batch, channels, height, width] = images.dims();
-        let p = self.patch_size;
-        let (rows, cols) = (height / p, width / p);
-        let patches = rows * cols;
-        // [B, C, h, p, w, p] -> [B, h, w, C, p, p]: each patch flattened as Conv2d's weight is.
-        let pixels = images
-            .reshape([batch, channels, rows, p, cols, p])
-            .permute([0, 2, 4, 1, 3, 5])
-            .reshape([1, batch * patches, channels * p * p]);
-        let x = self.patch.forward(pixels);
-        let [members, _, d] = x.dims();
-        let cls = self.cls_token.val().expand([members, batch, 1, d]);
-        let tokens = Tensor::cat(vec![cls, x.reshape([members, batch, patches, d])], 2)
-            + self.pos_embed.val();
-        let t = patches + 1;
-        let mut x = tokens.reshape([members, batch * t, d]);
+    /// If the input is of the other modality or of another shape than the members'.
+    pub fn forward(&self, input: Input) -> Tensor<3> {
+        let members = self.members();
+        let batch = input.batch_size();
+        // Member-major, as the [M·B, T, ·] attention batch.
+        let key_padding = input.key_padding().map(|p| p.repeat_dim(0, members));
+        let mut x = self.stem.embed(&input);
         for block in &self.blocks {
-            x = block.forward(x, batch);
+            x = block.forward(x, batch, key_padding.clone());
         }
-        let cls = x.reshape([members, batch, t, d]).narrow(2, 0, 1);
-        self.head
-            .forward(self.norm.forward(cls.reshape([members, batch, d])))
+        self.head.forward(self.stem.features(x, &input))
     }
 }
 
 impl FusedBlock {
-    /// `[M, B·T, D] -> [M, B·T, D]` for a batch of `batch` samples.
-    fn forward(&self, x: Tensor<3>, batch: usize) -> Tensor<3> {
-        let [members, rows, _] = x.dims();
-        let tokens = rows / batch;
-        let width = self.heads * self.head_dim;
-        let qkv = self.qkv.forward(self.norm1.forward(x.clone()));
-        // Member-major rows, so [M, B·T, ·] is [M·B, T, ·]: one attention call over all
-        // members' heads, each sample-and-member its own batch entry, so heads never mix members.
-        let part = |i: usize| {
-            qkv.clone()
-                .narrow(2, i * width, width)
-                .reshape([members * batch, tokens, width])
+    /// `[M, B·T, D] -> [M, B·T, D]` for a batch of `batch` samples; `key_padding` `[M·B, T]`.
+    fn forward(
+        &self,
+        x: Tensor<3>,
+        batch: usize,
+        key_padding: Option<Tensor<2, Bool>>,
+    ) -> Tensor<3> {
+        let attention = |h: Tensor<3>| {
+            let [members, rows, _] = h.dims();
+            let tokens = rows / batch;
+            let width = self.heads * self.head_dim;
+            let qkv = self.qkv.forward(h);
+            // Member-major rows, so [M, B·T, ·] is [M·B, T, ·]: one attention call over all
+            // members' heads, each sample-and-member its own batch entry, so heads never mix
+            // members.
+            let part = |i: usize| {
+                qkv.clone()
+                    .narrow(2, i * width, width)
+                    .reshape([members * batch, tokens, width])
+            };
+            let context = attend(
+                [part(0), part(1), part(2)],
+                self.heads,
+                None,
+                key_padding.clone(),
+                &Dropout { prob: 0.0 },
+                Mode::Deterministic,
+            );
+            self.output.forward(context.reshape([members, rows, width]))
         };
-        let no_dropout = Dropout { prob: 0.0 };
-        let context = attend(
-            [part(0), part(1), part(2)],
-            self.heads,
-            None,
-            None,
-            &no_dropout,
-            Mode::Deterministic,
-        );
-        let x = x + self.output.forward(context.reshape([members, rows, width]));
-        let hidden = gelu(self.fc1.forward(self.norm2.forward(x.clone())));
-        x + self.fc2.forward(hidden)
+        let mlp = |h: Tensor<3>| self.fc2.forward(gelu(self.fc1.forward(h)));
+        if self.norm_first {
+            let x = x.clone() + attention(self.norm1.forward(x));
+            x.clone() + mlp(self.norm2.forward(x))
+        } else {
+            let x = self.norm1.forward(x.clone() + attention(x));
+            self.norm2.forward(x.clone() + mlp(x))
+        }
     }
 }
 
@@ -156,8 +157,8 @@ impl EnsembleModel for HydraModel {
         self.head.weight.dims()[0]
     }
 
-    fn member_logits(&self, images: Tensor<4>) -> Tensor<3> {
-        self.forward(images)
+    fn member_logits(&self, input: Input) -> Tensor<3> {
+        self.forward(input)
     }
 
     fn num_params(&self) -> usize {
@@ -169,13 +170,19 @@ impl EnsembleModel for HydraModel {
     }
 }
 
-/// Fuses pruned (and possibly fine-tuned) members of one architecture into a [`HydraModel`].
+/// Fuses pruned (and possibly fine-tuned) members of one architecture, all Vision Transformers
+/// or all BERT classifiers, into a [`HydraModel`]; `text_tokens` is the sequence length its
+/// FLOPs are counted on for BERT members (unused for ViT members).
 ///
 /// Members may keep different head counts per block. Block l is built `H_l` heads wide, `H_l`
 /// the most any member keeps there; a member with fewer gets zero Q/K/V columns (weights and
 /// biases) and zero output rows for the missing heads. That is exact: a zero head has zero
 /// values, hence a zero context, and its zero output rows add exact zeros to the projection.
-pub fn fuse(members: &[VisionTransformer], merge: Merge) -> Result<HydraModel, HydraError> {
+pub fn fuse(
+    members: &[Classifier],
+    merge: Merge,
+    text_tokens: usize,
+) -> Result<HydraModel, HydraError> {
     let Some(first) = members.first() else {
         return Err(HydraError::invalid(
             "fuse members",
@@ -183,8 +190,22 @@ pub fn fuse(members: &[VisionTransformer], merge: Merge) -> Result<HydraModel, H
             "at least one member",
         ));
     };
+    let kind = |c: &Classifier| {
+        if c.is_text() {
+            "a BERT classifier (token sequences)"
+        } else {
+            "a Vision Transformer (images)"
+        }
+    };
     let layout = Layout::of(first, 0)?;
     for (m, member) in members.iter().enumerate().skip(1) {
+        if member.is_text() != first.is_text() {
+            return Err(HydraError::invalid(
+                format!("member {m} modality"),
+                kind(member),
+                format!("{}, as member 0", kind(first)),
+            ));
+        }
         let other = Layout::of(member, m)?;
         if other != layout {
             return Err(HydraError::invalid(
@@ -194,23 +215,41 @@ pub fn fuse(members: &[VisionTransformer], merge: Merge) -> Result<HydraModel, H
             ));
         }
     }
+    if first.is_text() && text_tokens == 0 {
+        return Err(HydraError::invalid(
+            "fuse text_tokens",
+            0,
+            "a positive sequence length to count BERT FLOPs on",
+        ));
+    }
 
-    let patch = members.iter().map(|v| {
-        let w = v.patch_embed.weight.val(); // [D, C, p, p]
-        let [d, ..] = w.dims();
-        let bias = (v.patch_embed.bias.as_ref())
-            .map_or_else(|| Tensor::zeros([d], &w.device()), |b| b.val());
-        (w.reshape([d as i32, -1]).transpose(), bias)
-    });
-    let (patch_w, patch_b) = patch.unzip();
+    let stem = match &layout.stem {
+        StemLayout::Patches { patch, .. } => {
+            let vits: Vec<_> = (members.iter())
+                .filter_map(|c| match c {
+                    Classifier::Vit(v) => Some(v),
+                    Classifier::Bert(_) => None,
+                })
+                .collect();
+            Stem::Patches(PatchStem::of(&vits, *patch)?)
+        }
+        StemLayout::Tokens { .. } => {
+            let tables: Vec<_> = (members.iter())
+                .filter_map(|c| match c {
+                    Classifier::Bert(b) => Some(&b.bert.embeddings),
+                    Classifier::Vit(_) => None,
+                })
+                .collect();
+            Stem::Tokens(TokenStem::of(&tables)?)
+        }
+    };
     let mut blocks = Vec::with_capacity(layout.layers);
     for l in 0..layout.layers {
-        blocks.push(fuse_block(members, l, layout.head_dim, merge)?);
+        blocks.push(fuse_block(members, l, &layout, merge)?);
     }
-    let norms: Vec<_> = members.iter().map(|v| &v.norm).collect();
-    let heads: Vec<_> = members.iter().map(|v| &v.head).collect();
+    let heads: Vec<_> = members.iter().map(Classifier::head).collect();
 
-    let mlp_params: usize = (members.iter().flat_map(|v| &v.encoder.layer))
+    let mlp_params: usize = (members.iter().flat_map(|c| &c.encoder().layer))
         .map(|b| b.mlp.num_params())
         .sum();
     let all_params: usize = members.iter().map(Module::num_params).sum();
@@ -220,35 +259,25 @@ pub fn fuse(members: &[VisionTransformer], merge: Merge) -> Result<HydraModel, H
         Merge::Average => all_params - mlp_params + mlp_params / members.len(),
     };
     let shapes: Vec<_> = blocks.iter().map(|b| BlockShape::full(b.heads)).collect();
-    let flops = members.len() as u64 * vit_flops(&layout.config(), &shapes);
 
     Ok(HydraModel {
-        patch: GroupedLinear::stack(patch_w, patch_b),
-        cls_token: Param::from_tensor(Tensor::stack(
-            members.iter().map(|v| v.cls_token.val()).collect(),
-            0,
-        )),
-        pos_embed: Param::from_tensor(Tensor::stack(
-            members.iter().map(|v| v.pos_embed.val()).collect(),
-            0,
-        )),
+        stem,
         blocks,
-        norm: GroupedLayerNorm::of(&norms, "norm")?,
         head: GroupedLinear::of(&heads),
-        patch_size: layout.patch,
         params,
-        flops,
+        flops: layout.flops(members.len(), &shapes, text_tokens),
     })
 }
 
 /// Block `l` of every member, fused.
 fn fuse_block(
-    members: &[VisionTransformer],
+    members: &[Classifier],
     l: usize,
-    head_dim: usize,
+    layout: &Layout,
     merge: Merge,
 ) -> Result<FusedBlock, HydraError> {
-    let blocks: Vec<_> = members.iter().map(|v| &v.encoder.layer[l]).collect();
+    let head_dim = layout.head_dim;
+    let blocks: Vec<_> = members.iter().map(|c| &c.encoder().layer[l]).collect();
     let heads = blocks
         .iter()
         .map(|b| b.attention.n_heads)
@@ -287,6 +316,7 @@ fn fuse_block(
         fc2,
         heads,
         head_dim,
+        norm_first: layout.norm_first[l],
     })
 }
 
@@ -307,107 +337,4 @@ fn average(linears: &[&burn::nn::Linear]) -> GroupedLinear {
     let mean2 = Tensor::stack::<3>(weights, 0).mean_dim(0).squeeze_dim(0);
     let mean1 = Tensor::stack::<2>(biases, 0).mean_dim(0).squeeze_dim(0);
     GroupedLinear::stack(vec![mean2], vec![mean1])
-}
-
-/// What members must share to be fused.
-#[derive(Debug, Clone, PartialEq)]
-struct Layout {
-    channels: usize,
-    patch: usize,
-    grid: usize,
-    d_model: usize,
-    head_dim: usize,
-    d_mlp: usize,
-    classes: usize,
-    layers: usize,
-}
-
-impl Layout {
-    fn of(v: &VisionTransformer, m: usize) -> Result<Self, HydraError> {
-        let bad = |what: &str, value: String, expected: &str| {
-            HydraError::invalid(format!("member {m} {what}"), value, expected)
-        };
-        let conv = &v.patch_embed;
-        let [d_model, channels, kh, kw] = conv.weight.dims();
-        let patchify = kh == kw
-            && conv.stride == [kh, kw]
-            && conv.dilation == [1, 1]
-            && conv.groups == 1
-            && matches!(conv.padding, PaddingConfig2d::Valid);
-        if !patchify {
-            return Err(bad(
-                "patch_embed",
-                format!("kernel {kh}x{kw}, stride {:?}", conv.stride),
-                "a square patch embedding with stride = kernel, no padding, dilation or groups",
-            ));
-        }
-        let [_, tokens, _] = v.pos_embed.dims();
-        let grid = (tokens.saturating_sub(1) as f64).sqrt().round() as usize;
-        if grid * grid + 1 != tokens {
-            return Err(bad(
-                "pos_embed tokens",
-                tokens.to_string(),
-                "a square number of patches plus the class token",
-            ));
-        }
-        let d_mlp = v
-            .encoder
-            .layer
-            .first()
-            .map_or(0, |b| b.mlp.fc1.weight.dims()[1]);
-        let mut head_dim = None;
-        for (l, block) in v.encoder.layer.iter().enumerate() {
-            let mlp = [block.mlp.fc1.weight.dims(), block.mlp.fc2.weight.dims()];
-            if mlp != [[d_model, d_mlp], [d_mlp, d_model]] {
-                return Err(bad(
-                    &format!("block {l} mlp"),
-                    format!("fc1 {:?}, fc2 {:?}", mlp[0], mlp[1]),
-                    &format!("fc1 [{d_model}, {d_mlp}] and fc2 [{d_mlp}, {d_model}], as block 0"),
-                ));
-            }
-            let a = &block.attention;
-            let [_, width] = a.query.weight.dims();
-            let dh = width / a.n_heads.max(1);
-            if a.n_heads == 0 || dh * a.n_heads != width || head_dim.is_some_and(|h| h != dh) {
-                return Err(bad(
-                    &format!("block {l} attention"),
-                    format!("{} heads over width {width}", a.n_heads),
-                    "at least one head, all heads of the model of one size",
-                ));
-            }
-            head_dim = Some(dh);
-        }
-        let head_dim =
-            head_dim.ok_or_else(|| bad("encoder", "no blocks".into(), "at least one block"))?;
-        if !d_model.is_multiple_of(head_dim) {
-            return Err(bad(
-                "head size",
-                head_dim.to_string(),
-                &format!("a divisor of the width {d_model}"),
-            ));
-        }
-        Ok(Self {
-            channels,
-            patch: kh,
-            grid,
-            d_model,
-            head_dim,
-            d_mlp,
-            classes: v.head.weight.dims()[1],
-            layers: v.encoder.layer.len(),
-        })
-    }
-
-    /// The unpruned ViT configuration with these shapes (for FLOP counts).
-    fn config(&self) -> ViTConfig {
-        ViTConfig::new()
-            .with_image_size(self.grid * self.patch)
-            .with_channels(self.channels)
-            .with_patch_size(self.patch)
-            .with_d_model(self.d_model)
-            .with_n_layers(self.layers)
-            .with_n_heads(self.d_model / self.head_dim)
-            .with_d_mlp(self.d_mlp)
-            .with_num_classes(self.classes)
-    }
 }

@@ -1,6 +1,7 @@
-//! Hydra Ensembles (METHODS.md §1): one pretrained Vision Transformer gives M members by
-//! pruning different attention heads, and the members are fused into one network that runs
-//! them all in a single forward pass.
+//! Hydra Ensembles (METHODS.md §1): one pretrained encoder classifier — a Vision Transformer
+//! or a BERT sequence classifier, as a [`backbone::Classifier`] — gives M members by pruning
+//! different attention heads, and the members are fused into one network that runs them all in
+//! a single forward pass.
 //!
 //! 1. **Head importance** ([`HeadImportance`]): a strategy scores every (block, head), higher =
 //!    more important. Registered strategies ([`STRATEGIES`], built by name with [`strategy`]
@@ -9,29 +10,39 @@
 //!    (`docs/extending.md`).
 //! 2. **Members** ([`plan_members`]): each member keeps heads per block or by a global budget
 //!    ([`Keep`]), chosen by (Gumbel-)top-k on its scores, optionally recomputed on a bootstrap
-//!    of the [`Calibration`] data; everything from one seed. [`prune`] builds the smaller model,
-//!    [`prune_ratio`] the global ranking of the pruning analysis (used through head gates).
+//!    of the [`Calibration`] data (image batches, or padded token batches with their masks);
+//!    everything from one seed. [`prune`] builds the smaller model, [`prune_ratio`] the global
+//!    ranking of the pruning analysis (used through head gates).
 //! 3. **Fusion** ([`fuse`]): grouped Q/K/V and output projections, one batched attention over
-//!    all members' heads, MLPs averaged or kept per member ([`Merge`]), one classifier per
-//!    member; the [`HydraModel`] is an [`ensembles::EnsembleModel`] (logits `[M, B, C]`).
+//!    all members' heads (the padding mask repeated per member), MLPs averaged or kept per
+//!    member ([`Merge`]), one classifier per member. The [`Stem`] holds what differs by
+//!    modality: for ViT members a grouped patch embedding, class tokens, positions and the
+//!    class-token readout after the final norm (pre-norm blocks); for BERT members each
+//!    member's embedding tables and the masked mean-pool readout (post-norm blocks). The
+//!    [`HydraModel`] is an [`ensembles::EnsembleModel`] (logits `[M, B, C]`).
 //!
 //! ```no_run
-//! use backbone::ViTConfig;
+//! use backbone::{BertConfig, Classifier, Input};
 //! use burn::tensor::{Device, Int, Tensor};
 //! use hydra::{Calibration, Keep, Merge, SelectConfig, fuse, plan_members, prune, strategy};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let device = Device::flex();
-//! let model = ViTConfig::new().init(&device)?;
+//! // A ViT works the same way, with `Input::Images` batches.
+//! let model = Classifier::from(BertConfig::new().init_classifier(2, &device)?);
+//! let batch = || Input::Tokens {
+//!     ids: Tensor::<2, Int>::ones([8, 16], &device),
+//!     mask: Tensor::<2, Int>::ones([8, 16], &device),
+//! };
 //! let data = Calibration {
-//!     batches: vec![(Tensor::zeros([8, 1, 28, 28], &device), Tensor::<1, Int>::zeros([8], &device))],
+//!     batches: vec![(batch(), Tensor::<1, Int>::zeros([8], &device))],
 //!     ood: vec![],
 //! };
 //! let taylor = strategy("taylor", &toml::Table::new())?;
-//! let cfg = SelectConfig { members: 3, keep: Keep::PerBlock(2), temperature: 0.1, bootstrap: true };
+//! let cfg = SelectConfig { members: 3, keep: Keep::PerBlock(6), temperature: 0.1, bootstrap: true };
 //! let plans = plan_members(&model, taylor.as_ref(), &data, &cfg, 7)?;
 //! let members = plans.iter().map(|p| prune(&model, &p.kept)).collect::<Result<Vec<_>, _>>()?;
-//! let hydra = fuse(&members, Merge::None)?;
-//! let logits = hydra.forward(Tensor::zeros([2, 1, 28, 28], &device)); // [3, 2, 10]
+//! let hydra = fuse(&members, Merge::None, 16)?; // FLOPs counted on 16-token sequences
+//! let logits = hydra.forward(batch()); // [3, 8, 2]
 //! # Ok(()) }
 //! ```
 
@@ -40,8 +51,10 @@ mod error;
 mod fused;
 mod grouped;
 mod importance;
+mod layout;
 mod prune;
 mod select;
+mod stem;
 
 pub use calibration::Calibration;
 pub use error::HydraError;
@@ -50,3 +63,4 @@ pub use grouped::{GroupedLayerNorm, GroupedLinear};
 pub use importance::{HeadImportance, HeadScores, STRATEGIES, ScoreContext, Strategy, strategy};
 pub use prune::prune;
 pub use select::{HeadSet, Keep, MemberPlan, SelectConfig, plan_members, prune_ratio};
+pub use stem::{PatchStem, Stem, TokenStem};

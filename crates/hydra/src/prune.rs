@@ -1,6 +1,6 @@
 //! Physical head pruning: a genuinely smaller model with narrower attention projections.
 
-use backbone::{Attention, VisionTransformer};
+use backbone::{Attention, Classifier};
 use burn::module::Param;
 use burn::nn::Linear;
 use burn::tensor::{Int, Tensor, TensorData};
@@ -13,13 +13,13 @@ use crate::select::HeadSet;
 /// Head h owns columns `h·d_h..(h+1)·d_h` of the Q/K/V weights and biases and the same rows of
 /// the output weight; those are selected, the output bias and everything else is kept as is.
 /// The result computes exactly what `model` computes with the dropped heads' gates at 0.
-pub fn prune(model: &VisionTransformer, kept: &HeadSet) -> Result<VisionTransformer, HydraError> {
-    let heads: Vec<usize> = (model.encoder.layer.iter())
+pub fn prune(model: &Classifier, kept: &HeadSet) -> Result<Classifier, HydraError> {
+    let heads: Vec<usize> = (model.encoder().layer.iter())
         .map(|b| b.attention.n_heads)
         .collect();
     kept.check(&heads, true)?;
     let mut pruned = model.clone();
-    for (block, keep) in pruned.encoder.layer.iter_mut().zip(&kept.0) {
+    for (block, keep) in pruned.encoder_mut().layer.iter_mut().zip(&kept.0) {
         block.attention = prune_attention(&block.attention, keep);
     }
     Ok(pruned)

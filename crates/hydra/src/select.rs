@@ -1,7 +1,7 @@
 //! Member construction (METHODS.md §1.2): which heads each member keeps, and the global
 //! ranking of the pruning analysis (§1.4).
 
-use backbone::VisionTransformer;
+use backbone::Classifier;
 use burn::tensor::{Device, Tensor, TensorData};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -99,7 +99,7 @@ const REDRAWS: usize = 64;
 /// times), so members differ whenever the budget leaves room; bootstrap alone may still give
 /// equal members when the resampled scores rank alike.
 pub fn plan_members(
-    model: &VisionTransformer,
+    model: &Classifier,
     importance: &dyn HeadImportance,
     data: &Calibration,
     cfg: &SelectConfig,
@@ -115,10 +115,13 @@ pub fn plan_members(
             "a finite number >= 0",
         ));
     }
-    let heads: Vec<usize> = (model.encoder.layer.iter())
+    let heads: Vec<usize> = (model.encoder().layer.iter())
         .map(|b| b.attention.n_heads)
         .collect();
     check_keep(cfg.keep, &heads)?;
+    if cfg.bootstrap {
+        data.check(model)?;
+    }
     let per_member = cfg.bootstrap || importance.varies_by_member();
     let shared = if per_member {
         None
@@ -132,7 +135,7 @@ pub fn plan_members(
             None => {
                 let ctx = ScoreContext { seed, member };
                 if cfg.bootstrap {
-                    let resample = data.bootstrap(stream(seed, member, 1));
+                    let resample = data.bootstrap(stream(seed, member, 1))?;
                     importance.scores(model, &resample, &ctx)?
                 } else {
                     importance.scores(model, data, &ctx)?

@@ -1,7 +1,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use backbone::VisionTransformer;
+use backbone::Classifier;
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::Linear;
@@ -66,6 +66,11 @@ pub struct LoraConfig {
     /// How the member classifiers start.
     #[config(default = "HeadInit::Random")]
     pub head_init: HeadInit,
+    /// Text backbones: the sequence length (in tokens, `[CLS]` and `[SEP]` included) at which
+    /// FLOPs per sample are counted, e.g. the mean tokenised length of the test set. Unused for
+    /// a ViT, whose token count is fixed by its shapes.
+    #[config(default = 128)]
+    pub text_tokens: usize,
 }
 
 impl LoraConfig {
@@ -85,6 +90,13 @@ impl LoraConfig {
                 "a rank of at least 1",
             ));
         }
+        if self.text_tokens == 0 {
+            return Err(LoraError::invalid(
+                "LoraConfig.text_tokens",
+                0,
+                "at least 1 token",
+            ));
+        }
         // A zero scale or gain leaves B_n without gradient forever (∂L/∂B_n ∝ s · A_n).
         for (field, value) in [
             ("LoraConfig.scale", self.scale),
@@ -97,15 +109,16 @@ impl LoraConfig {
         Ok(())
     }
 
-    /// Wraps `backbone` (frozen: its parameters stop requiring gradients) with N members'
-    /// adapters on every block's Q, K, V and output projections and N classifiers, drawn from
-    /// `seed`. The adapters live on the backbone's device.
-    pub fn init(&self, backbone: VisionTransformer, seed: u64) -> Result<LoraEnsemble, LoraError> {
+    /// Wraps `backbone` (a ViT or BERT classifier, frozen: its parameters stop requiring
+    /// gradients) with N members' adapters on every block's Q, K, V and output projections and
+    /// N classifiers, drawn from `seed`. The adapters live on the backbone's device.
+    pub fn init(&self, backbone: Classifier, seed: u64) -> Result<LoraEnsemble, LoraError> {
         self.check()?;
-        let device = backbone.cls_token.lazy_device();
+        let head = backbone.head();
+        let device = head.weight.lazy_device();
         let mut rng = StdRng::seed_from_u64(seed);
         let blocks = backbone
-            .encoder
+            .encoder()
             .layer
             .iter()
             .map(|block| {
@@ -120,13 +133,14 @@ impl LoraConfig {
             })
             .collect();
         let heads = match self.head_init {
-            HeadInit::Random => self.random_heads(&backbone.head, &mut rng, &device),
-            HeadInit::Copy => self.copied_heads(&backbone.head, &device),
+            HeadInit::Random => self.random_heads(head, &mut rng, &device),
+            HeadInit::Copy => self.copied_heads(head, &device),
         };
         Ok(LoraEnsemble {
             backbone: backbone.no_grad(),
             adapters: Adapters { blocks, heads },
             scale: self.scale,
+            text_tokens: self.text_tokens,
         })
     }
 

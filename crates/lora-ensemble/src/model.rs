@@ -1,69 +1,80 @@
-use backbone::{Block, Mode, ViTConfig, VisionTransformer, attend, flops_per_sample};
+use backbone::{Block, Classifier, Input, Mode, attend};
 use burn::module::Module;
 use burn::nn::Linear;
-use burn::tensor::Tensor;
+use burn::tensor::{Bool, Tensor};
 use ensembles::EnsembleModel;
 use train::Trainable;
 
 use crate::adapters::{Adapters, BlockAdapters, LowRank};
 
-/// A frozen Vision Transformer shared by N members, each with its own low-rank adapters on the
-/// Q, K, V and output projections of every block and its own classifier. All members run in one
-/// pass over the input repeated N times.
+/// A frozen encoder classifier (ViT or BERT) shared by N members, each with its own low-rank
+/// adapters on the Q, K, V and output projections of every block and its own classifier. All
+/// members run in one pass over the input repeated N times.
 #[derive(Module, Debug)]
 pub struct LoraEnsemble {
     /// The shared backbone; its parameters do not require gradients. Its own classifier
-    /// (`head`) is unused: each member has one in `adapters.heads`.
-    pub backbone: VisionTransformer,
+    /// ([`Classifier::head`]) is unused: each member has one in `adapters.heads`.
+    pub backbone: Classifier,
     /// Everything that differs between members.
     pub adapters: Adapters,
     /// Adapter scale s.
     pub scale: f64,
+    /// Text: the sequence length at which [`EnsembleModel::flops_per_sample`] counts (a ViT's
+    /// token count is fixed by its shapes).
+    pub text_tokens: usize,
 }
 
 impl LoraEnsemble {
-    /// Member features (the class token after the final norm) `[N, B, D]` for images
-    /// `[B, C, H, W]`; `mode` turns the backbone's dropout on or off.
-    pub fn member_features(&self, images: Tensor<4>, mode: Mode) -> Tensor<3> {
+    /// Member features `[N, B, D]` (ViT: the class token after the final norm; BERT: the masked
+    /// mean of the last tokens, then dropout); `mode` turns the backbone's dropout on or off.
+    ///
+    /// # Panics
+    /// If the input is of the other modality than the backbone (see [`Classifier::embed`]).
+    pub fn member_features(&self, input: Input, mode: Mode) -> Tensor<3> {
         let members = self.members();
-        let batch = images.dims()[0];
+        let batch = input.batch_size();
         // Member-major: rows n·B..(n+1)·B are member n's copy of the batch.
-        let mut x = self.backbone.embed(images.repeat_dim(0, members), mode);
+        let stacked = input.repeat(members);
+        let key_padding = stacked.key_padding();
+        let mut x = self.backbone.embed(&stacked, mode);
         for (block, adapters) in self
             .backbone
-            .encoder
+            .encoder()
             .layer
             .iter()
             .zip(&self.adapters.blocks)
         {
-            x = self.block(block, adapters, x, mode);
+            x = self.block(block, adapters, x, key_padding.clone(), mode);
         }
-        let cls = x.narrow(1, 0, 1).squeeze_dim::<2>(1);
-        let features = self.backbone.norm.forward(cls);
+        let features = self.backbone.features(x, &stacked, mode);
         let width = features.dims()[1];
         features.reshape([members, batch, width])
     }
 
     /// Member logits `[N, B, C]`.
-    pub fn forward(&self, images: Tensor<4>, mode: Mode) -> Tensor<3> {
+    ///
+    /// # Panics
+    /// If the input is of the other modality than the backbone.
+    pub fn forward(&self, input: Input, mode: Mode) -> Tensor<3> {
         self.adapters
             .heads
-            .forward(self.member_features(images, mode))
+            .forward(self.member_features(input, mode))
     }
 
-    /// [`backbone::Block::forward`] (no gates, no padding) with adapted attention, on the
-    /// member-major stack `[N·B, T, D]`.
+    /// [`backbone::Block::forward`] (no gates) with adapted attention, on the member-major
+    /// stack `[N·B, T, D]` with its key-padding mask `[N·B, T]` (true = padding; `None` for
+    /// images).
     fn block(
         &self,
         block: &Block,
         adapters: &BlockAdapters,
         x: Tensor<3>,
+        key_padding: Option<Tensor<2, Bool>>,
         mode: Mode,
     ) -> Tensor<3> {
         let attn = |h| {
-            block
-                .dropout
-                .forward(self.attention(block, adapters, h, mode), mode)
+            let a = self.attention(block, adapters, h, key_padding, mode);
+            block.dropout.forward(a, mode)
         };
         let mlp = |h| block.dropout.forward(block.mlp.forward(h, None), mode);
         if block.norm_first {
@@ -81,6 +92,7 @@ impl LoraEnsemble {
         block: &Block,
         adapters: &BlockAdapters,
         x: Tensor<3>,
+        key_padding: Option<Tensor<2, Bool>>,
         mode: Mode,
     ) -> Tensor<3> {
         let attention = &block.attention;
@@ -101,32 +113,20 @@ impl LoraEnsemble {
             [q, k, v],
             attention.n_heads,
             None,
-            None,
+            key_padding,
             &attention.dropout,
             mode,
         );
         project(&adapters.output, &attention.output, context)
     }
 
-    /// The backbone's configuration, read back from its weight shapes.
-    fn backbone_config(&self) -> ViTConfig {
-        let vit = &self.backbone;
-        let [d_model, channels, patch, _] = vit.patch_embed.weight.lazy_shape().dims();
-        let patches = vit.pos_embed.lazy_shape().dims::<3>()[1].saturating_sub(1);
-        // A hand-built encoder may be empty; its head count and MLP width then cost nothing.
-        let (heads, d_mlp) = vit.encoder.layer.first().map_or((1, 0), |block| {
-            let [_, d_mlp] = block.mlp.fc1.weight.lazy_shape().dims();
-            (block.attention.n_heads, d_mlp)
-        });
-        ViTConfig::new()
-            .with_image_size(patches.isqrt() * patch)
-            .with_channels(channels)
-            .with_patch_size(patch)
-            .with_d_model(d_model)
-            .with_n_layers(vit.encoder.layer.len())
-            .with_n_heads(heads)
-            .with_d_mlp(d_mlp)
-            .with_num_classes(vit.head.weight.lazy_shape().dims::<2>()[1])
+    /// Tokens per sample through the blocks: the ViT's patches plus class token, or
+    /// `text_tokens` for BERT.
+    fn tokens(&self) -> usize {
+        match &self.backbone {
+            Classifier::Vit(vit) => vit.pos_embed.lazy_shape().dims::<3>()[1],
+            Classifier::Bert(_) => self.text_tokens,
+        }
     }
 }
 
@@ -135,8 +135,8 @@ impl EnsembleModel for LoraEnsemble {
         self.adapters.heads.bias.lazy_shape().dims::<2>()[0]
     }
 
-    fn member_logits(&self, images: Tensor<4>) -> Tensor<3> {
-        self.forward(images, Mode::Deterministic)
+    fn member_logits(&self, input: Input) -> Tensor<3> {
+        self.forward(input, Mode::Deterministic)
     }
 
     /// Backbone (its unused classifier included) plus every member's adapters and classifier.
@@ -144,12 +144,11 @@ impl EnsembleModel for LoraEnsemble {
         Module::num_params(self)
     }
 
-    /// N full backbone passes (each with its member's classifier) plus, per member, block and
-    /// token, the adapter matmuls `x A` (D_in·r) and `(x A) B` (r·D_out), 2 FLOPs per
-    /// multiply-accumulate.
+    /// N full backbone passes ([`Classifier::flops`], whose classifier has the shape of each
+    /// member's) plus, per member, block and token, the adapter matmuls `x A` (D_in·r) and
+    /// `(x A) B` (r·D_out), 2 FLOPs per multiply-accumulate. Text counts sequences of
+    /// `text_tokens` tokens.
     fn flops_per_sample(&self) -> u64 {
-        let config = self.backbone_config();
-        let tokens = config.num_tokens() as u64;
         let adapter_macs: u64 = self
             .adapters
             .blocks
@@ -161,13 +160,14 @@ impl EnsembleModel for LoraEnsemble {
                 (rank * (d_in + d_out)) as u64
             })
             .sum();
-        self.members() as u64 * (flops_per_sample(&config) + 2 * tokens * adapter_macs)
+        let tokens = self.tokens() as u64;
+        self.members() as u64 * (self.backbone.flops(self.text_tokens) + 2 * tokens * adapter_macs)
     }
 }
 
 impl Trainable for LoraEnsemble {
     /// Member logits `[N, B, C]` with the backbone's dropout on.
-    fn train_logits(&self, images: Tensor<4>) -> Tensor<3> {
-        self.forward(images, Mode::Stochastic)
+    fn train_logits(&self, input: Input) -> Tensor<3> {
+        self.forward(input, Mode::Stochastic)
     }
 }

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use backbone::VisionTransformer;
+use backbone::Classifier;
 use burn::module::Module;
 use burn::store::ModuleRecord;
 
@@ -28,7 +28,7 @@ impl LoraEnsemble {
     /// member classifiers from `path`. A file made for another shape (members, rank, width,
     /// depth or classes) is an error naming the file and the mismatched tensors.
     pub fn load_adapters(
-        backbone: VisionTransformer,
+        backbone: Classifier,
         config: &LoraConfig,
         path: &Path,
     ) -> Result<Self, LoraError> {

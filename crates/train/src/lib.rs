@@ -23,4 +23,4 @@ pub use error::TrainError;
 pub use loss::{cross_entropy, distillation};
 pub use progress::Progress;
 pub use schedule::cosine_with_warmup;
-pub use trainer::{Distill, FitOptions, ImageData, Trainable, fit, mix};
+pub use trainer::{Data, Distill, FitOptions, ImageData, TextData, Trainable, fit, mix};

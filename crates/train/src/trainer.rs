@@ -1,12 +1,14 @@
 //! The training loop: seeded batches and augmentation, AdamW with a cosine schedule, a NaN guard,
 //! a checkpoint after every epoch and resumption from the last one.
 
-use backbone::{Gates, Mode, VisionTransformer};
+use backbone::{Classifier, Gates, Input, Mode, VisionTransformer};
 use burn::grad_clipping::GradientClippingConfig;
 use burn::module::Module;
 use burn::optim::{AdamWConfig, GradientsParams};
 use burn::tensor::{Device, Int, Tensor, TensorData};
-use data::{AugmentConfig, BatchPlan, ImageDataset, Normalization, augment};
+use data::{
+    AugmentConfig, BatchPlan, ImageDataset, Normalization, TextDataset, WordPiece, augment,
+};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
@@ -20,12 +22,19 @@ use crate::schedule::cosine_with_warmup;
 /// A model the loop can train: member logits `[M, B, C]` with dropout on. Every member is
 /// trained on the batch's labels (a single model has M = 1).
 pub trait Trainable: Module + Clone {
-    fn train_logits(&self, images: Tensor<4>) -> Tensor<3>;
+    fn train_logits(&self, input: Input) -> Tensor<3>;
 }
 
 impl Trainable for VisionTransformer {
-    fn train_logits(&self, images: Tensor<4>) -> Tensor<3> {
-        self.forward(images, &Gates::none(), Mode::Stochastic)
+    fn train_logits(&self, input: Input) -> Tensor<3> {
+        self.forward(input.images(), &Gates::none(), Mode::Stochastic)
+            .unsqueeze_dim(0)
+    }
+}
+
+impl Trainable for Classifier {
+    fn train_logits(&self, input: Input) -> Tensor<3> {
+        self.forward(input, &Gates::none(), Mode::Stochastic)
             .unsqueeze_dim(0)
     }
 }
@@ -53,7 +62,7 @@ pub struct FitOptions {
 #[derive(Debug, Clone)]
 pub struct Distill {
     /// A frozen model on the plain (non-autodiff) device of the training device.
-    pub teacher: VisionTransformer,
+    pub teacher: Classifier,
     pub alpha: f64,
     pub temperature: f64,
 }
@@ -73,11 +82,11 @@ impl Distill {
     }
 
     /// The combined loss for one batch.
-    fn loss(&self, images: Tensor<4>, logits: Tensor<3>, hard: Tensor<1>) -> Tensor<1> {
+    fn loss(&self, input: Input, logits: Tensor<3>, hard: Tensor<1>) -> Tensor<1> {
         // Teacher logits off the autodiff graph: a constant for the student's loss.
         let teacher = self
             .teacher
-            .forward(images.inner(), &Gates::none(), Mode::Deterministic);
+            .forward(input.inner(), &Gates::none(), Mode::Deterministic);
         let soft = distillation(logits, teacher, self.temperature);
         hard.mul_scalar(1.0 - self.alpha) + soft.mul_scalar(self.alpha)
     }
@@ -116,39 +125,134 @@ impl ImageData<'_> {
     }
 
     pub fn labels(&self, indices: &[usize], device: &Device) -> Tensor<1, Int> {
-        let labels: Vec<i64> = indices.iter().map(|&i| self.set.labels[i] as i64).collect();
-        Tensor::from_data(TensorData::new(labels, [indices.len()]), device)
+        labels(&self.set.labels, indices, device)
     }
+}
+
+/// Texts and the tokenizer that turns every batch into ids and a mask.
+#[derive(Debug, Clone, Copy)]
+pub struct TextData<'a> {
+    pub set: &'a TextDataset,
+    pub tokenizer: &'a WordPiece,
+    /// Longest sequence, `[CLS]` and `[SEP]` included; longer texts are cut.
+    pub max_tokens: usize,
+}
+
+impl TextData<'_> {
+    /// Ids and mask `[B, T]` for `indices`, padded to the longest text of the batch.
+    pub fn batch(&self, indices: &[usize], device: &Device) -> Result<Input, TrainError> {
+        let texts: Vec<&str> = indices
+            .iter()
+            .map(|&i| self.set.texts[i].as_str())
+            .collect();
+        let encoded = (self.tokenizer.encode_batch(&texts, self.max_tokens))
+            .map_err(|e| TrainError::Invalid(format!("{}: {e}", self.set.name)))?;
+        let tokens = encoded.first().map_or(0, |e| e.ids.len());
+        let tensor = |rows: Vec<i64>| {
+            Tensor::<2, Int>::from_data(TensorData::new(rows, [indices.len(), tokens]), device)
+        };
+        let ids = encoded.iter().flat_map(|e| e.ids.iter().map(|&i| i as i64));
+        let mask = encoded
+            .iter()
+            .flat_map(|e| e.attention_mask.iter().map(|&m| m as i64));
+        Ok(Input::Tokens {
+            ids: tensor(ids.collect()),
+            mask: tensor(mask.collect()),
+        })
+    }
+}
+
+/// Labelled training or evaluation data of either modality, batched into [`Input`]s.
+#[derive(Debug, Clone, Copy)]
+pub enum Data<'a> {
+    Images(ImageData<'a>),
+    Text(TextData<'a>),
+}
+
+impl<'a> From<ImageData<'a>> for Data<'a> {
+    fn from(d: ImageData<'a>) -> Self {
+        Self::Images(d)
+    }
+}
+
+impl<'a> From<TextData<'a>> for Data<'a> {
+    fn from(d: TextData<'a>) -> Self {
+        Self::Text(d)
+    }
+}
+
+impl Data<'_> {
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Images(d) => &d.set.name,
+            Self::Text(d) => &d.set.name,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.all_labels().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every sample's label.
+    pub fn all_labels(&self) -> &[u32] {
+        match self {
+            Self::Images(d) => &d.set.labels,
+            Self::Text(d) => &d.set.labels,
+        }
+    }
+
+    /// The input for `indices`; images are augmented when `augment` is given (texts never).
+    pub fn batch(
+        &self,
+        indices: &[usize],
+        augment_with: Option<(&AugmentConfig, &mut StdRng)>,
+        device: &Device,
+    ) -> Result<Input, TrainError> {
+        match self {
+            Self::Images(d) => d.batch(indices, augment_with, device).map(Input::Images),
+            Self::Text(d) => d.batch(indices, device),
+        }
+    }
+
+    pub fn labels(&self, indices: &[usize], device: &Device) -> Tensor<1, Int> {
+        labels(self.all_labels(), indices, device)
+    }
+}
+
+fn labels(all: &[u32], indices: &[usize], device: &Device) -> Tensor<1, Int> {
+    let labels: Vec<i64> = indices.iter().map(|&i| all[i] as i64).collect();
+    Tensor::from_data(TensorData::new(labels, [indices.len()]), device)
 }
 
 /// Trains `model` (already on `opts.device`) and returns it, resuming from the checkpoint when
 /// one exists. The returned model is still on the autodiff device: call `.valid()` to evaluate.
-pub fn fit<M: Trainable>(
+pub fn fit<'a, M: Trainable>(
     mut model: M,
-    data: ImageData<'_>,
+    data: impl Into<Data<'a>>,
     config: &TrainConfig,
     opts: &FitOptions,
 ) -> Result<M, TrainError> {
+    let data = data.into();
     config.check().map_err(TrainError::Invalid)?;
     if let Some(distill) = &opts.distill {
         distill.check()?;
     }
-    if data.set.is_empty() {
+    if data.is_empty() {
         return Err(TrainError::Invalid(format!(
             "{}: the training set {} is empty",
-            opts.label, data.set.name
+            opts.label,
+            data.name()
         )));
     }
     let device = &opts.device;
     // Keep the last partial batch only when the set is smaller than one batch.
-    let drop_last = data.set.len() >= config.batch_size;
-    let plan = BatchPlan::new(
-        data.set.len(),
-        config.batch_size,
-        Some(opts.seed),
-        drop_last,
-    )
-    .map_err(|e| TrainError::Invalid(e.to_string()))?;
+    let drop_last = data.len() >= config.batch_size;
+    let plan = BatchPlan::new(data.len(), config.batch_size, Some(opts.seed), drop_last)
+        .map_err(|e| TrainError::Invalid(e.to_string()))?;
     let steps_per_epoch = plan.num_batches();
     let total_steps = config.epochs * steps_per_epoch;
     let warmup = (config.warmup_epochs * steps_per_epoch as f64).round() as usize;
@@ -189,16 +293,16 @@ pub fn fit<M: Trainable>(
         progress.start_epoch(epoch);
         for (i, indices) in plan.epoch(epoch as u64).enumerate() {
             let step = epoch * steps_per_epoch + i;
-            let images = data.batch(
+            let input = data.batch(
                 &indices,
                 augmenting.then_some((&augment_config, &mut rng)),
                 device,
             )?;
             let labels = data.labels(&indices, device);
-            let logits = model.train_logits(images.clone());
+            let logits = model.train_logits(input.clone());
             let mut loss = cross_entropy(logits.clone(), labels.clone(), config.label_smoothing);
             if let Some(distill) = &opts.distill {
-                loss = distill.loss(images, logits.clone(), loss);
+                loss = distill.loss(input, logits.clone(), loss);
             }
             let loss_value = loss.clone().into_scalar::<f32>() as f64;
             if !loss_value.is_finite() {

@@ -170,7 +170,7 @@ fn distillation_follows_the_teacher_over_the_labels() {
     flipped.labels.iter_mut().for_each(|l| *l = 1 - *l);
     let opts = FitOptions {
         distill: Some(Distill {
-            teacher,
+            teacher: teacher.into(),
             alpha: 1.0,
             temperature: 0.0,
         }),

@@ -2,6 +2,7 @@
 
 mod attention;
 mod blocks;
+mod classifier;
 mod cost;
 mod dropout;
 mod gradients;

@@ -108,7 +108,7 @@ fn unit_fast_weights_and_shared_biases_give_the_shared_model() {
     set_linear(&mut shared.head, plain(&be.head));
 
     let x = images(4, 2, &device);
-    let logits = be.member_logits(x.clone());
+    let logits = be.member_logits(x.clone().into());
     assert_eq!(logits.dims(), [3, 4, 3]);
     let expected = shared.forward(x, &Gates::none(), Mode::Deterministic);
     for m in 0..3 {
@@ -134,7 +134,7 @@ fn each_member_is_the_vit_with_its_rank1_modulated_weights() {
         l.bias = param(l.bias.val() + noise);
     }
     let x = images(4, 2, &device);
-    let logits = be.member_logits(x.clone());
+    let logits = be.member_logits(x.clone().into());
     for m in 0..3 {
         let vit = member_vit(&be, m, &config, &device);
         let expected = vit.forward(x.clone(), &Gates::none(), Mode::Deterministic);
@@ -145,7 +145,7 @@ fn each_member_is_the_vit_with_its_rank1_modulated_weights() {
         .max()
         .into_scalar();
     assert!(gap > 1e-3, "random-sign members should differ");
-    assert_eq!(be.train_logits(x).dims(), [3, 4, 3]);
+    assert_eq!(be.train_logits(x.into()).dims(), [3, 4, 3]);
 }
 
 #[test]

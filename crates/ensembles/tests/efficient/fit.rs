@@ -54,7 +54,7 @@ where
         distill: None,
     };
     let probe = images(4, 1, &Device::flex());
-    let before = values(&model.valid().member_logits(probe.clone()));
+    let before = values(&model.valid().member_logits(probe.clone().into()));
     // `fit` fails on a non-finite loss, so Ok means every step's loss was finite.
     let trained = fit(
         model,
@@ -66,7 +66,7 @@ where
         &opts,
     )
     .unwrap();
-    let after = values(&trained.valid().member_logits(probe));
+    let after = values(&trained.valid().member_logits(probe.into()));
     assert!(after.iter().all(|v| v.is_finite()));
     let moved = before
         .iter()

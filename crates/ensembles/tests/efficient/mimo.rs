@@ -43,7 +43,7 @@ fn one_member_is_the_plain_vit() {
     let plain = config.init(&device).unwrap();
     plain.visit(&mut Touch);
     let x = images(4, 1, &device);
-    let logits = mimo.member_logits(x.clone());
+    let logits = mimo.member_logits(x.clone().into());
     assert_eq!(logits.dims(), [1, 4, 3]);
     let expected = plain.forward(x, &Gates::none(), Mode::Deterministic);
     logits
@@ -64,7 +64,7 @@ fn at_test_time_member_m_reads_every_slot_and_writes_block_m() {
         .init(&config, 4, &device)
         .unwrap();
     let x = images(4, c, &device);
-    let logits = mimo.member_logits(x.clone());
+    let logits = mimo.member_logits(x.clone().into());
     assert_eq!(logits.dims(), [m, 4, k]);
     // The same image in all slots: a plain ViT whose patch weight sums the slots' weights,
     // with classifier block m, is member m.
@@ -164,9 +164,9 @@ fn permutations_are_reproducible_permutations() {
     // train_logits draws the same orders after the same seed.
     let x = images(8, 1, &device);
     device.seed(15);
-    let a = independent.train_logits(x.clone());
+    let a = independent.train_logits(x.clone().into());
     device.seed(15);
-    let b = independent.train_logits(x);
+    let b = independent.train_logits(x.into());
     assert_eq!(a.dims(), [3, 8, 3]);
     a.into_data().assert_eq(&b.into_data(), true);
 }

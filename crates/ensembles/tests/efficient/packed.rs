@@ -92,7 +92,7 @@ fn each_member_is_a_plain_vit_of_its_slices() {
         }
         jitter(&mut packed.norm);
         let x = images(5, 1, &device);
-        let logits = packed.member_logits(x.clone());
+        let logits = packed.member_logits(x.clone().into());
         assert_eq!(logits.dims(), [members, 5, 3]);
         for m in 0..members {
             let vit = member_vit(&packed, m, &config, widths, &device);
@@ -120,8 +120,8 @@ fn groups_within_members_shape_and_count() {
     assert_eq!(packed.blocks[0].query.weight.dims(), [m * gamma, 3, 3]);
     assert_eq!(packed.blocks[0].fc1.weight.dims(), [m * gamma, 3, 6]);
     let x = images(5, 1, &device);
-    assert_eq!(packed.member_logits(x.clone()).dims(), [3, 5, 3]);
-    assert_eq!(packed.train_logits(x).dims(), [3, 5, 3]);
+    assert_eq!(packed.member_logits(x.clone().into()).dims(), [3, 5, 3]);
+    assert_eq!(packed.train_logits(x.into()).dims(), [3, 5, 3]);
 
     let (w, f, g) = (m * d_m, m * f_m, m * gamma);
     let (c, p, t, k, layers) = (1, 4, 5, 3, 2);

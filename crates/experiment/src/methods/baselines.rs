@@ -15,6 +15,10 @@ impl Method for Single {
         1
     }
 
+    fn supports_text(&self) -> bool {
+        true
+    }
+
     fn build(&self, ctx: &Context<'_>) -> Result<Built, String> {
         Ok(Built::new(ensembles::Single::new(
             ctx.base[0].clone(),
@@ -37,6 +41,10 @@ impl Method for DeepEnsemble {
 
     fn base_models(&self) -> usize {
         self.members
+    }
+
+    fn supports_text(&self) -> bool {
+        true
     }
 
     fn check(&self, _config: &ExperimentConfig) -> Result<(), String> {
@@ -67,6 +75,10 @@ fn default_samples() -> usize {
 impl Method for McDropout {
     fn members(&self) -> usize {
         self.samples
+    }
+
+    fn supports_text(&self) -> bool {
+        true
     }
 
     fn check(&self, config: &ExperimentConfig) -> Result<(), String> {

@@ -2,28 +2,32 @@
 
 use std::collections::BTreeMap;
 
-use backbone::{ViTConfig, VisionTransformer, flops_per_sample};
+use backbone::{Classifier, ViTConfig, VisionTransformer};
 use burn::tensor::Device;
 use ensembles::EnsembleModel;
-use train::{Checkpoint, Distill, FitOptions, ImageData, TrainConfig, Trainable, fit, mix};
+use train::{Checkpoint, Data, Distill, FitOptions, ImageData, TrainConfig, Trainable, fit, mix};
 
 use super::MethodSpec;
 use crate::config::ExperimentConfig;
-use crate::eval::EvalSets;
+use crate::eval::{EvalSets, Prep};
 
 /// One seed's view of the experiment, given to [`super::Method::build`].
 pub struct Context<'a> {
     pub spec: &'a MethodSpec,
     pub config: &'a ExperimentConfig,
-    /// The backbone configuration (preset with overrides, fitted to the data).
-    pub vit: &'a ViTConfig,
+    /// The ViT configuration (preset with overrides, fitted to the data); `None` for text.
+    pub vit: Option<&'a ViTConfig>,
     /// The seed's trained base models: `base[0]` is the seed's model, then Deep Ensemble members.
-    pub base: &'a [VisionTransformer],
-    pub train: ImageData<'a>,
+    pub base: &'a [Classifier],
+    pub train: Data<'a>,
     /// The held-out split (`data.val_fraction`): calibration, selection, early decisions.
-    pub val: ImageData<'a>,
+    pub val: Data<'a>,
+    /// Text: the mean tokenised length of the test set, at which FLOPs per sample are counted.
+    pub text_tokens: usize,
     /// The evaluation sets (test, OOD, shifted), for analyses a method writes beside its results.
     pub sets: &'a EvalSets,
+    /// How samples become model input (for `sets`).
+    pub prep: &'a Prep,
     pub seed: u64,
     /// The plain evaluation device; [`Context::autodiff`] gives the training device.
     pub device: &'a Device,
@@ -52,10 +56,35 @@ impl Built {
     }
 }
 
-impl Context<'_> {
+impl<'a> Context<'a> {
     /// FLOPs per sample of one base model.
     pub fn base_flops(&self) -> u64 {
-        flops_per_sample(self.vit)
+        self.base[0].flops(self.text_tokens)
+    }
+
+    /// The ViT configuration, or an error naming the method: image-only kinds call this.
+    pub fn vit(&self) -> Result<&'a ViTConfig, String> {
+        self.vit.ok_or_else(|| self.images_only())
+    }
+
+    /// The seed's base model as a Vision Transformer (image-only kinds).
+    pub fn base_vit(&self) -> Result<&'a VisionTransformer, String> {
+        match &self.base[0] {
+            Classifier::Vit(v) => Ok(v),
+            Classifier::Bert(_) => Err(self.images_only()),
+        }
+    }
+
+    /// `data` as images (image-only kinds).
+    pub fn images(&self, data: Data<'a>) -> Result<ImageData<'a>, String> {
+        match data {
+            Data::Images(d) => Ok(d),
+            Data::Text(_) => Err(self.images_only()),
+        }
+    }
+
+    fn images_only(&self) -> String {
+        format!("kind `{}` works on image datasets only", self.spec.kind)
     }
 
     /// `[train]` with the method's overrides.
@@ -90,7 +119,7 @@ impl Context<'_> {
     pub fn fit<M: Trainable>(
         &self,
         model: M,
-        data: ImageData<'_>,
+        data: Data<'_>,
         config: &TrainConfig,
         tag: &str,
         seed: u64,
@@ -103,7 +132,7 @@ impl Context<'_> {
             "tag": tag,
             "train": config,
             "seed": seed,
-            "data": [data.set.name, data.set.len()],
+            "data": [data.name(), data.len()],
             "distill": distill.as_ref().map(|d| [d.alpha, d.temperature]),
         });
         let label = format!("seed {} {} {tag}", self.seed, self.spec.name);
@@ -132,7 +161,7 @@ impl Trainer {
         &self,
         identity: &serde_json::Value,
         model: M,
-        data: ImageData<'_>,
+        data: Data<'_>,
         config: &TrainConfig,
         seed: u64,
         label: String,

@@ -56,7 +56,7 @@ impl Method for BatchEnsemble {
         let model = BatchEnsembleConfig::new()
             .with_members(self.members)
             .with_fast_init(self.fast_init)
-            .init(ctx.vit, ctx.seed_for("init"), &ctx.autodiff())
+            .init(ctx.vit()?, ctx.seed_for("init"), &ctx.autodiff())
             .map_err(|e| e.to_string())?;
         train_from_scratch(ctx, model)
     }
@@ -96,7 +96,7 @@ impl Method for Mimo {
         let model = MimoConfig::new()
             .with_members(self.members)
             .with_input_repetition(self.input_repetition)
-            .init(ctx.vit, ctx.seed_for("init"), &ctx.autodiff())
+            .init(ctx.vit()?, ctx.seed_for("init"), &ctx.autodiff())
             .map_err(|e| e.to_string())?;
         train_from_scratch(ctx, model)
     }
@@ -147,7 +147,7 @@ impl Method for PackedEnsemble {
             .with_members(self.members)
             .with_alpha(self.alpha)
             .with_gamma(self.gamma)
-            .init(ctx.vit, ctx.seed_for("init"), &ctx.autodiff())
+            .init(ctx.vit()?, ctx.seed_for("init"), &ctx.autodiff())
             .map_err(|e| e.to_string())?;
         train_from_scratch(ctx, model)
     }

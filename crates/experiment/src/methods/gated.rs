@@ -1,20 +1,20 @@
 //! A base model evaluated with fixed gates (heads or layers switched off), for analyses.
 
-use backbone::{Gates, Mode, VisionTransformer};
+use backbone::{Classifier, Gates, Input, Mode};
 use burn::module::Module;
 use burn::tensor::Tensor;
 use ensembles::EnsembleModel;
 
 /// The model with `gates` applied on every forward; cost figures are the ungated model's.
 pub struct Gated {
-    model: VisionTransformer,
+    model: Classifier,
     gates: Gates,
     flops: u64,
 }
 
 impl Gated {
     /// Head gates `[L, H]` (0 = head off).
-    pub fn heads(model: VisionTransformer, heads: Tensor<2>, flops: u64) -> Self {
+    pub fn heads(model: Classifier, heads: Tensor<2>, flops: u64) -> Self {
         let gates = Gates {
             heads: Some(heads),
             ..Gates::none()
@@ -32,9 +32,9 @@ impl EnsembleModel for Gated {
         1
     }
 
-    fn member_logits(&self, images: Tensor<4>) -> Tensor<3> {
+    fn member_logits(&self, input: Input) -> Tensor<3> {
         self.model
-            .forward(images, &self.gates, Mode::Deterministic)
+            .forward(input, &self.gates, Mode::Deterministic)
             .unsqueeze_dim(0)
     }
 

@@ -38,10 +38,10 @@ impl Method for HetDpt {
     fn build(&self, ctx: &Context<'_>) -> Result<Built, String> {
         ctx.say("learning removal orders, fitting the accuracy predictor, fine-tuning");
         let outcome = hetdpt::prune(
-            &ctx.base[0],
-            ctx.vit,
-            ctx.train,
-            ctx.val,
+            ctx.base_vit()?,
+            ctx.vit()?,
+            ctx.images(ctx.train)?,
+            ctx.images(ctx.val)?,
             &self.0,
             ctx.device,
             ctx.seed_for("hetdpt"),

@@ -1,5 +1,6 @@
-//! `hydra`: Hydra Ensembles (METHODS.md §1). Head importance on the seed's base model, M members
-//! that keep different heads, optional per-member fine-tuning (`train = { epochs = 0 }` is the
+//! `hydra`: Hydra Ensembles (METHODS.md §1). Head importance on the seed's base model (ViT or
+//! BERT), M members that keep different heads, optional per-member fine-tuning of the whole
+//! member or of its classifier only (`finetune = "head"`; `train = { epochs = 0 }` is the
 //! zero-shot mode), fused into one network that runs every member in a single pass.
 //!
 //! With `analysis = true` it also writes the pruning analysis (METHODS.md §1.4): the base model
@@ -7,7 +8,7 @@
 //! shifted and OOD sets (`pruning.csv` and `pruning.md`).
 
 use burn::module::Module;
-use data::{Corruption, ImageDataset, corrupt};
+use data::{Corruption, Dataset, corrupt};
 use hydra::{Calibration, Keep, Merge, SelectConfig};
 use serde::{Deserialize, Serialize};
 
@@ -46,9 +47,14 @@ pub struct Hydra {
     #[serde(default = "default_calibration")]
     pub calibration: usize,
     /// The corruption (severity 5) that turns validation images into the OOD calibration data
-    /// of `circuit`'s `ood`/`avg` objectives, so no test OOD set is seen while pruning.
+    /// of `circuit`'s `ood`/`avg` objectives, so no test OOD set is seen while pruning (images
+    /// only: text runs have no OOD calibration data).
     #[serde(default = "default_ood_calibration")]
     pub ood_calibration: String,
+    /// What fine-tuning trains in each pruned member: `all` its parameters, or `head` its
+    /// classifier only (the rest frozen).
+    #[serde(default = "default_finetune")]
+    pub finetune: String,
     /// Also write the pruning analysis (prune ratios 0 to 0.9).
     #[serde(default)]
     pub analysis: bool,
@@ -68,6 +74,9 @@ fn default_calibration() -> usize {
 }
 fn default_ood_calibration() -> String {
     "shot_noise".into()
+}
+fn default_finetune() -> String {
+    "all".into()
 }
 
 impl Hydra {
@@ -89,6 +98,10 @@ impl Method for Hydra {
         true
     }
 
+    fn supports_text(&self) -> bool {
+        true
+    }
+
     fn check(&self, _config: &ExperimentConfig) -> Result<(), String> {
         if self.members == 0 {
             return Err("members must be at least 1".into());
@@ -106,6 +119,12 @@ impl Method for Hydra {
         self.ood_calibration
             .parse::<Corruption>()
             .map_err(|e| format!("ood_calibration: {e}"))?;
+        if !["all", "head"].contains(&self.finetune.as_str()) {
+            return Err(format!(
+                "finetune = {:?}: expected \"all\" or \"head\"",
+                self.finetune
+            ));
+        }
         hydra::strategy(&self.importance, &self.importance_params).map_err(|e| e.to_string())?;
         Ok(())
     }
@@ -117,7 +136,7 @@ impl Method for Hydra {
         let calibration = self.calibration_data(ctx)?;
         let select = SelectConfig {
             members: self.members,
-            keep: self.keep(ctx.vit.n_heads),
+            keep: self.keep(heads(base)),
             temperature: self.temperature,
             bootstrap: self.bootstrap,
         };
@@ -146,15 +165,12 @@ impl Method for Hydra {
                 pruned
             } else {
                 let tag = format!("member-{m}");
-                ctx.fit(
-                    pruned.fork(&ctx.autodiff()).train(),
-                    ctx.train,
-                    &train,
-                    &tag,
-                    ctx.seed_for(&tag),
-                    None,
-                )?
-                .valid()
+                let mut trainable = pruned.fork(&ctx.autodiff()).train();
+                if self.finetune == "head" {
+                    trainable = trainable.freeze_all_but_head();
+                }
+                ctx.fit(trainable, ctx.train, &train, &tag, ctx.seed_for(&tag), None)?
+                    .valid()
             };
             members.push(member);
         }
@@ -162,7 +178,7 @@ impl Method for Hydra {
             .merge
             .parse()
             .map_err(|e: hydra::HydraError| e.to_string())?;
-        let fused = hydra::fuse(&members, merge).map_err(|e| e.to_string())?;
+        let fused = hydra::fuse(&members, merge, ctx.text_tokens).map_err(|e| e.to_string())?;
         let mut built = Built::new(fused);
         built.extra.insert(
             "head_scores".into(),
@@ -207,10 +223,10 @@ impl Method for Hydra {
 }
 
 impl Hydra {
-    /// The first `calibration` validation samples in batches, plus their corrupted copies as
-    /// OOD calibration data.
+    /// The first `calibration` validation samples in batches, plus (images) their corrupted
+    /// copies as OOD calibration data.
     fn calibration_data(&self, ctx: &Context<'_>) -> Result<Calibration, String> {
-        let val = ctx.val.set;
+        let val = ctx.val;
         if val.is_empty() {
             return Err(
                 "hydra scores heads on the validation split: set data.val_fraction > 0".into(),
@@ -218,40 +234,53 @@ impl Hydra {
         }
         let n = self.calibration.min(val.len());
         let indices: Vec<usize> = (0..n).collect();
-        let corruption: Corruption = self
-            .ood_calibration
-            .parse()
-            .map_err(|e: data::DataError| e.to_string())?;
-        let shifted: ImageDataset = corrupt(
-            &val.subset(&indices),
-            corruption,
-            5,
-            ctx.seed_for("ood-calibration"),
-        )
-        .map_err(|e| e.to_string())?;
+        let shifted = match val {
+            train::Data::Images(images) => {
+                let corruption: Corruption = self
+                    .ood_calibration
+                    .parse()
+                    .map_err(|e: data::DataError| e.to_string())?;
+                let set = corrupt(
+                    &images.set.subset(&indices),
+                    corruption,
+                    5,
+                    ctx.seed_for("ood-calibration"),
+                )
+                .map_err(|e| e.to_string())?;
+                Some(Dataset::Images(set))
+            }
+            train::Data::Text(_) => None,
+        };
         let batch = ctx.config.data.eval_batch_size.min(128);
         let mut calibration = Calibration {
             batches: Vec::new(),
             ood: Vec::new(),
         };
         for chunk in indices.chunks(batch) {
-            let images = ctx
-                .val
+            let input = val
                 .batch(chunk, None, ctx.device)
                 .map_err(|e| e.to_string())?;
             calibration
                 .batches
-                .push((images, ctx.val.labels(chunk, ctx.device)));
-            let ood = train::ImageData {
-                set: &shifted,
-                norm: ctx.val.norm,
+                .push((input, val.labels(chunk, ctx.device)));
+            if let Some(shifted) = &shifted {
+                let ood = (ctx.prep.data(shifted))
+                    .batch(chunk, None, ctx.device)
+                    .map_err(|e| e.to_string())?;
+                calibration.ood.push(ood);
             }
-            .batch(chunk, None, ctx.device)
-            .map_err(|e| e.to_string())?;
-            calibration.ood.push(ood);
         }
         Ok(calibration)
     }
+}
+
+/// Heads per block of the base model.
+fn heads(model: &backbone::Classifier) -> usize {
+    model
+        .encoder()
+        .layer
+        .first()
+        .map_or(0, |b| b.attention.n_heads)
 }
 
 /// Prune ratios 0, 0.1, ..., 0.9 of all heads, lowest scores first, gated off in the base model
@@ -265,7 +294,6 @@ fn pruning_analysis(
 ) -> Result<(Vec<String>, Vec<Vec<String>>), String> {
     let sets = ctx.sets;
     let batch = ctx.config.data.eval_batch_size;
-    let norm = ctx.val.norm;
     let score: Score = ctx
         .config
         .data
@@ -284,8 +312,8 @@ fn pruning_analysis(
     }
     for set in &sets.ood {
         header.extend([
-            format!("{}_auroc", set.name),
-            format!("{}_confidence", set.name),
+            format!("{}_auroc", set.name()),
+            format!("{}_confidence", set.name()),
         ]);
     }
     let mut rows = Vec::new();
@@ -293,10 +321,10 @@ fn pruning_analysis(
         let ratio = step as f64 / 10.0;
         let kept = hydra::prune_ratio(head_scores, ratio).map_err(|e| e.to_string())?;
         let mask = kept
-            .mask(ctx.vit.n_heads, ctx.device)
+            .mask(heads(&ctx.base[0]), ctx.device)
             .map_err(|e| e.to_string())?;
         let model = Gated::heads(ctx.base[0].clone(), mask, ctx.base_flops());
-        let clean = predict(&model, &sets.test, norm, batch, ctx.device)?;
+        let clean = predict(&model, ctx.prep.data(&sets.test), batch, ctx.device)?;
         let id = id_metrics(&clean)?;
         let mut row = vec![
             format!("{ratio:.1}"),
@@ -306,11 +334,11 @@ fn pruning_analysis(
             format!("{:.6}", id.ece),
         ];
         for (_, set) in &sets.shift {
-            let m = shift_metrics(&predict(&model, set, norm, batch, ctx.device)?)?;
+            let m = shift_metrics(&predict(&model, ctx.prep.data(set), batch, ctx.device)?)?;
             row.extend([format!("{:.6}", m.nll), format!("{:.6}", m.ece)]);
         }
         for set in &sets.ood {
-            let ood = predict(&model, set, norm, batch, ctx.device)?;
+            let ood = predict(&model, ctx.prep.data(set), batch, ctx.device)?;
             let m = ood_metrics(&clean, &ood, score)?;
             // Mean max-softmax probability: how confidently the pruned model answers on OOD.
             let msp = scores(&ood, Score::Msp)?;

@@ -61,6 +61,10 @@ impl Method for LoraEnsemble {
         true
     }
 
+    fn supports_text(&self) -> bool {
+        true
+    }
+
     fn check(&self, _config: &ExperimentConfig) -> Result<(), String> {
         self.config().map(|_| ())
     }
@@ -70,6 +74,7 @@ impl Method for LoraEnsemble {
         let backbone = ctx.base[0].clone().train();
         let model = self
             .config()?
+            .with_text_tokens(ctx.text_tokens.max(1))
             .init(backbone, ctx.seed_for("adapters"))
             .map_err(|e| e.to_string())?;
         let trained = ctx.fit(

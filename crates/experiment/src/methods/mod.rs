@@ -44,6 +44,11 @@ pub trait Method: Debug + Send + Sync {
         false
     }
 
+    /// Whether it works on text datasets (BERT base models) as well as on images.
+    fn supports_text(&self) -> bool {
+        false
+    }
+
     /// Whether building it times models, so that no worker process may share the CPU meanwhile.
     fn measures_latency(&self) -> bool {
         false

@@ -13,7 +13,7 @@
 //! Score of a head: its marginal harm (over the chosen heads alone) min-max scaled to [0, 1]
 //! over the model, plus 2 for the heads in the circuit, which so rank above all others.
 
-use backbone::{Gates, Mode, VisionTransformer};
+use backbone::{Classifier, Gates, Input, Mode};
 use burn::tensor::activation::softmax;
 use burn::tensor::{Device, Tensor, TensorData};
 use train::cross_entropy;
@@ -99,12 +99,12 @@ impl HeadImportance for Circuit {
 
     fn scores(
         &self,
-        model: &VisionTransformer,
+        model: &Classifier,
         data: &Calibration,
         ctx: &ScoreContext,
     ) -> Result<HeadScores, HydraError> {
         let (layers, heads) = grid(model)?;
-        let device = data.check()?;
+        let device = data.check(model)?;
         let n = self.n.unwrap_or((heads / 2).max(1));
         if n > heads {
             return Err(HydraError::invalid(
@@ -162,7 +162,7 @@ impl HeadImportance for Circuit {
 
 /// Measures the objective's harm with a given head mask.
 struct Evaluator<'a> {
-    model: &'a VisionTransformer,
+    model: &'a Classifier,
     data: &'a Calibration,
     device: Device,
     objective: Objective,
@@ -179,15 +179,13 @@ impl Evaluator<'_> {
             )),
             ..Gates::none()
         };
-        let logits = |images: &Tensor<4>| {
-            self.model
-                .forward(images.clone(), &gates, Mode::Deterministic)
-        };
+        let logits =
+            |input: &Input| (self.model).forward(input.clone(), &gates, Mode::Deterministic);
         let loss = || {
             let (mut sum, mut count) = (0.0, 0);
-            for (images, labels) in &self.data.batches {
+            for (input, labels) in &self.data.batches {
                 let n = labels.dims()[0];
-                let mean: f32 = cross_entropy(logits(images).unsqueeze_dim(0), labels.clone(), 0.0)
+                let mean: f32 = cross_entropy(logits(input).unsqueeze_dim(0), labels.clone(), 0.0)
                     .into_scalar();
                 sum += mean as f64 * n as f64;
                 count += n;
@@ -196,8 +194,8 @@ impl Evaluator<'_> {
         };
         let auroc = || {
             // Uncertainty 1 - MSP; OOD is the positive class.
-            let uncertainty = |images: &Tensor<4>| -> Vec<f64> {
-                let msp = softmax(logits(images), 1).max_dim(1);
+            let uncertainty = |input: &Input| -> Vec<f64> {
+                let msp = softmax(logits(input), 1).max_dim(1);
                 let values = msp.into_data().convert::<f64>().try_to_vec::<f64>();
                 values
                     .unwrap_or_default()

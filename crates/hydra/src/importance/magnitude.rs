@@ -1,6 +1,6 @@
 //! `magnitude`: L1 norm of each head's weights (its Q/K/V columns and output-projection rows).
 
-use backbone::VisionTransformer;
+use backbone::Classifier;
 use burn::nn::Linear;
 use burn::tensor::Tensor;
 
@@ -26,13 +26,13 @@ impl HeadImportance for Magnitude {
 
     fn scores(
         &self,
-        model: &VisionTransformer,
+        model: &Classifier,
         _data: &Calibration,
         _ctx: &ScoreContext,
     ) -> Result<HeadScores, HydraError> {
         let (_, heads) = grid(model)?;
         let rows = model
-            .encoder
+            .encoder()
             .layer
             .iter()
             .map(|block| {

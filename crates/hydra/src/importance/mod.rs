@@ -7,7 +7,7 @@ mod magnitude;
 mod random;
 mod taylor;
 
-use backbone::VisionTransformer;
+use backbone::Classifier;
 use burn::tensor::Tensor;
 use serde::{Deserialize, Serialize};
 
@@ -60,7 +60,7 @@ pub trait HeadImportance: Send + Sync {
     /// Scores every head of `model` (whose blocks must all have the same number of heads).
     fn scores(
         &self,
-        model: &VisionTransformer,
+        model: &Classifier,
         data: &Calibration,
         ctx: &ScoreContext,
     ) -> Result<HeadScores, HydraError>;
@@ -167,8 +167,8 @@ impl<'a> Params<'a> {
 }
 
 /// `(L, H)` of a model whose blocks all have H heads (strategies score unpruned models).
-pub(crate) fn grid(model: &VisionTransformer) -> Result<(usize, usize), HydraError> {
-    let layers = &model.encoder.layer;
+pub(crate) fn grid(model: &Classifier) -> Result<(usize, usize), HydraError> {
+    let layers = &model.encoder().layer;
     let heads = layers.first().map_or(0, |b| b.attention.n_heads);
     if let Some((l, b)) = layers
         .iter()

@@ -1,6 +1,6 @@
 //! `random`: uniform random scores, seeded by the run seed and the member (a baseline).
 
-use backbone::VisionTransformer;
+use backbone::Classifier;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
@@ -26,7 +26,7 @@ impl HeadImportance for Random {
 
     fn scores(
         &self,
-        model: &VisionTransformer,
+        model: &Classifier,
         _data: &Calibration,
         ctx: &ScoreContext,
     ) -> Result<HeadScores, HydraError> {

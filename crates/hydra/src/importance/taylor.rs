@@ -1,6 +1,6 @@
 //! `taylor`: first-order Taylor importance on head gates (Molchanov et al. 2019).
 
-use backbone::{Gates, Mode, VisionTransformer};
+use backbone::{Classifier, Gates, Mode};
 use burn::tensor::Tensor;
 use train::cross_entropy;
 
@@ -26,23 +26,23 @@ impl HeadImportance for Taylor {
 
     fn scores(
         &self,
-        model: &VisionTransformer,
+        model: &Classifier,
         data: &Calibration,
         _ctx: &ScoreContext,
     ) -> Result<HeadScores, HydraError> {
         let (layers, heads) = grid(model)?;
-        let device = data.check()?;
-        // Only the gates are tracked: the plain-device weights and images enter the graph as
+        let device = data.check(model)?;
+        // Only the gates are tracked: the plain-device weights and inputs enter the graph as
         // constants, so the backward pass computes nothing but the gate gradients.
         let tracked = device.clone().autodiff();
         let mut total = Tensor::<2>::zeros([layers, heads], &device);
-        for (images, labels) in &data.batches {
+        for (input, labels) in &data.batches {
             let gates = Tensor::<2>::ones([layers, heads], &tracked).require_grad();
             let head_gates = Gates {
                 heads: Some(gates.clone()),
                 ..Gates::none()
             };
-            let logits = model.forward(images.clone(), &head_gates, Mode::Deterministic);
+            let logits = model.forward(input.clone(), &head_gates, Mode::Deterministic);
             let loss = cross_entropy(logits.unsqueeze_dim(0), labels.clone(), 0.0);
             let grad = gates.grad(&loss.backward()).ok_or_else(|| {
                 HydraError::invalid(

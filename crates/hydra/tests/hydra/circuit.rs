@@ -7,9 +7,9 @@ use crate::{HEADS, LAYERS, calibration, edit, images, labels, logits, tiny};
 
 /// A model in which only head 2 of block 0 writes to the residual stream (every other head's
 /// output rows are zero), with labels = that model's own predictions.
-fn planted() -> (backbone::VisionTransformer, Calibration) {
+fn planted() -> (backbone::Classifier, Calibration) {
     let mut model = tiny(31);
-    for (l, block) in model.encoder.layer.iter_mut().enumerate() {
+    for (l, block) in model.encoder_mut().layer.iter_mut().enumerate() {
         edit(&mut block.attention.output.weight, |w| {
             let [width, d] = w.dims();
             let head_dim = width / HEADS;

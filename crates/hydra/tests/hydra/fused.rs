@@ -1,6 +1,6 @@
 //! The fused model against its definition: running the pruned members one by one.
 
-use backbone::{BlockShape, flops_per_sample, vit_flops};
+use backbone::{BlockShape, Classifier, flops_per_sample, vit_flops};
 use burn::module::{Module, Param};
 use burn::tensor::{Tensor, TensorData};
 use ensembles::EnsembleModel;
@@ -10,7 +10,7 @@ use crate::{HEADS, LAYERS, assert_close, config, images, logits, tiny, values};
 
 /// Three members from different weights (as if each were fine-tuned), keeping different head
 /// counts in each block, so the fused blocks are zero-padded.
-fn members() -> Vec<backbone::VisionTransformer> {
+fn members() -> Vec<Classifier> {
     let sets = [
         vec![vec![0, 1], vec![2, 3]],
         vec![vec![1, 2, 3], vec![0]],
@@ -22,7 +22,7 @@ fn members() -> Vec<backbone::VisionTransformer> {
         .collect()
 }
 
-fn member(logits: &Tensor<3>, m: usize) -> Tensor<2> {
+pub fn member(logits: &Tensor<3>, m: usize) -> Tensor<2> {
     logits.clone().narrow(0, m, 1).squeeze_dim(0)
 }
 
@@ -30,7 +30,7 @@ fn member(logits: &Tensor<3>, m: usize) -> Tensor<2> {
 fn merge_none_equals_the_members_one_by_one() {
     let members = members();
     let x = images(5, 1);
-    let fused = fuse(&members, Merge::None).unwrap();
+    let fused = fuse(&members, Merge::None, 0).unwrap();
     let out = fused.member_logits(x.clone());
     assert_eq!(out.dims(), [3, 5, 3]);
     for (m, model) in members.iter().enumerate() {
@@ -59,47 +59,50 @@ fn host_mean(tensors: Vec<Tensor<2>>) -> Tensor<2> {
 fn merge_average_equals_members_with_the_averaged_mlp() {
     let members = members();
     let x = images(4, 2);
-    let fused = fuse(&members, Merge::Average).unwrap();
+    let fused = fuse(&members, Merge::Average, 0).unwrap();
     let out = fused.forward(x.clone());
-    for (m, model) in members.iter().enumerate() {
-        let mut expected = model.clone();
-        for (l, block) in expected.encoder.layer.iter_mut().enumerate() {
-            let others = |f: fn(&backbone::Block) -> &burn::nn::Linear| {
-                let w = members
-                    .iter()
-                    .map(|v| f(&v.encoder.layer[l]).weight.val())
-                    .collect();
-                let b = members
-                    .iter()
-                    .map(|v| {
-                        f(&v.encoder.layer[l])
-                            .bias
-                            .as_ref()
-                            .unwrap()
-                            .val()
-                            .unsqueeze()
-                    })
-                    .collect();
-                (host_mean(w), host_mean(b).squeeze_dim(0))
-            };
-            let (w1, b1) = others(|b| &b.mlp.fc1);
-            let (w2, b2) = others(|b| &b.mlp.fc2);
-            block.mlp.fc1.weight = Param::from_tensor(w1);
-            block.mlp.fc1.bias = Some(Param::from_tensor(b1));
-            block.mlp.fc2.weight = Param::from_tensor(w2);
-            block.mlp.fc2.bias = Some(Param::from_tensor(b2));
-        }
+    for m in 0..members.len() {
+        let expected = averaged(&members, m);
         assert_close(&member(&out, m), &logits(&expected, &x), 1e-5);
     }
     // The averaged MLPs are stored once.
-    let mlp: usize = members[0]
-        .encoder
-        .layer
-        .iter()
+    let mlp: usize = (members[0].encoder().layer.iter())
         .map(|b| b.mlp.num_params())
         .sum();
     let stored: usize = members.iter().map(Module::num_params).sum();
     assert_eq!(EnsembleModel::num_params(&fused), stored - 2 * mlp);
+}
+
+/// Member `m` with every block's MLP replaced by the element-wise mean of the members' MLPs.
+pub fn averaged(members: &[Classifier], m: usize) -> Classifier {
+    let mut expected = members[m].clone();
+    for (l, block) in expected.encoder_mut().layer.iter_mut().enumerate() {
+        let others = |f: fn(&backbone::Block) -> &burn::nn::Linear| {
+            let w = members
+                .iter()
+                .map(|v| f(&v.encoder().layer[l]).weight.val())
+                .collect();
+            let b = members
+                .iter()
+                .map(|v| {
+                    f(&v.encoder().layer[l])
+                        .bias
+                        .as_ref()
+                        .unwrap()
+                        .val()
+                        .unsqueeze()
+                })
+                .collect();
+            (host_mean(w), host_mean(b).squeeze_dim(0))
+        };
+        let (w1, b1) = others(|b| &b.mlp.fc1);
+        let (w2, b2) = others(|b| &b.mlp.fc2);
+        block.mlp.fc1.weight = Param::from_tensor(w1);
+        block.mlp.fc1.bias = Some(Param::from_tensor(b1));
+        block.mlp.fc2.weight = Param::from_tensor(w2);
+        block.mlp.fc2.bias = Some(Param::from_tensor(b2));
+    }
+    expected
 }
 
 #[test]
@@ -111,7 +114,7 @@ fn keeping_all_heads_reproduces_the_base_model() {
     // Same weights, same operations: bit-identical.
     assert_eq!(values(&logits(&pruned, &x)), values(&logits(&base, &x)));
     for merge in [Merge::None, Merge::Average] {
-        let fused = fuse(std::slice::from_ref(&pruned), merge).unwrap();
+        let fused = fuse(std::slice::from_ref(&pruned), merge, 0).unwrap();
         assert_close(
             &member(&fused.forward(x.clone()), 0),
             &logits(&base, &x),
@@ -126,17 +129,17 @@ fn keeping_all_heads_reproduces_the_base_model() {
 fn equal_head_counts_cost_m_pruned_models() {
     let set = HeadSet(vec![vec![0, 2], vec![1, 3]]);
     let members: Vec<_> = (0..3).map(|m| prune(&tiny(m), &set).unwrap()).collect();
-    let fused = fuse(&members, Merge::None).unwrap();
+    let fused = fuse(&members, Merge::None, 0).unwrap();
     let pruned = [BlockShape::full(2); LAYERS];
     assert_eq!(fused.flops_per_sample(), 3 * vit_flops(&config(), &pruned));
 }
 
 #[test]
 fn rejects_no_members_and_mismatched_architectures() {
-    let err = fuse(&[], Merge::None).unwrap_err();
+    let err = fuse(&[], Merge::None, 0).unwrap_err();
     assert!(err.to_string().contains("at least one member"), "{err}");
     let other = config().with_num_classes(5).init(&crate::device()).unwrap();
-    let err = fuse(&[tiny(1), other], Merge::Average).unwrap_err();
+    let err = fuse(&[tiny(1), other.into()], Merge::Average, 0).unwrap_err();
     assert!(
         matches!(&err, HydraError::Invalid { field, .. } if field == "member 1 architecture"),
         "{err}"

@@ -2,6 +2,7 @@
 //! whose weights come from a seeded `StdRng`, so every test is deterministic even when tests
 //! run in parallel (the device RNG is process-wide).
 
+mod bert;
 mod circuit;
 mod fused;
 mod plan;
@@ -9,7 +10,7 @@ mod prune;
 mod registry;
 mod taylor;
 
-use backbone::{Gates, Mode, ViTConfig, VisionTransformer};
+use backbone::{BertConfig, Classifier, Gates, Input, Mode, ViTConfig};
 use burn::module::{Module, ModuleMapper, Param};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use hydra::Calibration;
@@ -51,9 +52,52 @@ impl ModuleMapper for Fill {
 }
 
 /// The tiny model with weights drawn from `seed`.
-pub fn tiny(seed: u64) -> VisionTransformer {
+pub fn tiny(seed: u64) -> Classifier {
     let model = config().init(&device()).expect("valid config");
-    model.map(&mut Fill(StdRng::seed_from_u64(seed)))
+    Classifier::from(model).map(&mut Fill(StdRng::seed_from_u64(seed)))
+}
+
+/// Vocabulary 50, width 8, 2 post-norm blocks of 4 heads (d_h = 2), positions up to 16.
+pub fn bert_config() -> BertConfig {
+    BertConfig::new()
+        .with_vocab_size(50)
+        .with_d_model(8)
+        .with_n_layers(LAYERS)
+        .with_n_heads(HEADS)
+        .with_d_mlp(16)
+        .with_max_position(16)
+}
+
+/// The tiny BERT classifier (3 classes) with weights drawn from `seed`.
+pub fn tiny_bert(seed: u64) -> Classifier {
+    let model = bert_config()
+        .init_classifier(3, &device())
+        .expect("valid config");
+    Classifier::from(model).map(&mut Fill(StdRng::seed_from_u64(seed)))
+}
+
+/// `batch` sequences of 6 token slots from `seed`: sequence i has `6 - i % 4` real tokens
+/// (ids 1..50), then padding (id 0, mask 0).
+pub fn tokens(batch: usize, seed: u64) -> Input {
+    const SLOTS: usize = 6;
+    let mut rng = StdRng::seed_from_u64(seed);
+    let (mut ids, mut mask) = (vec![], vec![]);
+    for i in 0..batch {
+        let len = SLOTS - i % 4;
+        for t in 0..SLOTS {
+            ids.push(if t < len {
+                rng.random_range(1..50i64)
+            } else {
+                0
+            });
+            mask.push(i64::from(t < len));
+        }
+    }
+    let ints = |v: Vec<i64>| Tensor::from_data(TensorData::new(v, [batch, SLOTS]), &device());
+    Input::Tokens {
+        ids: ints(ids),
+        mask: ints(mask),
+    }
 }
 
 /// A tensor of values uniform in [-1, 1) from `seed`.
@@ -64,8 +108,8 @@ pub fn uniform<const D: usize>(shape: [usize; D], seed: u64) -> Tensor<D> {
     Tensor::from_data(TensorData::new(values, shape), &device())
 }
 
-pub fn images(batch: usize, seed: u64) -> Tensor<4> {
-    uniform([batch, 1, 8, 8], seed)
+pub fn images(batch: usize, seed: u64) -> Input {
+    Input::Images(uniform([batch, 1, 8, 8], seed))
 }
 
 pub fn labels(values: &[i64]) -> Tensor<1, Int> {
@@ -75,20 +119,38 @@ pub fn labels(values: &[i64]) -> Tensor<1, Int> {
 /// `batches` batches of `size` images with labels cycling through the classes, and as many
 /// OOD images (another seed, a shifted distribution).
 pub fn calibration(batches: usize, size: usize) -> Calibration {
+    let shifted = |b: usize| {
+        Input::Images(
+            uniform([size, 1, 8, 8], 200 + b as u64)
+                .mul_scalar(3.0)
+                .add_scalar(1.0),
+        )
+    };
     Calibration {
         batches: (0..batches)
-            .map(|b| {
-                let y: Vec<i64> = (0..size).map(|i| ((b * size + i) % 3) as i64).collect();
-                (images(size, 100 + b as u64), labels(&y))
-            })
+            .map(|b| (images(size, 100 + b as u64), cycling(b, size)))
             .collect(),
-        ood: (0..batches)
-            .map(|b| images(size, 200 + b as u64).mul_scalar(3.0).add_scalar(1.0))
-            .collect(),
+        ood: (0..batches).map(shifted).collect(),
     }
 }
 
-pub fn logits(model: &VisionTransformer, x: &Tensor<4>) -> Tensor<2> {
+/// As [`calibration`], with padded token batches; the OOD batches are other token draws.
+pub fn text_calibration(batches: usize, size: usize) -> Calibration {
+    Calibration {
+        batches: (0..batches)
+            .map(|b| (tokens(size, 100 + b as u64), cycling(b, size)))
+            .collect(),
+        ood: (0..batches).map(|b| tokens(size, 200 + b as u64)).collect(),
+    }
+}
+
+/// Labels of batch `b` of `size`, cycling through the 3 classes.
+fn cycling(b: usize, size: usize) -> Tensor<1, Int> {
+    let y: Vec<i64> = (0..size).map(|i| ((b * size + i) % 3) as i64).collect();
+    labels(&y)
+}
+
+pub fn logits(model: &Classifier, x: &Input) -> Tensor<2> {
     model.forward(x.clone(), &Gates::none(), Mode::Deterministic)
 }
 

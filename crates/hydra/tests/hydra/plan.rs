@@ -112,7 +112,7 @@ fn bootstrap_rescores_each_member_on_its_own_resample() {
 fn global_budget_keeps_one_head_per_block_at_least() {
     let mut model = tiny(45);
     // Block 1's heads are tiny in magnitude: a global ranking would drop them all.
-    let a = &mut model.encoder.layer[1].attention;
+    let a = &mut model.encoder_mut().layer[1].attention;
     for linear in [&mut a.query, &mut a.key, &mut a.value, &mut a.output] {
         edit(&mut linear.weight, |w| w.mul_scalar(0.01));
     }

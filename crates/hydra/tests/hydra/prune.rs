@@ -19,8 +19,8 @@ fn pruned_model_equals_the_gated_base_model() {
     let gated = base.forward(x.clone(), &gates, Mode::Deterministic);
     assert_close(&logits(&pruned, &x), &gated, 1e-5);
     // d_h = 2: block 0 keeps 2 heads (width 4), block 1 one head (width 2).
-    let a0 = &pruned.encoder.layer[0].attention;
-    let a1 = &pruned.encoder.layer[1].attention;
+    let a0 = &pruned.encoder().layer[0].attention;
+    let a1 = &pruned.encoder().layer[1].attention;
     assert_eq!(
         (a0.n_heads, a0.query.weight.dims(), a0.output.weight.dims()),
         (2, [8, 4], [4, 8])

@@ -52,7 +52,7 @@ fn magnitude_is_the_l1_norm_of_each_heads_weights() {
         .scores(&model, &calibration(1, 1), &CTX)
         .unwrap()
         .0;
-    for (l, block) in model.encoder.layer.iter().enumerate() {
+    for (l, block) in model.encoder().layer.iter().enumerate() {
         let a = &block.attention;
         let (d, dh) = (8, 2);
         let q = values(&a.query.weight.val());
@@ -98,7 +98,7 @@ fn activation_scores_scale_with_a_heads_values() {
     // Doubling head 1's value columns (and bias) in block 0 doubles its context there and
     // leaves the other heads of block 0 as they were.
     let mut scaled = model.clone();
-    let value = &mut scaled.encoder.layer[0].attention.value;
+    let value = &mut scaled.encoder_mut().layer[0].attention.value;
     let factor: Vec<f32> = (0..8).map(|c| if c / 2 == 1 { 2.0 } else { 1.0 }).collect();
     let factor = Tensor::<1>::from_floats(factor.as_slice(), &crate::device());
     edit(&mut value.weight, |w| w * factor.clone().unsqueeze::<2>());
@@ -119,7 +119,7 @@ fn activation_scores_scale_with_a_heads_values() {
     }
     // A head with zero value weights and bias has a zero context.
     let mut silent = model.clone();
-    let value = &mut silent.encoder.layer[1].attention.value;
+    let value = &mut silent.encoder_mut().layer[1].attention.value;
     edit(&mut value.weight, |w| w.mul_scalar(0.0));
     let bias = value.bias.as_mut().unwrap();
     *bias = burn::module::Param::from_tensor(bias.val().mul_scalar(0.0));
@@ -161,7 +161,7 @@ fn activation_runs_from_toml() {
         .iter()
         .map(|p| hydra::prune(&model, &p.kept).unwrap())
         .collect();
-    let fused = hydra::fuse(&members, Merge::Average).unwrap();
+    let fused = hydra::fuse(&members, Merge::Average, 0).unwrap();
     assert_eq!(fused.forward(images(2, 55)).dims(), [3, 2, 3]);
 }
 

@@ -1,14 +1,14 @@
 //! Taylor importance against a central finite difference of the loss in each head gate.
 
-use backbone::{Gates, Mode};
+use backbone::{Classifier, Gates, Input, Mode};
 use burn::tensor::activation::log_softmax;
 use burn::tensor::{Tensor, TensorData};
-use hydra::{ScoreContext, strategy};
+use hydra::{Calibration, ScoreContext, strategy};
 
 use crate::{HEADS, LAYERS, calibration, device, tiny, values};
 
 /// Mean cross-entropy of the model with head gates `gates`, computed on the host.
-fn loss(model: &backbone::VisionTransformer, x: &Tensor<4>, y: &[i64], gates: &[f32]) -> f64 {
+fn loss(model: &Classifier, x: &Input, y: &[i64], gates: &[f32]) -> f64 {
     let gates = Gates {
         heads: Some(Tensor::from_data(
             TensorData::new(gates.to_vec(), [LAYERS, HEADS]),
@@ -31,11 +31,15 @@ fn loss(model: &backbone::VisionTransformer, x: &Tensor<4>, y: &[i64], gates: &[
 
 #[test]
 fn scores_match_squared_finite_differences_summed_over_batches() {
-    let model = tiny(21);
-    let data = calibration(2, 4);
+    assert_matches_finite_differences(&tiny(21), &calibration(2, 4));
+}
+
+/// Taylor scores of `model` on `data` == the squared central differences of the loss in each
+/// head gate, summed over batches.
+pub fn assert_matches_finite_differences(model: &Classifier, data: &Calibration) {
     let ctx = ScoreContext { seed: 0, member: 0 };
     let taylor = strategy("taylor", &toml::Table::new()).unwrap();
-    let scores = taylor.scores(&model, &data, &ctx).unwrap().0;
+    let scores = taylor.scores(model, data, &ctx).unwrap().0;
     assert_eq!((scores.len(), scores[0].len()), (LAYERS, HEADS));
 
     let eps = 1e-2;
@@ -46,9 +50,9 @@ fn scores_match_squared_finite_differences_summed_over_batches() {
             for (h, e) in row.iter_mut().enumerate() {
                 let mut gates = vec![1.0f32; LAYERS * HEADS];
                 gates[l * HEADS + h] = 1.0 + eps;
-                let up = loss(&model, x, &y, &gates);
+                let up = loss(model, x, &y, &gates);
                 gates[l * HEADS + h] = 1.0 - eps;
-                let down = loss(&model, x, &y, &gates);
+                let down = loss(model, x, &y, &gates);
                 *e += ((up - down) / (2.0 * eps as f64)).powi(2);
             }
         }

@@ -1,0 +1,186 @@
+//! Hydra on BERT members: padded token batches, post-norm blocks, per-member embeddings.
+
+use backbone::{Classifier, Gates, Input, Mode};
+use burn::module::Module;
+use burn::tensor::{Int, Tensor};
+use ensembles::EnsembleModel;
+use hydra::{HeadSet, HydraError, Keep, Merge, SelectConfig, fuse, plan_members, prune, strategy};
+
+use crate::fused::{averaged, member};
+use crate::taylor::assert_matches_finite_differences;
+use crate::{HEADS, assert_close, device, logits, text_calibration, tiny, tiny_bert, tokens};
+
+/// Three members from different weights (embeddings included), keeping different head counts
+/// in each block, so the fused blocks are zero-padded.
+fn members() -> Vec<Classifier> {
+    let sets = [
+        vec![vec![0, 1], vec![2, 3]],
+        vec![vec![1, 2, 3], vec![0]],
+        vec![vec![3], vec![0, 1, 2, 3]],
+    ];
+    sets.into_iter()
+        .enumerate()
+        .map(|(m, set)| prune(&tiny_bert(10 + m as u64), &HeadSet(set)).unwrap())
+        .collect()
+}
+
+/// `input` with every padded token's id replaced by `id`.
+fn repad(input: &Input, id: i64) -> Input {
+    let Input::Tokens { ids, mask } = input else {
+        panic!("tokens expected")
+    };
+    let fill = Tensor::<2, Int>::full(ids.dims(), id, &device());
+    let ids = ids.clone().mask_where(mask.clone().equal_elem(0), fill);
+    Input::Tokens {
+        ids,
+        mask: mask.clone(),
+    }
+}
+
+#[test]
+fn merge_none_equals_the_members_one_by_one() {
+    let members = members();
+    let x = tokens(5, 1);
+    let fused = fuse(&members, Merge::None, 6).unwrap();
+    let out = fused.member_logits(x.clone());
+    assert_eq!(out.dims(), [3, 5, 3]);
+    for (m, model) in members.iter().enumerate() {
+        assert_close(&member(&out, m), &logits(model, &x), 1e-5);
+    }
+    // The members differ, so the comparison tells them apart.
+    assert!(
+        (member(&out, 0) - member(&out, 1))
+            .abs()
+            .max()
+            .into_scalar::<f32>()
+            > 1e-2
+    );
+    // Padding is masked: other ids in the padded slots change nothing.
+    assert_close(&fused.member_logits(repad(&x, 7)), &out, 1e-6);
+    let stored: usize = members.iter().map(Module::num_params).sum();
+    assert_eq!(EnsembleModel::num_params(&fused), stored);
+}
+
+#[test]
+fn merge_average_equals_members_with_the_averaged_mlp() {
+    let members = members();
+    let x = tokens(4, 2);
+    let fused = fuse(&members, Merge::Average, 6).unwrap();
+    let out = fused.forward(x.clone());
+    for m in 0..members.len() {
+        assert_close(&member(&out, m), &logits(&averaged(&members, m), &x), 1e-5);
+    }
+}
+
+#[test]
+fn pruned_model_equals_the_gated_base_model() {
+    let base = tiny_bert(5);
+    let x = tokens(4, 5);
+    let set = HeadSet(vec![vec![1, 3], vec![0]]);
+    let pruned = prune(&base, &set).unwrap();
+    let gates = Gates {
+        heads: Some(set.mask(HEADS, &device()).unwrap()),
+        ..Gates::none()
+    };
+    let gated = base.forward(x.clone(), &gates, Mode::Deterministic);
+    assert_close(&logits(&pruned, &x), &gated, 1e-5);
+    let heads: Vec<usize> = (pruned.encoder().layer.iter())
+        .map(|b| b.attention.n_heads)
+        .collect();
+    assert_eq!(heads, [2, 1]);
+}
+
+#[test]
+fn taylor_scores_match_squared_finite_differences() {
+    assert_matches_finite_differences(&tiny_bert(21), &text_calibration(2, 4));
+}
+
+#[test]
+fn activation_scores_ignore_padding() {
+    let (model, data) = (tiny_bert(22), text_calibration(2, 4));
+    let activation = strategy("activation", &toml::Table::new()).unwrap();
+    let ctx = hydra::ScoreContext { seed: 0, member: 0 };
+    let scores = activation.scores(&model, &data, &ctx).unwrap();
+    let mut repadded = data.clone();
+    for (x, _) in &mut repadded.batches {
+        *x = repad(x, 9);
+    }
+    let again = activation.scores(&model, &repadded, &ctx).unwrap();
+    for (a, b) in scores.0.iter().flatten().zip(again.0.iter().flatten()) {
+        assert!(*a > 0.0 && (a - b).abs() <= 1e-5 * a, "{a} vs {b}");
+    }
+}
+
+#[test]
+fn circuit_plans_members_on_token_data() {
+    let (model, data) = (tiny_bert(23), text_calibration(2, 4));
+    let circuit = strategy(
+        "circuit",
+        &"objectives = [\"loss\", \"avg\"]\nn = 1".parse().unwrap(),
+    )
+    .unwrap();
+    let cfg = SelectConfig {
+        members: 3,
+        keep: Keep::PerBlock(1),
+        temperature: 0.0,
+        bootstrap: true,
+    };
+    let plans = plan_members(&model, circuit.as_ref(), &data, &cfg, 4).unwrap();
+    assert_eq!(plans.len(), 3);
+    for plan in &plans {
+        // Plain top-1 keeps each block's circuit head (the only one scored 2 or more).
+        for (row, kept) in plan.scores.0.iter().zip(&plan.kept.0) {
+            assert_eq!(row.iter().filter(|&&s| s >= 2.0).count(), 1, "{row:?}");
+            assert_eq!(kept.len(), 1);
+            assert!(row[kept[0]] >= 2.0, "{row:?} {kept:?}");
+        }
+    }
+    let members: Vec<_> = (plans.iter())
+        .map(|p| prune(&model, &p.kept).unwrap())
+        .collect();
+    let fused = fuse(&members, Merge::None, 6).unwrap();
+    let x = tokens(2, 24);
+    let out = fused.forward(x.clone());
+    for (m, pruned) in members.iter().enumerate() {
+        assert_close(&member(&out, m), &logits(pruned, &x), 1e-5);
+    }
+}
+
+#[test]
+fn flops_are_the_members_flops_when_no_head_is_padded() {
+    let set = HeadSet(vec![vec![0, 2], vec![1, 3]]);
+    let members: Vec<_> = (0..3)
+        .map(|m| prune(&tiny_bert(m), &set).unwrap())
+        .collect();
+    let fused = fuse(&members, Merge::Average, 12).unwrap();
+    let sum: u64 = members.iter().map(|c| c.flops(12)).sum();
+    assert_eq!(fused.flops_per_sample(), sum);
+    // Twice the tokens cost more than twice (attention is quadratic in them).
+    let longer = fuse(&members, Merge::Average, 24).unwrap();
+    assert!(longer.flops_per_sample() > 2 * sum);
+}
+
+#[test]
+fn rejects_mixed_modalities_and_no_text_length() {
+    let err = fuse(&[tiny(1), tiny_bert(1)], Merge::None, 6).unwrap_err();
+    assert!(
+        matches!(&err, HydraError::Invalid { field, .. } if field == "member 1 modality"),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("a BERT classifier") && text.contains("a Vision Transformer"),
+        "{text}"
+    );
+    let err = fuse(&[tiny_bert(1)], Merge::None, 0)
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("fuse text_tokens = 0"), "{err}");
+    // Members must read the same vocabulary.
+    let small = crate::bert_config()
+        .with_vocab_size(40)
+        .init_classifier(3, &device())
+        .unwrap();
+    let err = fuse(&[tiny_bert(1), small.into()], Merge::None, 6).unwrap_err();
+    assert!(err.to_string().contains("vocab: 40"), "{err}");
+}
