@@ -1,20 +1,10 @@
 use backbone::{
-    BertConfig, BlockShape, Classifier, Gates, Input, Mode, ViTConfig, bert_flops, flops_per_sample,
+    BlockShape, Classifier, Gates, Input, Mode, ViTConfig, bert_flops, flops_per_sample,
 };
 use burn::module::Module;
 use burn::tensor::{Int, Tensor};
 
-use crate::{assert_close, randn, test_device};
-
-fn tiny_bert() -> BertConfig {
-    BertConfig::new()
-        .with_vocab_size(50)
-        .with_d_model(8)
-        .with_n_layers(2)
-        .with_n_heads(2)
-        .with_d_mlp(16)
-        .with_max_position(16)
-}
+use crate::{assert_close, randn, test_device, tiny_bert};
 
 #[test]
 fn classifier_forward_is_the_wrapped_models_forward() {

@@ -10,6 +10,17 @@ mod models;
 
 use burn::tensor::{Device, Tensor};
 
+/// A two-block BERT small enough for exact comparisons (vocabulary 50, width 8, 2 heads).
+pub fn tiny_bert() -> backbone::BertConfig {
+    backbone::BertConfig::new()
+        .with_vocab_size(50)
+        .with_d_model(8)
+        .with_n_layers(2)
+        .with_n_heads(2)
+        .with_d_mlp(16)
+        .with_max_position(16)
+}
+
 /// Tests run on the flex CPU device, chosen explicitly.
 pub fn test_device() -> Device {
     Device::flex()

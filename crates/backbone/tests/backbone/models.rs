@@ -2,17 +2,7 @@ use backbone::{BackboneError, BertConfig, Gates, Mode, ViTConfig, mean_pool};
 use burn::module::Module;
 use burn::tensor::{Int, Tensor};
 
-use crate::{assert_close, randn, test_device};
-
-fn tiny_bert() -> BertConfig {
-    BertConfig::new()
-        .with_vocab_size(50)
-        .with_d_model(8)
-        .with_n_layers(2)
-        .with_n_heads(2)
-        .with_d_mlp(16)
-        .with_max_position(16)
-}
+use crate::{assert_close, randn, test_device, tiny_bert};
 
 #[test]
 fn vit_shapes() {

@@ -1,6 +1,6 @@
 //! Hydra on BERT members: padded token batches, post-norm blocks, per-member embeddings.
 
-use backbone::{Classifier, Gates, Input, Mode};
+use backbone::{Classifier, Input};
 use burn::module::Module;
 use burn::tensor::{Int, Tensor};
 use ensembles::EnsembleModel;
@@ -8,20 +8,12 @@ use hydra::{HeadSet, HydraError, Keep, Merge, SelectConfig, fuse, plan_members, 
 
 use crate::fused::{averaged, member};
 use crate::taylor::assert_matches_finite_differences;
-use crate::{HEADS, assert_close, device, logits, text_calibration, tiny, tiny_bert, tokens};
+use crate::{assert_close, device, logits, text_calibration, tiny, tiny_bert, tokens};
 
 /// Three members from different weights (embeddings included), keeping different head counts
 /// in each block, so the fused blocks are zero-padded.
 fn members() -> Vec<Classifier> {
-    let sets = [
-        vec![vec![0, 1], vec![2, 3]],
-        vec![vec![1, 2, 3], vec![0]],
-        vec![vec![3], vec![0, 1, 2, 3]],
-    ];
-    sets.into_iter()
-        .enumerate()
-        .map(|(m, set)| prune(&tiny_bert(10 + m as u64), &HeadSet(set)).unwrap())
-        .collect()
+    crate::fused::members_of(tiny_bert)
 }
 
 /// `input` with every padded token's id replaced by `id`.
@@ -74,16 +66,7 @@ fn merge_average_equals_members_with_the_averaged_mlp() {
 
 #[test]
 fn pruned_model_equals_the_gated_base_model() {
-    let base = tiny_bert(5);
-    let x = tokens(4, 5);
-    let set = HeadSet(vec![vec![1, 3], vec![0]]);
-    let pruned = prune(&base, &set).unwrap();
-    let gates = Gates {
-        heads: Some(set.mask(HEADS, &device()).unwrap()),
-        ..Gates::none()
-    };
-    let gated = base.forward(x.clone(), &gates, Mode::Deterministic);
-    assert_close(&logits(&pruned, &x), &gated, 1e-5);
+    let pruned = crate::prune::pruned_equals_gated(&tiny_bert(5), &tokens(4, 5));
     let heads: Vec<usize> = (pruned.encoder().layer.iter())
         .map(|b| b.attention.n_heads)
         .collect();

@@ -8,9 +8,9 @@ use hydra::{HeadSet, HydraError, Merge, fuse, prune};
 
 use crate::{HEADS, LAYERS, assert_close, config, images, logits, tiny, values};
 
-/// Three members from different weights (as if each were fine-tuned), keeping different head
-/// counts in each block, so the fused blocks are zero-padded.
-fn members() -> Vec<Classifier> {
+/// Three members from different weights (as if each were fine-tuned; `build(seed)` makes one),
+/// keeping different head counts in each block, so the fused blocks are zero-padded.
+pub fn members_of(build: fn(u64) -> Classifier) -> Vec<Classifier> {
     let sets = [
         vec![vec![0, 1], vec![2, 3]],
         vec![vec![1, 2, 3], vec![0]],
@@ -18,8 +18,12 @@ fn members() -> Vec<Classifier> {
     ];
     sets.into_iter()
         .enumerate()
-        .map(|(m, set)| prune(&tiny(10 + m as u64), &HeadSet(set)).unwrap())
+        .map(|(m, set)| prune(&build(10 + m as u64), &HeadSet(set)).unwrap())
         .collect()
+}
+
+fn members() -> Vec<Classifier> {
+    members_of(tiny)
 }
 
 pub fn member(logits: &Tensor<3>, m: usize) -> Tensor<2> {

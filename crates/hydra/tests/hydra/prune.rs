@@ -1,23 +1,29 @@
 //! Physical pruning against head gates, and its input checks.
 
-use backbone::{Gates, Mode};
+use backbone::{Classifier, Gates, Input, Mode};
 use burn::module::Module;
 use hydra::{HeadSet, prune};
 
 use crate::{HEADS, assert_close, device, images, logits, tiny, values};
 
-#[test]
-fn pruned_model_equals_the_gated_base_model() {
-    let base = tiny(5);
-    let x = images(4, 5);
+/// Prunes `base` to heads {1, 3} of block 0 and {0} of block 1, checks the result computes what
+/// `base` does with the other heads' gates at 0, and returns it.
+pub fn pruned_equals_gated(base: &Classifier, x: &Input) -> Classifier {
     let set = HeadSet(vec![vec![1, 3], vec![0]]);
-    let pruned = prune(&base, &set).unwrap();
+    let pruned = prune(base, &set).unwrap();
     let gates = Gates {
         heads: Some(set.mask(HEADS, &device()).unwrap()),
         ..Gates::none()
     };
     let gated = base.forward(x.clone(), &gates, Mode::Deterministic);
-    assert_close(&logits(&pruned, &x), &gated, 1e-5);
+    assert_close(&logits(&pruned, x), &gated, 1e-5);
+    pruned
+}
+
+#[test]
+fn pruned_model_equals_the_gated_base_model() {
+    let base = tiny(5);
+    let pruned = pruned_equals_gated(&base, &images(4, 5));
     // d_h = 2: block 0 keeps 2 heads (width 4), block 1 one head (width 2).
     let a0 = &pruned.encoder().layer[0].attention;
     let a1 = &pruned.encoder().layer[1].attention;
