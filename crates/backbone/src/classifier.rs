@@ -120,6 +120,25 @@ impl Classifier {
         frozen
     }
 
+    /// The input embedding stops requiring gradients (BERT: the word, position and segment
+    /// tables and their LayerNorm; ViT: the patch embedding, class token and positions); the
+    /// blocks, the final norm and the head train as before. Members fine-tuned so keep their
+    /// base model's embedding bit for bit, which Hydra's fusion then stores once.
+    pub fn freeze_embeddings(self) -> Self {
+        match self {
+            Self::Vit(mut v) => {
+                v.patch_embed = v.patch_embed.no_grad();
+                v.cls_token = v.cls_token.no_grad();
+                v.pos_embed = v.pos_embed.no_grad();
+                Self::Vit(v)
+            }
+            Self::Bert(mut b) => {
+                b.bert.embeddings = b.bert.embeddings.no_grad();
+                Self::Bert(b)
+            }
+        }
+    }
+
     /// The same model with dropout `p` on embeddings, block outputs (and BERT's pooled feature)
     /// and `attention_p` on attention probabilities: a pretrained checkpoint's rates replaced by
     /// the experiment's.

@@ -52,8 +52,8 @@ impl fmt::Display for Merge {
 
 /// M pruned members fused into one network that runs them all in one forward pass.
 ///
-/// The residual streams are `[M, B·T, D]`; the input embedding, LayerNorms, Q/K/V and output
-/// projections and classifiers are grouped per member; attention is one batched call over all
+/// The residual streams are `[M, B·T, D]`; the input embedding (stored once when the members
+/// share it), LayerNorms, Q/K/V and output projections and classifiers are grouped per member; attention is one batched call over all
 /// members' heads (with the padding mask of token input repeated for every member). Members may
 /// keep different numbers of heads: each block is as wide as the member with the most heads
 /// there, the others zero-padded (see [`fuse`]).
@@ -64,7 +64,8 @@ pub struct HydraModel {
     pub blocks: Vec<FusedBlock>,
     /// Classifiers `[M, D, C]`.
     pub head: GroupedLinear,
-    /// Stored parameters of the members, zero-padding excluded, an averaged MLP counted once.
+    /// Stored parameters of the members, zero-padding excluded, a shared input embedding and an
+    /// averaged MLP counted once.
     pub params: usize,
     /// FLOPs per sample, padded heads included (they are computed); for text, per sequence of
     /// the `text_tokens` given to [`fuse`].
@@ -102,7 +103,7 @@ impl HydraModel {
         let batch = input.batch_size();
         // Member-major, as the [M·B, T, ·] attention batch.
         let key_padding = input.key_padding().map(|p| p.repeat_dim(0, members));
-        let mut x = self.stem.embed(&input);
+        let mut x = self.stem.embed(&input, members);
         for block in &self.blocks {
             x = block.forward(x, batch, key_padding.clone());
         }
@@ -258,6 +259,12 @@ pub fn fuse(
         // The averaged MLPs are stored once instead of M times.
         Merge::Average => all_params - mlp_params + mlp_params / members.len(),
     };
+    // So is a shared input embedding.
+    let params = if stem.shared() {
+        params - (members.len() - 1) * embedding_params(first)
+    } else {
+        params
+    };
     let shapes: Vec<_> = blocks.iter().map(|b| BlockShape::full(b.heads)).collect();
 
     Ok(HydraModel {
@@ -267,6 +274,16 @@ pub fn fuse(
         params,
         flops: layout.flops(members.len(), &shapes, text_tokens),
     })
+}
+
+/// Parameters of a member's input embedding: what [`Classifier::freeze_embeddings`] freezes.
+fn embedding_params(member: &Classifier) -> usize {
+    match member {
+        Classifier::Vit(v) => {
+            v.patch_embed.num_params() + v.cls_token.num_params() + v.pos_embed.num_params()
+        }
+        Classifier::Bert(b) => b.bert.embeddings.num_params(),
+    }
 }
 
 /// Block `l` of every member, fused.

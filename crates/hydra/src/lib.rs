@@ -18,8 +18,10 @@
 //!    member ([`Merge`]), one classifier per member. The [`Stem`] holds what differs by
 //!    modality: for ViT members a grouped patch embedding, class tokens, positions and the
 //!    class-token readout after the final norm (pre-norm blocks); for BERT members each
-//!    member's embedding tables and the masked mean-pool readout (post-norm blocks). The
-//!    [`HydraModel`] is an [`ensembles::EnsembleModel`] (logits `[M, B, C]`).
+//!    member's embedding tables and the masked mean-pool readout (post-norm blocks). An input
+//!    embedding that is bit for bit the same in every member (members fine-tuned with
+//!    [`backbone::Classifier::freeze_embeddings`], or not at all) is stored and computed once.
+//!    The [`HydraModel`] is an [`ensembles::EnsembleModel`] (logits `[M, B, C]`).
 //!
 //! ```no_run
 //! use backbone::{BertConfig, Classifier, Input};

@@ -17,45 +17,59 @@ pub enum Stem {
     Tokens(TokenStem),
 }
 
-/// ViT members: grouped patch embedding, class tokens and positions; readout = each member's
-/// final LayerNorm on its class token.
+/// ViT members: grouped patch embedding, class tokens and positions, stored once (G = 1) when
+/// every member has the same ones, else per member (G = M); readout = each member's final
+/// LayerNorm on its class token.
 #[derive(Module, Debug)]
 pub struct PatchStem {
-    /// Patch embedding as a grouped FC on flattened patches: `[M, C·p·p, D]`.
+    /// Patch embedding as a grouped FC on flattened patches: `[G, C·p·p, D]`.
     pub patch: GroupedLinear,
-    /// `[M, 1, 1, D]`.
+    /// `[G, 1, 1, D]`.
     pub cls_token: Param<Tensor<4>>,
-    /// `[M, 1, T, D]`.
+    /// `[G, 1, T, D]`.
     pub pos_embed: Param<Tensor<4>>,
     /// The final LayerNorms.
     pub norm: GroupedLayerNorm,
     pub patch_size: usize,
 }
 
-/// BERT members: each member's own embedding tables (members fine-tuned apart differ there),
-/// stacked and read by one gather; readout = masked mean pooling.
+/// BERT members: the embedding tables and LayerNorm stored once (G = 1) when every member has
+/// the same ones (members whose embeddings stayed frozen), else each member's own (G = M;
+/// members fine-tuned apart differ there), stacked and read by one gather; readout = masked
+/// mean pooling.
 #[derive(Module, Debug)]
 pub struct TokenStem {
-    /// Token tables `[M, V, D]`.
+    /// Token tables `[G, V, D]`.
     pub word: Param<Tensor<3>>,
-    /// Position tables `[M, P, D]`.
+    /// Position tables `[G, P, D]`.
     pub position: Param<Tensor<3>>,
-    /// Segment tables `[M, S, D]`; every token is segment 0, as in `Classifier::embed`.
+    /// Segment tables `[G, S, D]`; every token is segment 0, as in `Classifier::embed`.
     pub token_type: Param<Tensor<3>>,
-    /// The embedding LayerNorms.
+    /// The embedding LayerNorms (G groups).
     pub norm: GroupedLayerNorm,
 }
 
 impl Stem {
-    /// Tokens `[M, B·T, D]` entering the first block (member-major rows, sample-major within).
+    /// Tokens `[M, B·T, D]` entering the first block of `members` streams (member-major rows,
+    /// sample-major within); a shared embedding is computed once and broadcast.
     ///
     /// # Panics
     /// If the input is of the other modality or of another shape than the members'.
-    pub fn embed(&self, input: &Input) -> Tensor<3> {
-        match (self, input) {
+    pub fn embed(&self, input: &Input, members: usize) -> Tensor<3> {
+        let x = match (self, input) {
             (Self::Patches(s), Input::Images(images)) => s.embed(images.clone()),
             (Self::Tokens(s), Input::Tokens { ids, .. }) => s.embed(ids.clone()),
             _ => panic!("{}", self.mismatch()),
+        };
+        let [_, rows, d] = x.dims();
+        x.expand([members, rows, d])
+    }
+
+    /// Whether the input embedding is stored once for all members (G = 1).
+    pub(crate) fn shared(&self) -> bool {
+        match self {
+            Self::Patches(s) => s.cls_token.dims()[0] == 1,
+            Self::Tokens(s) => s.word.dims()[0] == 1,
         }
     }
 
@@ -96,7 +110,14 @@ impl PatchStem {
         members: &[&VisionTransformer],
         patch_size: usize,
     ) -> Result<Self, HydraError> {
-        let (patch_w, patch_b) = members
+        let norms: Vec<_> = members.iter().map(|v| &v.norm).collect();
+        let shared = all_equal(members, |v| {
+            let bias = v.patch_embed.bias.as_ref().map(|b| b.val().into_data());
+            let tensors = [v.cls_token.val(), v.pos_embed.val()].map(Tensor::into_data);
+            (v.patch_embed.weight.val().into_data(), bias, tensors)
+        });
+        let embeddings = if shared { &members[..1] } else { members };
+        let (patch_w, patch_b) = embeddings
             .iter()
             .map(|v| {
                 let w = v.patch_embed.weight.val(); // [D, C, p, p]
@@ -106,9 +127,8 @@ impl PatchStem {
                 (w.reshape([d as i32, -1]).transpose(), bias)
             })
             .unzip();
-        let norms: Vec<_> = members.iter().map(|v| &v.norm).collect();
         let stack = |f: fn(&VisionTransformer) -> Tensor<3>| {
-            Param::from_tensor(Tensor::stack(members.iter().map(|v| f(v)).collect(), 0))
+            Param::from_tensor(Tensor::stack(embeddings.iter().map(|v| f(v)).collect(), 0))
         };
         Ok(Self {
             patch: GroupedLinear::stack(patch_w, patch_b),
@@ -119,7 +139,7 @@ impl PatchStem {
         })
     }
 
-    /// Images `[B, C, H, W]` -> `[M, B·T, D]`.
+    /// Images `[B, C, H, W]` -> `[G, B·T, D]`.
     fn embed(&self, images: Tensor<4>) -> Tensor<3> {
         let [batch, channels, height, width] = images.dims();
         let p = self.patch_size;
@@ -131,17 +151,30 @@ impl PatchStem {
             .permute([0, 2, 4, 1, 3, 5])
             .reshape([1, batch * patches, channels * p * p]);
         let x = self.patch.forward(pixels);
-        let [members, _, d] = x.dims();
-        let cls = self.cls_token.val().expand([members, batch, 1, d]);
-        let tokens = Tensor::cat(vec![cls, x.reshape([members, batch, patches, d])], 2)
+        let [groups, _, d] = x.dims();
+        let cls = self.cls_token.val().expand([groups, batch, 1, d]);
+        let tokens = Tensor::cat(vec![cls, x.reshape([groups, batch, patches, d])], 2)
             + self.pos_embed.val();
-        tokens.reshape([members, batch * (patches + 1), d])
+        tokens.reshape([groups, batch * (patches + 1), d])
     }
 }
 
 impl TokenStem {
     /// The BERT members' embedding tables and LayerNorms.
     pub(crate) fn of(members: &[&BertEmbeddings]) -> Result<Self, HydraError> {
+        let shared = all_equal(members, |e| {
+            let norm = &e.layer_norm;
+            let tables = [
+                &e.word_embeddings,
+                &e.position_embeddings,
+                &e.token_type_embeddings,
+            ]
+            .map(|t| t.weight.val().into_data());
+            let beta = norm.beta.as_ref().map(|b| b.val().into_data());
+            // The Display shows the epsilon, which Burn keeps private.
+            (tables, norm.gamma.val().into_data(), beta, norm.to_string())
+        });
+        let members = if shared { &members[..1] } else { members };
         let stack = |f: fn(&BertEmbeddings) -> Tensor<2>| {
             Param::from_tensor(Tensor::stack(members.iter().map(|e| f(e)).collect(), 0))
         };
@@ -154,20 +187,20 @@ impl TokenStem {
         })
     }
 
-    /// Ids `[B, T]` -> `[M, B·T, D]`: word + position + segment-0 embedding, then LayerNorm.
+    /// Ids `[B, T]` -> `[G, B·T, D]`: word + position + segment-0 embedding, then LayerNorm.
     fn embed(&self, ids: Tensor<2, Int>) -> Tensor<3> {
-        let [members, vocab, d] = self.word.dims();
+        let [groups, vocab, d] = self.word.dims();
         let [batch, tokens] = ids.dims();
         let rows = batch * tokens;
-        // Member m's token i is row m·V + i of the tables flattened to [M·V, D].
-        let offsets = Tensor::<1, Int>::arange(0..members as i64, &ids.device())
+        // Group g's token i is row g·V + i of the tables flattened to [G·V, D].
+        let offsets = Tensor::<1, Int>::arange(0..groups as i64, &ids.device())
             .mul_scalar(vocab as i64)
-            .reshape([members, 1])
-            .expand([members, rows]);
-        let index = ids.reshape([1, rows]).expand([members, rows]) + offsets;
-        let words = (self.word.val().reshape([members * vocab, d]))
-            .select(0, index.reshape([members * rows]))
-            .reshape([members, batch, tokens, d]);
+            .reshape([groups, 1])
+            .expand([groups, rows]);
+        let index = ids.reshape([1, rows]).expand([groups, rows]) + offsets;
+        let words = (self.word.val().reshape([groups * vocab, d]))
+            .select(0, index.reshape([groups * rows]))
+            .reshape([groups, batch, tokens, d]);
         let positions = self
             .position
             .val()
@@ -175,6 +208,16 @@ impl TokenStem {
             .unsqueeze_dim::<4>(1);
         let segment = self.token_type.val().narrow(1, 0, 1).unsqueeze_dim::<4>(1);
         let x = words + positions + segment;
-        self.norm.forward(x.reshape([members, rows, d]))
+        self.norm.forward(x.reshape([groups, rows, d]))
     }
+}
+
+/// Whether `key` (tensors read back as data, so compared bit for bit) is the same for every
+/// member.
+fn all_equal<T, K: PartialEq>(members: &[&T], key: impl Fn(&T) -> K) -> bool {
+    let Some((first, rest)) = members.split_first() else {
+        return true;
+    };
+    let first = key(first);
+    rest.iter().all(|m| key(m) == first)
 }

@@ -1,7 +1,8 @@
 //! `hydra`: Hydra Ensembles (METHODS.md §1). Head importance on the seed's base model (ViT or
 //! BERT), M members that keep different heads, optional per-member fine-tuning of the whole
-//! member or of its classifier only (`finetune = "head"`; `train = { epochs = 0 }` is the
-//! zero-shot mode), fused into one network that runs every member in a single pass.
+//! member, of all but its input embedding (`finetune = "encoder"`: the fused members then share
+//! one embedding) or of its classifier only (`finetune = "head"`; `train = { epochs = 0 }` is
+//! the zero-shot mode), fused into one network that runs every member in a single pass.
 //!
 //! With `analysis = true` it also writes the pruning analysis (METHODS.md §1.4): the base model
 //! with a growing share of its heads gated off, in the strategy's order, evaluated on the clean,
@@ -51,10 +52,11 @@ pub struct Hydra {
     /// only: text runs have no OOD calibration data).
     #[serde(default = "default_ood_calibration")]
     pub ood_calibration: String,
-    /// What fine-tuning trains in each pruned member: `all` its parameters, or `head` its
-    /// classifier only (the rest frozen).
-    #[serde(default = "default_finetune")]
-    pub finetune: String,
+    /// What fine-tuning trains in each pruned member: `all` its parameters, `encoder` all but
+    /// its input embedding (frozen, so the fused members store the base model's once), or
+    /// `head` its classifier only (the rest frozen).
+    #[serde(default)]
+    pub finetune: Finetune,
     /// Also write the pruning analysis (prune ratios 0 to 0.9).
     #[serde(default)]
     pub analysis: bool,
@@ -75,8 +77,14 @@ fn default_calibration() -> usize {
 fn default_ood_calibration() -> String {
     "shot_noise".into()
 }
-fn default_finetune() -> String {
-    "all".into()
+/// What fine-tuning trains in each pruned member.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Finetune {
+    #[default]
+    All,
+    Encoder,
+    Head,
 }
 
 impl Hydra {
@@ -119,12 +127,6 @@ impl Method for Hydra {
         self.ood_calibration
             .parse::<Corruption>()
             .map_err(|e| format!("ood_calibration: {e}"))?;
-        if !["all", "head"].contains(&self.finetune.as_str()) {
-            return Err(format!(
-                "finetune = {:?}: expected \"all\" or \"head\"",
-                self.finetune
-            ));
-        }
         hydra::strategy(&self.importance, &self.importance_params).map_err(|e| e.to_string())?;
         Ok(())
     }
@@ -165,10 +167,12 @@ impl Method for Hydra {
                 pruned
             } else {
                 let tag = format!("member-{m}");
-                let mut trainable = pruned.fork(&ctx.autodiff()).train();
-                if self.finetune == "head" {
-                    trainable = trainable.freeze_all_but_head();
-                }
+                let trainable = pruned.fork(&ctx.autodiff()).train();
+                let trainable = match self.finetune {
+                    Finetune::All => trainable,
+                    Finetune::Encoder => trainable.freeze_embeddings(),
+                    Finetune::Head => trainable.freeze_all_but_head(),
+                };
                 ctx.fit(trainable, ctx.train, &train, &tag, ctx.seed_for(&tag), None)?
                     .valid()
             };

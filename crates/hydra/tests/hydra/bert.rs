@@ -1,12 +1,13 @@
-//! Hydra on BERT members: padded token batches, post-norm blocks, per-member embeddings.
+//! Hydra on BERT members: padded token batches, post-norm blocks, per-member or shared
+//! embeddings.
 
 use backbone::{Classifier, Input};
-use burn::module::Module;
+use burn::module::{Module, Param};
 use burn::tensor::{Int, Tensor};
 use ensembles::EnsembleModel;
 use hydra::{HeadSet, HydraError, Keep, Merge, SelectConfig, fuse, plan_members, prune, strategy};
 
-use crate::fused::{averaged, member};
+use crate::fused::{assert_shared_embedding, averaged, embedding_groups, member, pruned_from};
 use crate::taylor::assert_matches_finite_differences;
 use crate::{assert_close, device, logits, text_calibration, tiny, tiny_bert, tokens};
 
@@ -49,6 +50,37 @@ fn merge_none_equals_the_members_one_by_one() {
     );
     // Padding is masked: other ids in the padded slots change nothing.
     assert_close(&fused.member_logits(repad(&x, 7)), &out, 1e-6);
+    // Members of different weights keep their own tables.
+    assert_eq!(embedding_groups(&fused.stem), [3; 5]);
+    let stored: usize = members.iter().map(Module::num_params).sum();
+    assert_eq!(EnsembleModel::num_params(&fused), stored);
+}
+
+#[test]
+fn members_of_one_model_share_the_embedding_tables() {
+    let base = tiny_bert(6);
+    let Classifier::Bert(b) = &base else {
+        unreachable!("a BERT classifier")
+    };
+    let embedding = b.bert.embeddings.num_params();
+    assert_shared_embedding(&pruned_from(&base), &tokens(5, 6), embedding);
+}
+
+#[test]
+fn one_different_embedding_layer_norm_keeps_per_member_tables() {
+    let mut members = pruned_from(&tiny_bert(6));
+    let Classifier::Bert(b) = &mut members[1] else {
+        unreachable!("a BERT classifier")
+    };
+    let gamma = &mut b.bert.embeddings.layer_norm.gamma;
+    *gamma = Param::from_tensor(gamma.val().add_scalar(0.25));
+    let fused = fuse(&members, Merge::None, 6).unwrap();
+    assert_eq!(embedding_groups(&fused.stem), [3; 5]);
+    let x = tokens(4, 7);
+    let out = fused.forward(x.clone());
+    for (m, model) in members.iter().enumerate() {
+        assert_close(&member(&out, m), &logits(model, &x), 1e-5);
+    }
     let stored: usize = members.iter().map(Module::num_params).sum();
     assert_eq!(EnsembleModel::num_params(&fused), stored);
 }

@@ -1,25 +1,85 @@
 //! The fused model against its definition: running the pruned members one by one.
 
-use backbone::{BlockShape, Classifier, flops_per_sample, vit_flops};
+use backbone::{BlockShape, Classifier, Input, flops_per_sample, vit_flops};
 use burn::module::{Module, Param};
 use burn::tensor::{Tensor, TensorData};
 use ensembles::EnsembleModel;
-use hydra::{HeadSet, HydraError, Merge, fuse, prune};
+use hydra::{HeadSet, HydraError, Merge, Stem, fuse, prune};
 
 use crate::{HEADS, LAYERS, assert_close, config, images, logits, tiny, values};
 
-/// Three members from different weights (as if each were fine-tuned; `build(seed)` makes one),
-/// keeping different head counts in each block, so the fused blocks are zero-padded.
-pub fn members_of(build: fn(u64) -> Classifier) -> Vec<Classifier> {
-    let sets = [
+/// Three head sets keeping different head counts in each block, so the fused blocks are
+/// zero-padded.
+fn head_sets() -> [HeadSet; 3] {
+    [
         vec![vec![0, 1], vec![2, 3]],
         vec![vec![1, 2, 3], vec![0]],
         vec![vec![3], vec![0, 1, 2, 3]],
-    ];
-    sets.into_iter()
-        .enumerate()
-        .map(|(m, set)| prune(&build(10 + m as u64), &HeadSet(set)).unwrap())
+    ]
+    .map(HeadSet)
+}
+
+/// Three members from different weights (as if each were fine-tuned; `build(seed)` makes one),
+/// pruned to [`head_sets`].
+pub fn members_of(build: fn(u64) -> Classifier) -> Vec<Classifier> {
+    (head_sets().iter().enumerate())
+        .map(|(m, set)| prune(&build(10 + m as u64), set).unwrap())
         .collect()
+}
+
+/// Three members pruned to [`head_sets`] from the one model `base`: the same embedding.
+pub fn pruned_from(base: &Classifier) -> Vec<Classifier> {
+    (head_sets().iter())
+        .map(|set| prune(base, set).unwrap())
+        .collect()
+}
+
+/// The leading (group) size of every input-embedding tensor the stem stores.
+pub fn embedding_groups(stem: &Stem) -> Vec<usize> {
+    match stem {
+        Stem::Patches(s) => vec![
+            s.patch.weight.dims()[0],
+            s.patch.bias.dims()[0],
+            s.cls_token.dims()[0],
+            s.pos_embed.dims()[0],
+        ],
+        Stem::Tokens(s) => vec![
+            s.word.dims()[0],
+            s.position.dims()[0],
+            s.token_type.dims()[0],
+            s.norm.gamma.dims()[0],
+            s.norm.beta.dims()[0],
+        ],
+    }
+}
+
+/// `members` (pruned from one model, so with one embedding of `embedding` parameters each),
+/// fused with either merge: the embedding is stored once, the fused model still equals the
+/// members one by one on `x`, and its parameters count the embedding once.
+pub fn assert_shared_embedding(members: &[Classifier], x: &Input, embedding: usize) {
+    let stored: usize = members.iter().map(Module::num_params).sum();
+    let mlp: usize = (members[0].encoder().layer.iter())
+        .map(|b| b.mlp.num_params())
+        .sum();
+    for merge in [Merge::None, Merge::Average] {
+        let fused = fuse(members, merge, 6).unwrap();
+        let groups = embedding_groups(&fused.stem);
+        assert!(groups.iter().all(|&g| g == 1), "{merge}: {groups:?}");
+        let out = fused.forward(x.clone());
+        for m in 0..members.len() {
+            let expected = match merge {
+                Merge::None => members[m].clone(),
+                Merge::Average => averaged(members, m),
+            };
+            assert_close(&member(&out, m), &logits(&expected, x), 1e-5);
+        }
+        let shared_mlp = if merge == Merge::Average { 2 * mlp } else { 0 };
+        assert_eq!(
+            EnsembleModel::num_params(&fused),
+            stored - 2 * embedding - shared_mlp,
+            "{merge}"
+        );
+    }
 }
 
 fn members() -> Vec<Classifier> {
@@ -41,6 +101,8 @@ fn merge_none_equals_the_members_one_by_one() {
         assert_close(&member(&out, m), &logits(model, &x), 1e-5);
     }
     assert_eq!(fused.members(), 3);
+    // Members of different weights keep their own patch embeddings.
+    assert_eq!(embedding_groups(&fused.stem), [3; 4]);
     let stored: usize = members.iter().map(Module::num_params).sum();
     assert_eq!(EnsembleModel::num_params(&fused), stored);
     // Block widths are the widest member's: 3 heads in block 0, 4 in block 1.
@@ -107,6 +169,17 @@ pub fn averaged(members: &[Classifier], m: usize) -> Classifier {
         block.mlp.fc2.bias = Some(Param::from_tensor(b2));
     }
     expected
+}
+
+#[test]
+fn members_of_one_model_share_the_patch_embedding() {
+    let base = tiny(4);
+    let Classifier::Vit(v) = &base else {
+        unreachable!("a Vision Transformer")
+    };
+    let embedding =
+        v.patch_embed.num_params() + v.cls_token.num_params() + v.pos_embed.num_params();
+    assert_shared_embedding(&pruned_from(&base), &images(5, 4), embedding);
 }
 
 #[test]
