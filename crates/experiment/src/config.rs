@@ -12,7 +12,7 @@ use train::TrainConfig;
 use data::{Catalog, Modality};
 
 use crate::error::ConfigError;
-use crate::methods::MethodSpec;
+use crate::methods::{MethodSpec, Setting};
 
 /// A whole experiment file, after validation.
 #[derive(Debug, Clone, Serialize)]
@@ -174,15 +174,15 @@ impl ExperimentConfig {
     }
 
     /// Whether the in-distribution dataset holds images or texts (an error for unknown names).
-    pub fn modality(&self) -> Result<Modality, String> {
-        modality_of(&self.data.dataset).map_err(|e| format!("data.dataset: {e}"))
+    pub fn modality(&self) -> Result<Modality, ConfigError> {
+        modality_of(&self.data.dataset).map_err(|e| ConfigError::msg(format!("data.dataset: {e}")))
     }
 
     /// The backbone fits the data: a ViT preset for images; pretrained BERT weights for text,
     /// with OOD sets of the same modality, no image corruptions and methods that take text.
     fn validate_modality(&self) -> Result<(), ConfigError> {
         let fail = |field: &str, what: String| Err(ConfigError::msg(format!("{field}: {what}")));
-        let modality = self.modality().map_err(ConfigError::msg)?;
+        let modality = self.modality()?;
         for name in &self.data.ood {
             match modality_of(name) {
                 Ok(m) if m == modality => {}
@@ -336,9 +336,12 @@ impl ExperimentConfig {
         if self.methods.is_empty() {
             return fail("[[method]]", "the experiment lists no method".into());
         }
+        let setting = Setting {
+            dropout: self.backbone.dropout,
+            val_fraction: self.data.val_fraction,
+        };
         for (i, m) in self.methods.iter().enumerate() {
-            m.check(self)
-                .map_err(|e| ConfigError::msg(e).at(&format!("[[method]] #{}", i + 1)))?;
+            (m.check(&self.train, &setting)).map_err(|e| e.at(&format!("[[method]] #{}", i + 1)))?;
         }
         let mut names = std::collections::HashSet::new();
         for m in &self.methods {

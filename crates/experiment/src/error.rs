@@ -1,4 +1,6 @@
-//! Errors of the experiment layer: each says where (file, section, field) and what was expected.
+//! Errors of the experiment layer: each says where (file, section, field, method, seed) and what
+//! was expected. [`ConfigError`] is an invalid experiment file; [`ExperimentError`] is anything a
+//! run can hit, with the error of the crate it came from kept as its source.
 
 use std::fmt;
 
@@ -51,3 +53,115 @@ impl fmt::Display for ConfigError {
 }
 
 impl std::error::Error for ConfigError {}
+
+/// What went wrong in a run, from the crate where it happened; [`Context::context`] adds where.
+#[derive(Debug)]
+pub enum ExperimentError {
+    Config(ConfigError),
+    Data(data::DataError),
+    Backbone(backbone::BackboneError),
+    Import(backbone::ImportError),
+    Train(train::TrainError),
+    Hydra(hydra::HydraError),
+    Lora(lora_ensemble::LoraError),
+    HetDpt(hetdpt::HetDptError),
+    Metrics(uq_metrics::MetricsError),
+    Io(std::io::Error),
+    Json(serde_json::Error),
+    /// A check of this crate's own, in words.
+    Invalid(String),
+    /// `source`, and where it happened (a field, a method and seed, a file).
+    At {
+        place: String,
+        source: Box<ExperimentError>,
+    },
+}
+
+impl ExperimentError {
+    /// An error found by this crate's own checks.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::Invalid(message.into())
+    }
+}
+
+impl fmt::Display for ExperimentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Config(e) => e.fmt(f),
+            Self::Data(e) => e.fmt(f),
+            Self::Backbone(e) => e.fmt(f),
+            Self::Import(e) => e.fmt(f),
+            Self::Train(e) => e.fmt(f),
+            Self::Hydra(e) => e.fmt(f),
+            Self::Lora(e) => e.fmt(f),
+            Self::HetDpt(e) => e.fmt(f),
+            Self::Metrics(e) => e.fmt(f),
+            Self::Io(e) => e.fmt(f),
+            Self::Json(e) => e.fmt(f),
+            Self::Invalid(message) => f.write_str(message),
+            Self::At { place, source } => write!(f, "{place}: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for ExperimentError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Config(e) => Some(e),
+            Self::Data(e) => Some(e),
+            Self::Backbone(e) => Some(e),
+            Self::Import(e) => Some(e),
+            Self::Train(e) => Some(e),
+            Self::Hydra(e) => Some(e),
+            Self::Lora(e) => Some(e),
+            Self::HetDpt(e) => Some(e),
+            Self::Metrics(e) => Some(e),
+            Self::Io(e) => Some(e),
+            Self::Json(e) => Some(e),
+            Self::Invalid(_) => None,
+            Self::At { source, .. } => Some(source.as_ref()),
+        }
+    }
+}
+
+macro_rules! from {
+    ($($variant:ident($ty:ty)),* $(,)?) => {$(
+        impl From<$ty> for ExperimentError {
+            fn from(e: $ty) -> Self {
+                Self::$variant(e)
+            }
+        }
+    )*};
+}
+
+from!(
+    Config(ConfigError),
+    Data(data::DataError),
+    Backbone(backbone::BackboneError),
+    Import(backbone::ImportError),
+    Train(train::TrainError),
+    Hydra(hydra::HydraError),
+    Lora(lora_ensemble::LoraError),
+    HetDpt(hetdpt::HetDptError),
+    Metrics(uq_metrics::MetricsError),
+    Io(std::io::Error),
+    Json(serde_json::Error),
+);
+
+/// The result type of the experiment layer.
+pub type Result<T, E = ExperimentError> = std::result::Result<T, E>;
+
+/// Says where an error happened: `load().context("data.dataset")?` reads
+/// `data.dataset: <the error>`.
+pub trait Context<T> {
+    fn context(self, place: impl fmt::Display) -> Result<T>;
+}
+
+impl<T, E: Into<ExperimentError>> Context<T> for std::result::Result<T, E> {
+    fn context(self, place: impl fmt::Display) -> Result<T> {
+        self.map_err(|e| ExperimentError::At {
+            place: place.to_string(),
+            source: Box::new(e.into()),
+        })
+    }
+}

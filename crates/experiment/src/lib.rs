@@ -1,7 +1,19 @@
-//! Experiments: the TOML schema ([`ExperimentConfig`]), the method kinds ([`MethodSpec`]), and the
-//! runner that trains, builds every method, evaluates it and writes the results.
+//! Experiments: the TOML schema ([`ExperimentConfig`]), the method kinds ([`MethodSpec`]), and
+//! the runner, a one-way pipeline of stages run for every seed:
+//!
+//! ```text
+//! data (load, split, limit) -> base (train or load base models) -> methods (build)
+//!   -> eval (predict once per set: metrics, sweeps, cost) -> store (run directory) <- report
+//! ```
+//!
+//! A method is given what it needs to build (base models, training and validation data), never
+//! the evaluation sets; the report is rendered from the stored summary and computes nothing.
+//! Errors are [`ExperimentError`]s that name the file, field, method or seed.
 
+mod base;
+mod cache;
 pub mod config;
+pub mod data;
 pub mod device;
 pub mod error;
 pub mod eval;
@@ -11,14 +23,16 @@ pub mod npy;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod store;
 pub mod workers;
 
 pub use config::ExperimentConfig;
-pub use error::ConfigError;
-pub use methods::{Built, Context, KINDS, Method, MethodSpec};
+pub use error::{ConfigError, ExperimentError};
+pub use methods::{Built, Context, KINDS, Method, MethodSpec, Setting, Sweep};
 
 pub use report::{render_markdown, render_terminal};
-pub use results::{Cost, IdMetrics, MethodResult, OodMetrics, ShiftMetrics, Summary, write_run};
+pub use results::{Cost, IdMetrics, MethodResult, OodMetrics, ShiftMetrics, Summary};
 pub use runner::{RunOptions, RunOutput, run, run_job};
+pub use store::write_run;
 pub use train::atomic_write;
 pub use workers::{Job, Workers};

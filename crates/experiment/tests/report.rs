@@ -158,7 +158,7 @@ fn set<'a>(names: &[&'a str]) -> BTreeSet<&'a str> {
 fn write_run_writes_the_three_files_and_points_latest() {
     let root = temp_dir("files");
     let s = summary();
-    let dir = write_run(&root, CONFIG, &s, &[]).expect("write_run");
+    let dir = write_run(&root, CONFIG, &s, &render_markdown(&s), &[]).expect("write_run");
     let id = run_id(&dir);
     assert_eq!(dir, root.join("exp").join(&id));
     let (date, time) = id.split_once('-').expect("YYYYMMDD-HHMMSS");
@@ -194,8 +194,8 @@ fn write_run_writes_the_three_files_and_points_latest() {
 #[test]
 fn second_run_gets_a_new_id_and_moves_latest() {
     let root = temp_dir("second");
-    let first = run_id(&write_run(&root, CONFIG, &summary(), &[]).unwrap());
-    let second = run_id(&write_run(&root, "# changed\n", &summary(), &[]).unwrap());
+    let first = run_id(&write_run(&root, CONFIG, &summary(), &render_markdown(&summary()), &[]).unwrap());
+    let second = run_id(&write_run(&root, "# changed\n", &summary(), &render_markdown(&summary()), &[]).unwrap());
     assert_ne!(first, second);
     let exp = root.join("exp");
     assert!(
@@ -220,7 +220,7 @@ fn summary_json_has_exactly_the_contract_keys() {
     let root = temp_dir("keys");
     let mut s = summary();
     s.methods[2].cost.peak_mem_bytes = None;
-    let dir = write_run(&root, CONFIG, &s, &[]).unwrap();
+    let dir = write_run(&root, CONFIG, &s, &render_markdown(&s), &[]).unwrap();
     let v: Value =
         serde_json::from_str(&fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
 
@@ -279,7 +279,7 @@ fn non_finite_values_are_null_in_json_and_read_back_as_nan() {
     let mut s = summary();
     s.methods[1].id.nll = f64::NAN;
     s.methods[1].cost.latency_ms = f64::INFINITY;
-    let dir = write_run(&root, CONFIG, &s, &[]).unwrap();
+    let dir = write_run(&root, CONFIG, &s, &render_markdown(&s), &[]).unwrap();
     let text = fs::read_to_string(dir.join("summary.json")).unwrap();
     let v: Value = serde_json::from_str(&text).unwrap();
     assert!(v["methods"][1]["id"]["nll"].is_null());

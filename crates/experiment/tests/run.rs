@@ -127,7 +127,7 @@ fn a_missing_dataset_says_to_run_fetch() {
         data_root: empty.path().to_path_buf(),
         ..options(empty.path())
     };
-    let e = run(&config, &opts).unwrap_err();
+    let e = run(&config, &opts).unwrap_err().to_string();
     assert!(e.contains("datasets/fetch") && e.contains("fashion"), "{e}");
 }
 

@@ -229,7 +229,9 @@ fn a_missing_checkpoint_is_named() {
     let out = tempfile::tempdir().unwrap();
     let config =
         ExperimentConfig::parse(&format!("{BASE}\n[[method]]\nkind = \"single\"\n")).unwrap();
-    let err = run(&config, &options(root.path(), out.path())).unwrap_err();
+    let err = run(&config, &options(root.path(), out.path()))
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("backbone.pretrained") && err.contains("vocab.txt"),
         "{err}"

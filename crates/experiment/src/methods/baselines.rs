@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Built, Context, Method, at_least_two};
-use crate::config::ExperimentConfig;
+use super::{Built, Context, Method, Setting, at_least_two};
+use crate::error::{ExperimentError, Result};
 
 /// `single`: the base model alone.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -19,7 +19,7 @@ impl Method for Single {
         true
     }
 
-    fn build(&self, ctx: &Context<'_>) -> Result<Built, String> {
+    fn build(&self, ctx: &Context<'_>) -> Result<Built> {
         Ok(Built::new(ensembles::Single::new(
             ctx.base[0].clone(),
             ctx.base_flops(),
@@ -47,11 +47,11 @@ impl Method for DeepEnsemble {
         true
     }
 
-    fn check(&self, _config: &ExperimentConfig) -> Result<(), String> {
+    fn check(&self, _setting: &Setting) -> Result<()> {
         at_least_two(self.members)
     }
 
-    fn build(&self, ctx: &Context<'_>) -> Result<Built, String> {
+    fn build(&self, ctx: &Context<'_>) -> Result<Built> {
         Ok(Built::new(ensembles::DeepEnsemble::new(
             ctx.base[..self.members].to_vec(),
             ctx.base_flops(),
@@ -81,20 +81,22 @@ impl Method for McDropout {
         true
     }
 
-    fn check(&self, config: &ExperimentConfig) -> Result<(), String> {
+    fn check(&self, setting: &Setting) -> Result<()> {
         if self.samples < 2 {
-            return Err(format!("samples = {} must be at least 2", self.samples));
+            return Err(ExperimentError::invalid(format!(
+                "samples = {} must be at least 2",
+                self.samples
+            )));
         }
-        if config.backbone.dropout == 0.0 {
-            return Err(
-                "backbone.dropout: mc_dropout samples with the backbone's dropout, which is 0: set it above 0"
-                    .into(),
-            );
+        if setting.dropout == 0.0 {
+            return Err(ExperimentError::invalid(
+                "backbone.dropout: mc_dropout samples with the backbone's dropout, which is 0: set it above 0",
+            ));
         }
         Ok(())
     }
 
-    fn build(&self, ctx: &Context<'_>) -> Result<Built, String> {
+    fn build(&self, ctx: &Context<'_>) -> Result<Built> {
         Ok(Built::new(ensembles::McDropout::new(
             ctx.base[0].clone(),
             self.samples,

@@ -5,16 +5,21 @@ use std::collections::BTreeMap;
 use backbone::{Classifier, ViTConfig, VisionTransformer};
 use burn::tensor::Device;
 use ensembles::EnsembleModel;
-use train::{Checkpoint, Data, Distill, FitOptions, ImageData, TrainConfig, Trainable, fit, mix};
+use train::{Data, Distill, ImageData, TrainConfig, Trainable, mix};
 
 use super::MethodSpec;
-use crate::config::ExperimentConfig;
-use crate::eval::{EvalSets, Prep};
+use crate::cache::{Fit, Trainer, fnv1a};
+use crate::data::Prep;
+use crate::error::{ExperimentError, Result};
 
-/// One seed's view of the experiment, given to [`super::Method::build`].
+/// One seed's view of the experiment, given to [`super::Method::build`]: the base models and the
+/// training and validation data, never the evaluation sets.
 pub struct Context<'a> {
     pub spec: &'a MethodSpec,
-    pub config: &'a ExperimentConfig,
+    /// The experiment's `[train]` (the method's overrides: [`Context::train_config`]).
+    pub recipe: &'a TrainConfig,
+    /// `[data] eval_batch_size`: the batch for forward passes without gradients.
+    pub eval_batch: usize,
     /// The ViT configuration (preset with overrides, fitted to the data); `None` for text.
     pub vit: Option<&'a ViTConfig>,
     /// The seed's trained base models: `base[0]` is the seed's model, then Deep Ensemble members.
@@ -24,9 +29,7 @@ pub struct Context<'a> {
     pub val: Data<'a>,
     /// Text: the mean tokenised length of the test set, at which FLOPs per sample are counted.
     pub text_tokens: usize,
-    /// The evaluation sets (test, OOD, shifted), for analyses a method writes beside its results.
-    pub sets: &'a EvalSets,
-    /// How samples become model input (for `sets`).
+    /// How samples become model input (for data a method derives, e.g. corrupted copies).
     pub prep: &'a Prep,
     pub seed: u64,
     /// The plain evaluation device; [`Context::autodiff`] gives the training device.
@@ -44,6 +47,18 @@ pub struct Built {
     /// Files for the run folder, `(file name, contents)`; the runner prefixes them with the
     /// method name and seed.
     pub files: Vec<(String, Vec<u8>)>,
+    /// Models to evaluate beside the method itself, as tables in the run folder.
+    pub sweeps: Vec<Sweep>,
+}
+
+/// Models a method wants evaluated on every evaluation set, one table row each (Hydra's pruning
+/// analysis). The evaluation stage computes the metrics and writes `<name>.csv` (plot data) and
+/// `<name>.md`.
+pub struct Sweep {
+    pub name: String,
+    /// Headers of the values that place a point on the sweep (e.g. `ratio`, `heads_kept`).
+    pub columns: Vec<String>,
+    pub points: Vec<(Vec<String>, Box<dyn EnsembleModel>)>,
 }
 
 impl Built {
@@ -52,6 +67,7 @@ impl Built {
             model: Box::new(model),
             extra: BTreeMap::new(),
             files: Vec::new(),
+            sweeps: Vec::new(),
         }
     }
 }
@@ -63,12 +79,12 @@ impl<'a> Context<'a> {
     }
 
     /// The ViT configuration, or an error naming the method: image-only kinds call this.
-    pub fn vit(&self) -> Result<&'a ViTConfig, String> {
+    pub fn vit(&self) -> Result<&'a ViTConfig> {
         self.vit.ok_or_else(|| self.images_only())
     }
 
     /// The seed's base model as a Vision Transformer (image-only kinds).
-    pub fn base_vit(&self) -> Result<&'a VisionTransformer, String> {
+    pub fn base_vit(&self) -> Result<&'a VisionTransformer> {
         match &self.base[0] {
             Classifier::Vit(v) => Ok(v),
             Classifier::Bert(_) => Err(self.images_only()),
@@ -76,20 +92,23 @@ impl<'a> Context<'a> {
     }
 
     /// `data` as images (image-only kinds).
-    pub fn images(&self, data: Data<'a>) -> Result<ImageData<'a>, String> {
+    pub fn images(&self, data: Data<'a>) -> Result<ImageData<'a>> {
         match data {
             Data::Images(d) => Ok(d),
             Data::Text(_) => Err(self.images_only()),
         }
     }
 
-    fn images_only(&self) -> String {
-        format!("kind `{}` works on image datasets only", self.spec.kind)
+    fn images_only(&self) -> ExperimentError {
+        ExperimentError::invalid(format!(
+            "kind `{}` works on image datasets only",
+            self.spec.kind
+        ))
     }
 
     /// `[train]` with the method's overrides.
-    pub fn train_config(&self) -> Result<TrainConfig, String> {
-        self.spec.train_config(&self.config.train)
+    pub fn train_config(&self) -> Result<TrainConfig> {
+        self.spec.train_config(self.recipe)
     }
 
     /// A seed for one random choice of this method (`tag` tells the choices apart), derived
@@ -124,7 +143,7 @@ impl<'a> Context<'a> {
         tag: &str,
         seed: u64,
         distill: Option<Distill>,
-    ) -> Result<M, String> {
+    ) -> Result<M> {
         let identity = serde_json::json!({
             "base": self.base_fingerprint,
             "kind": self.spec.kind,
@@ -135,64 +154,17 @@ impl<'a> Context<'a> {
             "data": [data.name(), data.len()],
             "distill": distill.as_ref().map(|d| [d.alpha, d.temperature]),
         });
-        let label = format!("seed {} {} {tag}", self.seed, self.spec.name);
         self.trainer.fit(
-            &identity,
             model,
             data,
-            config,
-            seed,
-            label,
-            distill,
-            &self.autodiff(),
+            Fit {
+                identity: &identity,
+                config,
+                seed,
+                label: format!("seed {} {} {tag}", self.seed, self.spec.name),
+                distill,
+                device: &self.autodiff(),
+            },
         )
     }
-}
-
-/// Trains models with checkpoints in the cache, keyed by a fingerprint of what made them.
-pub(crate) struct Trainer {
-    pub cache_root: std::path::PathBuf,
-    pub quiet: bool,
-}
-
-impl Trainer {
-    #[allow(clippy::too_many_arguments)]
-    pub fn fit<M: Trainable>(
-        &self,
-        identity: &serde_json::Value,
-        model: M,
-        data: Data<'_>,
-        config: &TrainConfig,
-        seed: u64,
-        label: String,
-        distill: Option<Distill>,
-        device: &Device,
-    ) -> Result<M, String> {
-        let fingerprint = fingerprint(identity);
-        let options = FitOptions {
-            device: device.clone(),
-            seed,
-            label,
-            checkpoint: Some(Checkpoint::new(
-                self.cache_root.join(&fingerprint),
-                fingerprint,
-            )),
-            quiet: self.quiet,
-            stop_after: None,
-            distill,
-        };
-        fit(model, data, config, &options).map_err(|e| e.to_string())
-    }
-}
-
-/// The cache key of an identity: FNV-1a of its JSON text.
-pub(crate) fn fingerprint(identity: &serde_json::Value) -> String {
-    format!("{:016x}", fnv1a(identity.to_string().as_bytes()))
-}
-
-/// FNV-1a, 64 bits: a stable fingerprint (std's hasher may change between releases).
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
-    })
 }

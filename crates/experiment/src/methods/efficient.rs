@@ -1,16 +1,16 @@
-//! The efficient-ensemble baselines of the Hydra paper (METHODS.md §4), each trained from
-//! scratch with `[train]` (plus the method's `train = { ... }` overrides): `batch_ensemble`,
-//! `mimo` and `packed_ensemble`.
+//! The efficient-ensemble baselines Hydra is compared with, each trained from scratch with
+//! `[train]` (plus the method's `train = { ... }` overrides): `batch_ensemble`, `mimo` and
+//! `packed_ensemble`.
 
 use ensembles::{BatchEnsembleConfig, EnsembleModel, FastInit, MimoConfig, PackedConfig};
 use serde::{Deserialize, Serialize};
 use train::Trainable;
 
-use super::{Built, Context, Method, at_least_two};
-use crate::config::ExperimentConfig;
+use super::{Built, Context, Method, Setting, at_least_two};
+use crate::error::{ExperimentError, Result};
 
 /// Trains a freshly initialised model with the method's recipe (cached like every model).
-fn train_from_scratch<M>(ctx: &Context<'_>, model: M) -> Result<Built, String>
+fn train_from_scratch<M>(ctx: &Context<'_>, model: M) -> Result<Built>
 where
     M: Trainable + EnsembleModel + 'static,
 {
@@ -48,16 +48,15 @@ impl Method for BatchEnsemble {
         true
     }
 
-    fn check(&self, _config: &ExperimentConfig) -> Result<(), String> {
+    fn check(&self, _setting: &Setting) -> Result<()> {
         at_least_two(self.members)
     }
 
-    fn build(&self, ctx: &Context<'_>) -> Result<Built, String> {
+    fn build(&self, ctx: &Context<'_>) -> Result<Built> {
         let model = BatchEnsembleConfig::new()
             .with_members(self.members)
             .with_fast_init(self.fast_init)
-            .init(ctx.vit()?, ctx.seed_for("init"), &ctx.autodiff())
-            .map_err(|e| e.to_string())?;
+            .init(ctx.vit()?, ctx.seed_for("init"), &ctx.autodiff())?;
         train_from_scratch(ctx, model)
     }
 }
@@ -81,23 +80,22 @@ impl Method for Mimo {
         true
     }
 
-    fn check(&self, _config: &ExperimentConfig) -> Result<(), String> {
+    fn check(&self, _setting: &Setting) -> Result<()> {
         at_least_two(self.members)?;
         if !(0.0..=1.0).contains(&self.input_repetition) {
-            return Err(format!(
+            return Err(ExperimentError::invalid(format!(
                 "input_repetition = {} must be in [0, 1]",
                 self.input_repetition
-            ));
+            )));
         }
         Ok(())
     }
 
-    fn build(&self, ctx: &Context<'_>) -> Result<Built, String> {
+    fn build(&self, ctx: &Context<'_>) -> Result<Built> {
         let model = MimoConfig::new()
             .with_members(self.members)
             .with_input_repetition(self.input_repetition)
-            .init(ctx.vit()?, ctx.seed_for("init"), &ctx.autodiff())
-            .map_err(|e| e.to_string())?;
+            .init(ctx.vit()?, ctx.seed_for("init"), &ctx.autodiff())?;
         train_from_scratch(ctx, model)
     }
 }
@@ -131,24 +129,23 @@ impl Method for PackedEnsemble {
         true
     }
 
-    fn check(&self, _config: &ExperimentConfig) -> Result<(), String> {
+    fn check(&self, _setting: &Setting) -> Result<()> {
         at_least_two(self.members)?;
         if !(self.alpha > 0.0 && self.alpha.is_finite()) || self.gamma == 0 {
-            return Err(format!(
+            return Err(ExperimentError::invalid(format!(
                 "alpha = {} must be > 0 and gamma = {} at least 1",
                 self.alpha, self.gamma
-            ));
+            )));
         }
         Ok(())
     }
 
-    fn build(&self, ctx: &Context<'_>) -> Result<Built, String> {
+    fn build(&self, ctx: &Context<'_>) -> Result<Built> {
         let model = PackedConfig::new()
             .with_members(self.members)
             .with_alpha(self.alpha)
             .with_gamma(self.gamma)
-            .init(ctx.vit()?, ctx.seed_for("init"), &ctx.autodiff())
-            .map_err(|e| e.to_string())?;
+            .init(ctx.vit()?, ctx.seed_for("init"), &ctx.autodiff())?;
         train_from_scratch(ctx, model)
     }
 }

@@ -1,4 +1,4 @@
-//! `hetdpt`: HetDPT depth pruning (METHODS.md §3) of the seed's base model: removal orders of
+//! `hetdpt`: HetDPT depth pruning of the seed's base model: removal orders of
 //! attention branches and GELUs from learnable gate scores, the accuracy predictor (MAP) over a
 //! grid of (n_a, n_g), the budgeted choice, merging into a smaller model, and a distilled
 //! fine-tune. Every parameter of `hetdpt::HetDptConfig` is a key of the `[[method]]` table
@@ -8,8 +8,8 @@
 use hetdpt::HetDptConfig;
 use serde::{Deserialize, Serialize};
 
-use super::{Built, Context, Method};
-use crate::config::ExperimentConfig;
+use super::{Built, Context, Method, Setting};
+use crate::error::{ExperimentError, Result};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -24,18 +24,17 @@ impl Method for HetDpt {
         self.0.speed == hetdpt::Speed::Latency
     }
 
-    fn check(&self, config: &ExperimentConfig) -> Result<(), String> {
-        self.0.check().map_err(|e| e.to_string())?;
-        if config.data.val_fraction == 0.0 {
-            return Err(
-                "the MAP measures accuracy on the validation split: set data.val_fraction > 0"
-                    .into(),
-            );
+    fn check(&self, setting: &Setting) -> Result<()> {
+        self.0.check()?;
+        if setting.val_fraction == 0.0 {
+            return Err(ExperimentError::invalid(
+                "the MAP measures accuracy on the validation split: set data.val_fraction > 0",
+            ));
         }
         Ok(())
     }
 
-    fn build(&self, ctx: &Context<'_>) -> Result<Built, String> {
+    fn build(&self, ctx: &Context<'_>) -> Result<Built> {
         ctx.say("learning removal orders, fitting the accuracy predictor, fine-tuning");
         let outcome = hetdpt::prune(
             ctx.base_vit()?,
@@ -45,14 +44,13 @@ impl Method for HetDpt {
             &self.0,
             ctx.device,
             ctx.seed_for("hetdpt"),
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         let report = &outcome.report;
         ctx.say(&format!(
             "chose n_a = {}, n_g = {}; MAP R² {:.3}; measured speed-up {:.2}x",
             report.choice.n_attn, report.choice.n_act, report.fit.r_squared, report.speedup
         ));
-        let json = serde_json::to_vec_pretty(report).map_err(|e| e.to_string())?;
+        let json = serde_json::to_vec_pretty(report)?;
         let mut built = Built::new(outcome.model);
         built.extra.insert(
             "hetdpt".into(),

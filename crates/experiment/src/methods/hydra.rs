@@ -1,12 +1,12 @@
-//! `hydra`: Hydra Ensembles (METHODS.md §1). Head importance on the seed's base model (ViT or
+//! `hydra`: Hydra Ensembles. Head importance on the seed's base model (ViT or
 //! BERT), M members that keep different heads, optional per-member fine-tuning of the whole
 //! member, of all but its input embedding (`finetune = "encoder"`: the fused members then share
 //! one embedding) or of its classifier only (`finetune = "head"`; `train = { epochs = 0 }` is
 //! the zero-shot mode), fused into one network that runs every member in a single pass.
 //!
-//! With `analysis = true` it also writes the pruning analysis (METHODS.md §1.4): the base model
-//! with a growing share of its heads gated off, in the strategy's order, evaluated on the clean,
-//! shifted and OOD sets (`pruning.csv` and `pruning.md`).
+//! With `analysis = true` it also hands back the pruning analysis as a [`Sweep`]: the base model
+//! with a growing share of its heads gated off, in the strategy's order, which the evaluation
+//! stage runs on the clean, shifted and OOD sets (`pruning.csv` and `pruning.md`).
 
 use burn::module::Module;
 use data::{Corruption, Dataset, corrupt};
@@ -14,10 +14,8 @@ use hydra::{Calibration, Keep, Merge, SelectConfig};
 use serde::{Deserialize, Serialize};
 
 use super::gated::Gated;
-use super::{Built, Context, Method};
-use crate::config::ExperimentConfig;
-use crate::eval::{id_metrics, ood_metrics, predict, scores, shift_metrics};
-use uq_metrics::Score;
+use super::{Built, Context, Method, Setting, Sweep};
+use crate::error::{Context as _, ExperimentError, Result};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -110,31 +108,33 @@ impl Method for Hydra {
         true
     }
 
-    fn check(&self, _config: &ExperimentConfig) -> Result<(), String> {
+    fn check(&self, _setting: &Setting) -> Result<()> {
         if self.members == 0 {
-            return Err("members must be at least 1".into());
+            return Err(ExperimentError::invalid("members must be at least 1"));
         }
         if self.keep.is_some() && self.keep_total.is_some() {
-            return Err("give `keep` (per block) or `keep_total`, not both".into());
+            return Err(ExperimentError::invalid(
+                "give `keep` (per block) or `keep_total`, not both",
+            ));
         }
         if !(self.temperature >= 0.0 && self.temperature.is_finite()) {
-            return Err(format!("temperature = {} must be >= 0", self.temperature));
+            return Err(ExperimentError::invalid(format!(
+                "temperature = {} must be >= 0",
+                self.temperature
+            )));
         }
         if self.calibration == 0 {
-            return Err("calibration must be at least 1".into());
+            return Err(ExperimentError::invalid("calibration must be at least 1"));
         }
-        self.merge.parse::<Merge>().map_err(|e| e.to_string())?;
-        self.ood_calibration
-            .parse::<Corruption>()
-            .map_err(|e| format!("ood_calibration: {e}"))?;
-        hydra::strategy(&self.importance, &self.importance_params).map_err(|e| e.to_string())?;
+        self.merge.parse::<Merge>()?;
+        (self.ood_calibration.parse::<Corruption>()).context("ood_calibration")?;
+        hydra::strategy(&self.importance, &self.importance_params)?;
         Ok(())
     }
 
-    fn build(&self, ctx: &Context<'_>) -> Result<Built, String> {
+    fn build(&self, ctx: &Context<'_>) -> Result<Built> {
         let base = &ctx.base[0];
-        let importance = hydra::strategy(&self.importance, &self.importance_params)
-            .map_err(|e| e.to_string())?;
+        let importance = hydra::strategy(&self.importance, &self.importance_params)?;
         let calibration = self.calibration_data(ctx)?;
         let select = SelectConfig {
             members: self.members,
@@ -148,8 +148,7 @@ impl Method for Hydra {
             &calibration,
             &select,
             ctx.seed_for("select"),
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         ctx.say(&format!(
             "{} members from `{}` head scores; heads kept per block: {:?}",
             plans.len(),
@@ -162,7 +161,7 @@ impl Method for Hydra {
         let train = ctx.train_config()?;
         let mut members = Vec::with_capacity(plans.len());
         for (m, plan) in plans.iter().enumerate() {
-            let pruned = hydra::prune(base, &plan.kept).map_err(|e| e.to_string())?;
+            let pruned = hydra::prune(base, &plan.kept)?;
             let member = if train.epochs == 0 {
                 pruned
             } else {
@@ -178,49 +177,27 @@ impl Method for Hydra {
             };
             members.push(member);
         }
-        let merge: Merge = self
-            .merge
-            .parse()
-            .map_err(|e: hydra::HydraError| e.to_string())?;
-        let fused = hydra::fuse(&members, merge, ctx.text_tokens).map_err(|e| e.to_string())?;
+        let merge: Merge = self.merge.parse()?;
+        let fused = hydra::fuse(&members, merge, ctx.text_tokens)?;
         let mut built = Built::new(fused);
         built.extra.insert(
             "head_scores".into(),
-            serde_json::to_value(plans.iter().map(|p| &p.scores).collect::<Vec<_>>())
-                .map_err(|e| e.to_string())?,
+            serde_json::to_value(plans.iter().map(|p| &p.scores).collect::<Vec<_>>())?,
         );
         built.extra.insert(
             "kept_heads".into(),
-            serde_json::to_value(plans.iter().map(|p| &p.kept).collect::<Vec<_>>())
-                .map_err(|e| e.to_string())?,
+            serde_json::to_value(plans.iter().map(|p| &p.kept).collect::<Vec<_>>())?,
         );
         if self.analysis {
-            let scores = importance
-                .scores(
-                    base,
-                    &calibration,
-                    &hydra::ScoreContext {
-                        seed: ctx.seed_for("analysis"),
-                        member: 0,
-                    },
-                )
-                .map_err(|e| e.to_string())?;
-            let (header, rows) = pruning_analysis(ctx, &scores)?;
-            let csv: String = std::iter::once(&header)
-                .chain(&rows)
-                .map(|r| r.join(",") + "\n")
-                .collect();
-            let markdown: String = [
-                format!("| {} |\n", header.join(" | ")),
-                format!("|{}\n", "---:|".repeat(header.len())),
-            ]
-            .into_iter()
-            .chain(rows.iter().map(|r| format!("| {} |\n", r.join(" | "))))
-            .collect();
-            built.files.push(("pruning.csv".into(), csv.into_bytes()));
-            built
-                .files
-                .push(("pruning.md".into(), markdown.into_bytes()));
+            let scores = importance.scores(
+                base,
+                &calibration,
+                &hydra::ScoreContext {
+                    seed: ctx.seed_for("analysis"),
+                    member: 0,
+                },
+            )?;
+            built.sweeps.push(pruning_sweep(ctx, &scores)?);
         }
         Ok(built)
     }
@@ -229,48 +206,42 @@ impl Method for Hydra {
 impl Hydra {
     /// The first `calibration` validation samples in batches, plus (images) their corrupted
     /// copies as OOD calibration data.
-    fn calibration_data(&self, ctx: &Context<'_>) -> Result<Calibration, String> {
+    fn calibration_data(&self, ctx: &Context<'_>) -> Result<Calibration> {
         let val = ctx.val;
         if val.is_empty() {
-            return Err(
-                "hydra scores heads on the validation split: set data.val_fraction > 0".into(),
-            );
+            return Err(ExperimentError::invalid(
+                "hydra scores heads on the validation split: set data.val_fraction > 0",
+            ));
         }
         let n = self.calibration.min(val.len());
         let indices: Vec<usize> = (0..n).collect();
         let shifted = match val {
             train::Data::Images(images) => {
-                let corruption: Corruption = self
-                    .ood_calibration
-                    .parse()
-                    .map_err(|e: data::DataError| e.to_string())?;
+                let corruption: Corruption = self.ood_calibration.parse()?;
                 let set = corrupt(
                     &images.set.subset(&indices),
                     corruption,
                     5,
                     ctx.seed_for("ood-calibration"),
-                )
-                .map_err(|e| e.to_string())?;
+                )?;
                 Some(Dataset::Images(set))
             }
             train::Data::Text(_) => None,
         };
-        let batch = ctx.config.data.eval_batch_size.min(128);
+        let batch = ctx.eval_batch.min(128);
         let mut calibration = Calibration {
             batches: Vec::new(),
             ood: Vec::new(),
         };
         for chunk in indices.chunks(batch) {
             let input = val
-                .batch(chunk, None, ctx.device)
-                .map_err(|e| e.to_string())?;
+                .batch(chunk, None, ctx.device)?;
             calibration
                 .batches
                 .push((input, val.labels(chunk, ctx.device)));
             if let Some(shifted) = &shifted {
                 let ood = (ctx.prep.data(shifted))
-                    .batch(chunk, None, ctx.device)
-                    .map_err(|e| e.to_string())?;
+                    .batch(chunk, None, ctx.device)?;
                 calibration.ood.push(ood);
             }
         }
@@ -287,69 +258,25 @@ fn heads(model: &backbone::Classifier) -> usize {
         .map_or(0, |b| b.attention.n_heads)
 }
 
-/// Prune ratios 0, 0.1, ..., 0.9 of all heads, lowest scores first, gated off in the base model
-/// (no fine-tuning): accuracy, NLL and ECE on the test set, NLL and ECE on each shifted set, and
-/// on each OOD set the AUROC and the mean confidence (max softmax probability; OOD has no labels,
-/// so no loss). A header and one row per ratio, written as CSV (plot data) and as a Markdown
-/// table.
-fn pruning_analysis(
-    ctx: &Context<'_>,
-    head_scores: &hydra::HeadScores,
-) -> Result<(Vec<String>, Vec<Vec<String>>), String> {
-    let sets = ctx.sets;
-    let batch = ctx.config.data.eval_batch_size;
-    let score: Score = ctx
-        .config
-        .data
-        .ood_score
-        .parse()
-        .map_err(|e: uq_metrics::MetricsError| e.to_string())?;
-    let mut header = vec![
-        "ratio".to_string(),
-        "heads_kept".into(),
-        "clean_acc".into(),
-        "clean_nll".into(),
-        "clean_ece".into(),
-    ];
-    for (name, _) in &sets.shift {
-        header.extend([format!("{name}_nll"), format!("{name}_ece")]);
-    }
-    for set in &sets.ood {
-        header.extend([
-            format!("{}_auroc", set.name()),
-            format!("{}_confidence", set.name()),
-        ]);
-    }
-    let mut rows = Vec::new();
+/// The pruning analysis: prune ratios 0, 0.1, ..., 0.9 of all heads, lowest scores first, gated
+/// off in the base model (no fine-tuning), each point evaluated on the clean, shifted and OOD sets
+/// by the evaluation stage (`pruning.csv`, `pruning.md`).
+fn pruning_sweep(ctx: &Context<'_>, head_scores: &hydra::HeadScores) -> Result<Sweep> {
+    let mut points = Vec::with_capacity(10);
     for step in 0..10 {
         let ratio = step as f64 / 10.0;
-        let kept = hydra::prune_ratio(head_scores, ratio).map_err(|e| e.to_string())?;
-        let mask = kept
-            .mask(heads(&ctx.base[0]), ctx.device)
-            .map_err(|e| e.to_string())?;
+        let kept = hydra::prune_ratio(head_scores, ratio)?;
+        let mask = kept.mask(heads(&ctx.base[0]), ctx.device)?;
         let model = Gated::heads(ctx.base[0].clone(), mask, ctx.base_flops());
-        let clean = predict(&model, ctx.prep.data(&sets.test), batch, ctx.device)?;
-        let id = id_metrics(&clean)?;
-        let mut row = vec![
-            format!("{ratio:.1}"),
-            kept.0.iter().map(Vec::len).sum::<usize>().to_string(),
-            format!("{:.6}", id.accuracy),
-            format!("{:.6}", id.nll),
-            format!("{:.6}", id.ece),
-        ];
-        for (_, set) in &sets.shift {
-            let m = shift_metrics(&predict(&model, ctx.prep.data(set), batch, ctx.device)?)?;
-            row.extend([format!("{:.6}", m.nll), format!("{:.6}", m.ece)]);
-        }
-        for set in &sets.ood {
-            let ood = predict(&model, ctx.prep.data(set), batch, ctx.device)?;
-            let m = ood_metrics(&clean, &ood, score)?;
-            // Mean max-softmax probability: how confidently the pruned model answers on OOD.
-            let msp = scores(&ood, Score::Msp)?;
-            let confidence = 1.0 - msp.iter().sum::<f64>() / msp.len().max(1) as f64;
-            row.extend([format!("{:.6}", m.auroc), format!("{confidence:.6}")]);
-        }
-        rows.push(row);
+        let heads_kept = kept.0.iter().map(Vec::len).sum::<usize>();
+        points.push((
+            vec![format!("{ratio:.1}"), heads_kept.to_string()],
+            Box::new(model) as Box<dyn ensembles::EnsembleModel>,
+        ));
     }
-    Ok((header, rows))
+    Ok(Sweep {
+        name: "pruning".into(),
+        columns: vec!["ratio".into(), "heads_kept".into()],
+        points,
+    })
 }

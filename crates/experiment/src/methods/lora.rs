@@ -1,4 +1,4 @@
-//! `lora_ensemble`: LoRA-Ensemble (METHODS.md §2): the seed's base model frozen, N members that
+//! `lora_ensemble`: LoRA-Ensemble: the seed's base model frozen, N members that
 //! differ only by low-rank adapters on Q/K/V/O and their classifiers, trained together and run in
 //! one vectorised pass. The recipe is `[train]` with the method's `train = { ... }` overrides
 //! (the reference: AdamW lr 1e-4, no weight decay, clip 1.0).
@@ -7,8 +7,8 @@ use burn::module::Module;
 use lora_ensemble::{HeadInit, LoraConfig};
 use serde::{Deserialize, Serialize};
 
-use super::{Built, Context, Method};
-use crate::config::ExperimentConfig;
+use super::{Built, Context, Method, Setting};
+use crate::error::Result;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -40,14 +40,14 @@ fn default_head_init() -> String {
 }
 
 impl LoraEnsemble {
-    fn config(&self) -> Result<LoraConfig, String> {
-        let head_init: HeadInit = self.head_init.parse().map_err(|e| format!("{e}"))?;
+    fn config(&self) -> Result<LoraConfig> {
+        let head_init: HeadInit = self.head_init.parse()?;
         let config = LoraConfig::new(self.members)
             .with_rank(self.rank)
             .with_scale(self.scale)
             .with_init_gain(self.init_gain)
             .with_head_init(head_init);
-        config.check().map_err(|e| e.to_string())?;
+        config.check()?;
         Ok(config)
     }
 }
@@ -65,18 +65,17 @@ impl Method for LoraEnsemble {
         true
     }
 
-    fn check(&self, _config: &ExperimentConfig) -> Result<(), String> {
+    fn check(&self, _setting: &Setting) -> Result<()> {
         self.config().map(|_| ())
     }
 
-    fn build(&self, ctx: &Context<'_>) -> Result<Built, String> {
+    fn build(&self, ctx: &Context<'_>) -> Result<Built> {
         // The frozen backbone lives on the training device; only adapters and heads get gradients.
         let backbone = ctx.base[0].clone().train();
         let model = self
             .config()?
             .with_text_tokens(ctx.text_tokens.max(1))
-            .init(backbone, ctx.seed_for("adapters"))
-            .map_err(|e| e.to_string())?;
+            .init(backbone, ctx.seed_for("adapters"))?;
         let trained = ctx.fit(
             model,
             ctx.train,

@@ -6,6 +6,10 @@
 //! Every method may also carry `train = { ... }`: overrides of `[train]` for whatever the method
 //! trains itself (fine-tuning, adapters, a from-scratch variant), e.g. LoRA's lower learning rate.
 //!
+//! A method is given what it needs to build (a [`Context`]: base models, training and
+//! validation data), never the evaluation sets; models it wants evaluated beside itself go back
+//! as a [`Sweep`].
+//!
 //! [`EnsembleModel`]: ensembles::EnsembleModel
 
 mod baselines;
@@ -16,7 +20,7 @@ mod hetdpt;
 mod hydra;
 mod lora;
 
-pub use context::{Built, Context};
+pub use context::{Built, Context, Sweep};
 
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -25,8 +29,17 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize, Serializer};
 use train::TrainConfig;
 
-use crate::config::ExperimentConfig;
-use crate::error::ConfigError;
+use crate::error::{ConfigError, ExperimentError, Result};
+
+/// What a method's parameters are checked against besides themselves: the few settings of the
+/// experiment a kind depends on.
+#[derive(Debug, Clone, Copy)]
+pub struct Setting {
+    /// `[backbone] dropout`.
+    pub dropout: f64,
+    /// `[data] val_fraction`.
+    pub val_fraction: f64,
+}
 
 /// A method kind's parameters and how to build it.
 pub trait Method: Debug + Send + Sync {
@@ -55,12 +68,12 @@ pub trait Method: Debug + Send + Sync {
     }
 
     /// Checks the parameters, alone and against the rest of the experiment.
-    fn check(&self, _config: &ExperimentConfig) -> Result<(), String> {
+    fn check(&self, _setting: &Setting) -> Result<()> {
         Ok(())
     }
 
     /// Builds the method for one seed.
-    fn build(&self, ctx: &Context<'_>) -> Result<Built, String>;
+    fn build(&self, ctx: &Context<'_>) -> Result<Built>;
 }
 
 /// A registered method kind: its TOML name, a one-line description and its parameter parser.
@@ -71,7 +84,7 @@ pub struct Kind {
 }
 
 /// Parses a kind's parameter table into the method and its resolved parameters.
-type Parser = fn(toml::Table) -> Result<(Arc<dyn Method>, toml::Table), String>;
+type Parser = fn(toml::Table) -> Result<(Arc<dyn Method>, toml::Table), ConfigError>;
 
 /// Every method kind, for the TOML `kind` key and `uqformer list`.
 pub const KINDS: &[Kind] = &[
@@ -176,8 +189,7 @@ impl MethodSpec {
                 kind_names()
             )));
         };
-        let (method, params) = (registered.parse)(table)
-            .map_err(|e| ConfigError::msg(format!("kind `{kind}`: {e}")))?;
+        let (method, params) = (registered.parse)(table).map_err(|e| e.at(&format!("kind `{kind}`")))?;
         Ok(Self {
             name,
             kind: registered.name,
@@ -193,27 +205,28 @@ impl MethodSpec {
     }
 
     /// `[train]` with this method's overrides applied.
-    pub fn train_config(&self, base: &TrainConfig) -> Result<TrainConfig, String> {
+    pub fn train_config(&self, base: &TrainConfig) -> Result<TrainConfig> {
         if self.train.is_empty() {
             return Ok(base.clone());
         }
+        let fail = |what: String| {
+            ExperimentError::Config(ConfigError::msg(format!("method `{}`: {what}", self.name)))
+        };
         let mut table = toml::Table::try_from(base)
-            .map_err(|e| format!("method `{}`: serialising [train]: {e}", self.name))?;
+            .map_err(|e| fail(format!("serialising [train]: {e}")))?;
         table.extend(self.train.clone());
         let config = TrainConfig::deserialize(toml::Value::Table(table))
-            .map_err(|e| format!("method `{}`: train: {}", self.name, e.message()))?;
-        config
-            .check()
-            .map_err(|e| format!("method `{}`: train: {e}", self.name))?;
+            .map_err(|e| fail(format!("train: {}", e.message())))?;
+        config.check().map_err(|e| fail(format!("train: {e}")))?;
         Ok(config)
     }
 
-    /// Checks the method against the whole experiment.
-    pub(crate) fn check(&self, config: &ExperimentConfig) -> Result<(), String> {
-        self.train_config(&config.train)?;
-        self.method
-            .check(config)
-            .map_err(|e| format!("method `{}`: {e}", self.name))
+    /// Checks the method against the experiment's `[train]` and settings.
+    pub(crate) fn check(&self, recipe: &TrainConfig, setting: &Setting) -> Result<(), ConfigError> {
+        self.train_config(recipe)
+            .map_err(|e| ConfigError::msg(e.to_string()))?;
+        (self.method.check(setting))
+            .map_err(|e| ConfigError::msg(format!("method `{}`: {e}", self.name)))
     }
 }
 
@@ -231,20 +244,23 @@ impl Serialize for MethodSpec {
 }
 
 /// An ensemble needs at least two members.
-fn at_least_two(members: usize) -> Result<(), String> {
+fn at_least_two(members: usize) -> Result<()> {
     if members < 2 {
-        return Err(format!("members = {members} must be at least 2"));
+        return Err(ExperimentError::invalid(format!(
+            "members = {members} must be at least 2"
+        )));
     }
     Ok(())
 }
 
 /// Parses a kind's parameters and returns them re-serialised with defaults filled in.
-fn parse<T>(table: toml::Table) -> Result<(Arc<dyn Method>, toml::Table), String>
+fn parse<T>(table: toml::Table) -> Result<(Arc<dyn Method>, toml::Table), ConfigError>
 where
     T: Method + DeserializeOwned + Serialize + 'static,
 {
-    let params = T::deserialize(toml::Value::Table(table)).map_err(|e| e.message().to_string())?;
-    let resolved = toml::Table::try_from(&params).map_err(|e| e.to_string())?;
+    let params =
+        T::deserialize(toml::Value::Table(table)).map_err(|e| ConfigError::msg(e.message()))?;
+    let resolved = toml::Table::try_from(&params).map_err(|e| ConfigError::msg(e.to_string()))?;
     Ok((Arc::new(params), resolved))
 }
 

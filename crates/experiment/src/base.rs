@@ -1,0 +1,301 @@
+//! The base stage: what the base model is (a ViT from a preset, DINOv2 from ONNX, a pretrained
+//! BERT), and the seed's base models trained (pretrained ones fine-tuned with a fresh head) or
+//! read back from the cache. Deep Ensemble members are base models `1..M`.
+
+use std::path::{Path, PathBuf};
+
+use backbone::{BertClassifier, BertConfig, BertModel, Classifier, Dropout, ViTConfig};
+use burn::module::Module;
+use burn::nn::LinearConfig;
+use burn::tensor::Device;
+use data::{Dataset, ImageDataset, WordPiece};
+use train::{Data, mix};
+
+use crate::cache::{Fit, Trainer, fingerprint};
+use crate::config::ExperimentConfig;
+use crate::error::{Context, ExperimentError, Result};
+use crate::workers::{Job, Pool};
+
+/// How base models are made; pretrained models get a fresh head.
+#[derive(Debug, Clone)]
+pub enum BaseSpec {
+    Vit {
+        config: ViTConfig,
+        /// The ONNX file and its folder's name under the data root, when pretrained.
+        onnx: Option<(PathBuf, String)>,
+    },
+    Bert {
+        config: BertConfig,
+        /// The checkpoint folder (`config.json`, `model.safetensors`, `vocab.txt`).
+        dir: PathBuf,
+        /// Its name under the data root, for the cache key.
+        name: String,
+        num_classes: usize,
+        tokenizer: WordPiece,
+    },
+}
+
+impl BaseSpec {
+    /// The base model of `[backbone]` for the training set `train_full`.
+    pub fn new(config: &ExperimentConfig, data_root: &Path, train_full: &Dataset) -> Result<Self> {
+        match train_full {
+            Dataset::Images(images) => match &config.backbone.pretrained {
+                None => Ok(Self::Vit {
+                    config: vit_config(config, images)?,
+                    onnx: None,
+                }),
+                Some(name) => pretrained_vit(config, data_root, name, images),
+            },
+            Dataset::Text(texts) => {
+                let name = config.backbone.pretrained.clone().unwrap_or_default();
+                let dir = data_root.join(&name);
+                let tokenizer = WordPiece::from_vocab_file(&dir.join("vocab.txt"))
+                    .context("backbone.pretrained")?;
+                let mut bert = BertConfig::from_hf_config(&dir.join("config.json"))
+                    .context("backbone.pretrained")?;
+                bert.dropout = config.backbone.dropout;
+                bert.attention_dropout = config.backbone.attention_dropout;
+                Ok(Self::Bert {
+                    config: bert,
+                    dir,
+                    name,
+                    num_classes: texts.num_classes,
+                    tokenizer,
+                })
+            }
+        }
+    }
+
+    /// The ViT configuration (preset with overrides, fitted to the data); `None` for text.
+    pub fn vit(&self) -> Option<&ViTConfig> {
+        match self {
+            Self::Vit { config, .. } => Some(config),
+            Self::Bert { .. } => None,
+        }
+    }
+
+    /// The tokenizer of a text backbone.
+    pub fn tokenizer(&self) -> Option<WordPiece> {
+        match self {
+            Self::Bert { tokenizer, .. } => Some(tokenizer.clone()),
+            Self::Vit { .. } => None,
+        }
+    }
+
+    /// What the cache key records of the backbone.
+    fn identity(&self) -> serde_json::Value {
+        match self {
+            Self::Vit { config, onnx: None } => serde_json::json!(config),
+            Self::Vit {
+                config,
+                onnx: Some((_, name)),
+            } => serde_json::json!({"pretrained": name, "config": config}),
+            Self::Bert { config, name, .. } => {
+                serde_json::json!({"pretrained": name, "config": config})
+            }
+        }
+    }
+
+    /// A fresh model on `device`: initialised from `seed`, or the pretrained weights with a head
+    /// initialised from `seed`.
+    fn init(&self, config: &ExperimentConfig, seed: u64, device: &Device) -> Result<Classifier> {
+        let b = &config.backbone;
+        Ok(match self {
+            Self::Vit { config, onnx: None } => config.init(device).context("backbone")?.into(),
+            Self::Vit {
+                config: vit,
+                onnx: Some((path, _)),
+            } => {
+                let (_, model) = backbone::load_dinov2_onnx(
+                    path,
+                    vit.image_size,
+                    vit.channels,
+                    vit.num_classes,
+                    seed,
+                    device,
+                )
+                .context("backbone.pretrained")?;
+                Classifier::from(model).with_dropout(b.dropout, b.attention_dropout)
+            }
+            Self::Bert {
+                config: bert,
+                dir,
+                num_classes,
+                ..
+            } => {
+                let encoder =
+                    BertModel::load_safetensors(&dir.join("model.safetensors"), bert, device)
+                        .context("backbone.pretrained")?;
+                BertClassifier {
+                    bert: encoder,
+                    dropout: Dropout { prob: bert.dropout },
+                    classifier: LinearConfig::new(bert.d_model, *num_classes).init(device),
+                }
+                .into()
+            }
+        })
+    }
+}
+
+/// The seed's trained base models and the cache fingerprint of the first.
+pub struct Base {
+    pub models: Vec<Classifier>,
+    pub fingerprint: String,
+}
+
+/// Trains (or loads) base models `0..n` of the seed; with a pool, each is claimed from it first.
+#[allow(clippy::too_many_arguments)]
+pub fn base_models(
+    config: &ExperimentConfig,
+    spec: &BaseSpec,
+    train: Data<'_>,
+    trainer: &Trainer,
+    seed: u64,
+    n: usize,
+    device: &Device,
+    pool: Option<&Pool>,
+) -> Result<Base> {
+    let mut base = Base {
+        models: Vec::with_capacity(n),
+        fingerprint: String::new(),
+    };
+    for k in 0..n {
+        if let Some(pool) = pool {
+            pool.claim(Job::Base(k));
+        }
+        let (model, fingerprint) = train_base(config, trainer, spec, train, seed, k, device)?;
+        if let Some(pool) = pool {
+            pool.done(Job::Base(k));
+        }
+        if k == 0 {
+            base.fingerprint = fingerprint;
+        }
+        base.models.push(model);
+    }
+    Ok(base)
+}
+
+/// The base models the experiment's methods need (the largest Deep Ensemble, else 1).
+pub fn needed_base_models(config: &ExperimentConfig) -> usize {
+    (config.methods.iter())
+        .map(|m| m.method.base_models())
+        .max()
+        .unwrap_or(1)
+}
+
+/// Base model `k` of the seed, trained (a pretrained one: fine-tuned) with the experiment's
+/// recipe or read back from the cache; also returns its cache fingerprint.
+pub fn train_base(
+    config: &ExperimentConfig,
+    trainer: &Trainer,
+    spec: &BaseSpec,
+    data: Data<'_>,
+    seed: u64,
+    k: usize,
+    device: &Device,
+) -> Result<(Classifier, String)> {
+    let member_seed = if k == 0 { seed } else { mix(seed, k as u64) };
+    let identity = serde_json::json!({
+        "backbone": spec.identity(),
+        "train": config.train,
+        "dataset": config.data.dataset,
+        "val_fraction": config.data.val_fraction,
+        "test_fraction": config.data.test_fraction,
+        "max_tokens": config.data.max_tokens,
+        "train_limit": config.data.train_limit,
+        "seed": member_seed,
+        "backend": config.experiment.backend,
+    });
+    let autodiff = device.clone().autodiff();
+    autodiff.seed(member_seed);
+    let model = spec.init(config, member_seed, &autodiff)?;
+    let model = trainer.fit(
+        model,
+        data,
+        Fit {
+            identity: &identity,
+            config: &config.train,
+            seed: member_seed,
+            label: format!("seed {seed} model {}", k + 1),
+            distill: None,
+            device: &autodiff,
+        },
+    )?;
+    Ok((model.valid(), fingerprint(&identity)))
+}
+
+/// The side of the dataset's square images.
+fn image_side(train: &ImageDataset) -> Result<usize> {
+    let [_, h, w] = train.dims;
+    if h != w {
+        return Err(ExperimentError::invalid(format!(
+            "data.dataset: images are {h}x{w}; the Vision Transformer needs square images"
+        )));
+    }
+    Ok(h)
+}
+
+/// A DINOv2 ONNX checkpoint (the one `*.onnx` file of the folder `name`) at the dataset's image
+/// size; its configuration is read by importing it once.
+fn pretrained_vit(
+    config: &ExperimentConfig,
+    data_root: &Path,
+    name: &str,
+    train: &ImageDataset,
+) -> Result<BaseSpec> {
+    let dir = data_root.join(name);
+    let fail = |what: String| {
+        ExperimentError::invalid(format!("backbone.pretrained: {}: {what}", dir.display()))
+    };
+    let entries = std::fs::read_dir(&dir).map_err(|e| {
+        fail(format!(
+            "cannot read the folder ({e}); run `datasets/fetch {name}`"
+        ))
+    })?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "onnx"))
+        .collect();
+    let path = match files.len() {
+        1 => files.remove(0),
+        n => return Err(fail(format!("expected one *.onnx file, found {n}"))),
+    };
+    let side = image_side(train)?;
+    let (vit, _) = backbone::load_dinov2_onnx(
+        &path,
+        side,
+        train.dims[0],
+        train.num_classes,
+        0,
+        &Device::flex(),
+    )
+    .context("backbone.pretrained")?;
+    let b = &config.backbone;
+    Ok(BaseSpec::Vit {
+        config: vit
+            .with_dropout(b.dropout)
+            .with_attention_dropout(b.attention_dropout),
+        onnx: Some((path, name.to_string())),
+    })
+}
+
+/// The preset with the experiment's overrides, fitted to the dataset's images and classes.
+fn vit_config(config: &ExperimentConfig, train: &ImageDataset) -> Result<ViTConfig> {
+    let b = &config.backbone;
+    let preset = b.preset.as_deref().unwrap_or_default();
+    let mut vit = ViTConfig::preset(preset).context("backbone.preset")?;
+    let [channels, ..] = train.dims;
+    let h = image_side(train)?;
+    vit = vit
+        .with_image_size(h)
+        .with_channels(channels)
+        .with_num_classes(train.num_classes)
+        .with_dropout(b.dropout)
+        .with_attention_dropout(b.attention_dropout);
+    vit.patch_size = b.patch_size.unwrap_or(vit.patch_size);
+    vit.d_model = b.d_model.unwrap_or(vit.d_model);
+    vit.n_layers = b.n_layers.unwrap_or(vit.n_layers);
+    vit.n_heads = b.n_heads.unwrap_or(vit.n_heads);
+    vit.d_mlp = b.d_mlp.unwrap_or(vit.d_mlp);
+    Ok(vit)
+}

@@ -1,0 +1,61 @@
+//! Training through the model cache: every trained model is keyed by a fingerprint of what made
+//! it (recipe, data, seed, base model), checkpointed after every epoch, and read back instead of
+//! retrained when the same recipe comes again.
+
+use std::path::PathBuf;
+
+use burn::tensor::Device;
+use train::{Checkpoint, Data, Distill, FitOptions, TrainConfig, Trainable, fit};
+
+use crate::error::Result;
+
+/// Trains models with checkpoints in the cache.
+pub struct Trainer {
+    pub cache_root: PathBuf,
+    pub quiet: bool,
+}
+
+/// One training run: what identifies it in the cache, and how it runs.
+pub struct Fit<'a> {
+    /// Everything that determines the trained weights (the cache key is its fingerprint).
+    pub identity: &'a serde_json::Value,
+    pub config: &'a TrainConfig,
+    pub seed: u64,
+    /// Shown in the progress line and in errors.
+    pub label: String,
+    pub distill: Option<Distill>,
+    /// The autodiff device the model lives on.
+    pub device: &'a Device,
+}
+
+impl Trainer {
+    /// Trains `model` on `data`, resuming from (or reading back) the cached checkpoint.
+    pub fn fit<M: Trainable>(&self, model: M, data: Data<'_>, run: Fit<'_>) -> Result<M> {
+        let fingerprint = fingerprint(run.identity);
+        let options = FitOptions {
+            device: run.device.clone(),
+            seed: run.seed,
+            label: run.label,
+            checkpoint: Some(Checkpoint::new(
+                self.cache_root.join(&fingerprint),
+                fingerprint,
+            )),
+            quiet: self.quiet,
+            stop_after: None,
+            distill: run.distill,
+        };
+        Ok(fit(model, data, run.config, &options)?)
+    }
+}
+
+/// The cache key of an identity: FNV-1a of its JSON text.
+pub fn fingerprint(identity: &serde_json::Value) -> String {
+    format!("{:016x}", fnv1a(identity.to_string().as_bytes()))
+}
+
+/// FNV-1a, 64 bits: a stable fingerprint (std's hasher may change between releases).
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}

@@ -1,0 +1,233 @@
+//! The data stage: the experiment's sets loaded once, then per seed the training and validation
+//! splits, the limits, the shifted copies of the test set, and how samples become model input.
+
+use data::{
+    Catalog, Corruption, Dataset, Modality, Normalization, SubsetSize, WordPiece, corrupt,
+    stratified_subset, train_val_split,
+};
+use train::{Data, ImageData, TextData, mix};
+
+use crate::config::ExperimentConfig;
+use crate::error::{Context, ExperimentError, Result};
+
+/// The data sets every seed draws from, loaded once.
+pub struct Loaded {
+    pub train_full: Dataset,
+    pub test: Dataset,
+    pub ood: Vec<Dataset>,
+}
+
+/// The seed of the fixed test split of single-file datasets: the same for every experiment seed.
+const TEST_SPLIT_SEED: u64 = 0x7E57;
+
+/// Loads the in-distribution and OOD sets named by `[data]` from `data_root`.
+pub fn load(config: &ExperimentConfig, data_root: &std::path::Path) -> Result<Loaded> {
+    let catalog = Catalog::new(data_root);
+    let name = &config.data.dataset;
+    match config.modality()? {
+        Modality::Image => {
+            let splits = catalog.load_images(name)?;
+            let train_full = splits.train.ok_or_else(|| {
+                ExperimentError::invalid(format!(
+                    "data.dataset: `{name}` has no training split"
+                ))
+            })?;
+            let mut ood = Vec::with_capacity(config.data.ood.len());
+            for name in &config.data.ood {
+                let set = catalog.load_images(name)?.test;
+                if set.dims != train_full.dims {
+                    return Err(ExperimentError::invalid(format!(
+                        "data.ood: `{name}` has images {:?}, the training set {:?}",
+                        set.dims, train_full.dims
+                    )));
+                }
+                ood.push(Dataset::Images(set));
+            }
+            Ok(Loaded {
+                train_full: Dataset::Images(train_full),
+                test: Dataset::Images(splits.test),
+                ood,
+            })
+        }
+        Modality::Text => {
+            let full = catalog.load_text(name)?;
+            let (train, test) = train_val_split(
+                &full.labels,
+                config.data.test_fraction,
+                TEST_SPLIT_SEED,
+                true,
+            )
+            .context(format!("data.test_fraction: {name}"))?;
+            let ood = (config.data.ood.iter())
+                .map(|ood| catalog.load_text(ood).map(Dataset::Text))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(Loaded {
+                train_full: Dataset::Text(full.subset(&train)),
+                test: Dataset::Text(full.subset(&test)),
+                ood,
+            })
+        }
+    }
+}
+
+/// The evaluation sets of one seed (raw pixels or texts; [`Prep`] turns them into model input):
+/// the test set, the OOD sets and the shifted test sets `<corruption>-<severity>` (images).
+pub struct EvalSets {
+    pub test: Dataset,
+    pub ood: Vec<Dataset>,
+    pub shift: Vec<(String, Dataset)>,
+}
+
+/// One seed's data: what it trains on, validates on, evaluates on, and how samples become input.
+pub struct SeedData {
+    pub train: Dataset,
+    /// The held-out split of the training set (`data.val_fraction`).
+    pub val: Dataset,
+    pub sets: EvalSets,
+    pub prep: Prep,
+    /// Text: mean tokenised test length (FLOPs are counted at it); 0 for images.
+    pub text_tokens: usize,
+}
+
+impl SeedData {
+    /// Splits, limits and corrupts `loaded` for `seed`; `tokenizer` is the pretrained text
+    /// backbone's (text datasets only).
+    pub fn new(
+        config: &ExperimentConfig,
+        loaded: &Loaded,
+        seed: u64,
+        tokenizer: Option<WordPiece>,
+    ) -> Result<Self> {
+        let (train, val, sets) = split(config, loaded, seed)?;
+        let prep = match (&train, tokenizer) {
+            (Dataset::Images(images), _) => Prep::Pixels(Normalization::fit(images)?),
+            (Dataset::Text(_), Some(tokenizer)) => Prep::Tokens {
+                tokenizer,
+                max_tokens: config.data.max_tokens,
+            },
+            (Dataset::Text(_), None) => {
+                return Err(ExperimentError::invalid(
+                    "backbone.pretrained: a text dataset needs the tokenizer of a pretrained \
+                     text backbone",
+                ));
+            }
+        };
+        let text_tokens = prep.mean_tokens(&sets.test)?;
+        Ok(Self {
+            train,
+            val,
+            sets,
+            prep,
+            text_tokens,
+        })
+    }
+
+    /// The training split, ready for batching.
+    pub fn train(&self) -> Data<'_> {
+        self.prep.data(&self.train)
+    }
+}
+
+/// The seed's training and validation splits and the evaluation sets.
+fn split(
+    config: &ExperimentConfig,
+    loaded: &Loaded,
+    seed: u64,
+) -> Result<(Dataset, Dataset, EvalSets)> {
+    let data = &config.data;
+    let full = &loaded.train_full;
+    let (train_idx, val_idx) = train_val_split(full.labels(), data.val_fraction, seed, true)?;
+    let val = full.subset(&val_idx);
+    let mut train = full.subset(&train_idx);
+    if let Some(limit) = data.train_limit {
+        train = limited(&train, limit, seed)?;
+    }
+    let limit = |set: &Dataset| match data.test_limit {
+        Some(n) => limited(set, n, seed),
+        None => Ok(set.clone()),
+    };
+    let test = limit(&loaded.test)?;
+    let mut shift = Vec::new();
+    if let Dataset::Images(images) = &test {
+        for spec in &data.shift {
+            let corruption: Corruption = spec.corruption.parse()?;
+            for &severity in &spec.severities {
+                let set = corrupt(images, corruption, severity, mix(seed, severity as u64))?;
+                shift.push((
+                    format!("{}-{severity}", corruption.name()),
+                    Dataset::Images(set),
+                ));
+            }
+        }
+    }
+    let ood = loaded.ood.iter().map(limit).collect::<Result<_>>()?;
+    Ok((train, val, EvalSets { test, ood, shift }))
+}
+
+/// A seeded stratified subset of at most `n` samples.
+fn limited(set: &Dataset, n: usize, seed: u64) -> Result<Dataset> {
+    if n >= set.len() {
+        return Ok(set.clone());
+    }
+    let idx = stratified_subset(set.labels(), SubsetSize::Total(n), seed).context(set.name())?;
+    Ok(set.subset(&idx))
+}
+
+/// How a run's samples become model input: images normalised with the training statistics, or
+/// texts tokenised.
+#[derive(Debug, Clone)]
+pub enum Prep {
+    Pixels(Normalization),
+    Tokens {
+        tokenizer: WordPiece,
+        max_tokens: usize,
+    },
+}
+
+impl Prep {
+    /// `set` ready for batching.
+    ///
+    /// # Panics
+    /// If `set` is of the other modality (the runner prepares each run's sets one way).
+    pub fn data<'a>(&'a self, set: &'a Dataset) -> Data<'a> {
+        match (self, set) {
+            (Self::Pixels(norm), Dataset::Images(set)) => Data::Images(ImageData { set, norm }),
+            (
+                Self::Tokens {
+                    tokenizer,
+                    max_tokens,
+                },
+                Dataset::Text(set),
+            ) => Data::Text(TextData {
+                set,
+                tokenizer,
+                max_tokens: *max_tokens,
+            }),
+            _ => panic!("{}: prepared for the other modality", set.name()),
+        }
+    }
+
+    /// Text: the mean tokenised length of `set` (`[CLS]`, `[SEP]` and the cut included),
+    /// rounded; 0 for images.
+    pub fn mean_tokens(&self, set: &Dataset) -> Result<usize> {
+        let (
+            Self::Tokens {
+                tokenizer,
+                max_tokens,
+            },
+            Dataset::Text(texts),
+        ) = (self, set)
+        else {
+            return Ok(0);
+        };
+        let mut total = 0;
+        for text in &texts.texts {
+            total += tokenizer
+                .encode(text, *max_tokens)
+                .context(&texts.name)?
+                .ids
+                .len();
+        }
+        Ok((total as f64 / texts.len().max(1) as f64).round() as usize)
+    }
+}
