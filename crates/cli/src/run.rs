@@ -74,7 +74,7 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()) - 1),
         }),
     };
-    let output = experiment::run(&config, &options)?;
+    let output = experiment::run(&config, &options).map_err(|e| e.to_string())?;
     println!("{}", render_terminal(&output.summary));
     println!(
         "results: {} (report.md, summary.json); {:.0} s in all",

@@ -31,5 +31,5 @@ pub fn run(args: &WorkerArgs) -> Result<(), String> {
         quiet: true,
         workers: None,
     };
-    experiment::run_job(&config, &options, args.seed, job)
+    experiment::run_job(&config, &options, args.seed, job).map_err(|e| e.to_string())
 }

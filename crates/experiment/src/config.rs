@@ -341,7 +341,8 @@ impl ExperimentConfig {
             val_fraction: self.data.val_fraction,
         };
         for (i, m) in self.methods.iter().enumerate() {
-            (m.check(&self.train, &setting)).map_err(|e| e.at(&format!("[[method]] #{}", i + 1)))?;
+            (m.check(&self.train, &setting))
+                .map_err(|e| e.at(&format!("[[method]] #{}", i + 1)))?;
         }
         let mut names = std::collections::HashSet::new();
         for m in &self.methods {

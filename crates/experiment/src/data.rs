@@ -28,9 +28,7 @@ pub fn load(config: &ExperimentConfig, data_root: &std::path::Path) -> Result<Lo
         Modality::Image => {
             let splits = catalog.load_images(name)?;
             let train_full = splits.train.ok_or_else(|| {
-                ExperimentError::invalid(format!(
-                    "data.dataset: `{name}` has no training split"
-                ))
+                ExperimentError::invalid(format!("data.dataset: `{name}` has no training split"))
             })?;
             let mut ood = Vec::with_capacity(config.data.ood.len());
             for name in &config.data.ood {

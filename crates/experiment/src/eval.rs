@@ -216,11 +216,7 @@ pub fn scores(p: &Predictions, score: Score) -> Result<Vec<f64>> {
     Ok(uq_metrics::score(score, &input)?)
 }
 
-pub fn ood_metrics(
-    id: &Predictions,
-    ood: &Predictions,
-    score: Score,
-) -> Result<OodMetrics> {
+pub fn ood_metrics(id: &Predictions, ood: &Predictions, score: Score) -> Result<OodMetrics> {
     let r = uq_metrics::ood_report(&scores(id, score)?, &scores(ood, score)?)?;
     Ok(OodMetrics {
         auroc: r.auroc,

@@ -94,4 +94,3 @@ pub struct Cost {
 fn null_as_nan<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
-

@@ -78,7 +78,16 @@ impl<'a> Setup<'a> {
 
     fn base(&self, data: &SeedData, seed: u64, n: usize, pool: Option<&Pool>) -> Result<Base> {
         let (config, spec, train) = (self.config, &self.spec, data.train());
-        base_models(config, spec, train, &self.trainer, seed, n, &self.device, pool)
+        base_models(
+            config,
+            spec,
+            train,
+            &self.trainer,
+            seed,
+            n,
+            &self.device,
+            pool,
+        )
     }
 
     /// What method `spec` sees while it is built.
@@ -209,7 +218,8 @@ fn run_seed(
                 pool.pause();
             }
         }
-        let built = (spec.method.build(&setup.context(spec, &data, &base, seed))).context(&place)?;
+        let built =
+            (spec.method.build(&setup.context(spec, &data, &base, seed))).context(&place)?;
         if let Some(pool) = &pool {
             pool.done(Job::Method(i));
             if timing {
@@ -230,9 +240,12 @@ fn run_seed(
         result
             .extra
             .insert("build_seconds".into(), build_seconds.into());
-        result.extra.insert("eval_seconds".into(), eval_seconds.into());
+        result
+            .extra
+            .insert("eval_seconds".into(), eval_seconds.into());
         files.extend(
-            (own.into_iter()).map(|(file, bytes)| (format!("{}-seed{seed}-{file}", spec.name), bytes)),
+            (own.into_iter())
+                .map(|(file, bytes)| (format!("{}-seed{seed}-{file}", spec.name), bytes)),
         );
         if !opts.quiet {
             eprintln!(

@@ -28,7 +28,14 @@ pub fn write_run(
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_err(|e| io::Error::other(format!("system clock is before 1970: {e}")))?;
-    write_run_at(results_root, config_toml, summary, report, files, now.as_secs())
+    write_run_at(
+        results_root,
+        config_toml,
+        summary,
+        report,
+        files,
+        now.as_secs(),
+    )
 }
 
 fn write_run_at(
@@ -203,7 +210,8 @@ mod tests {
                 seeds: vec![],
                 methods: vec![],
             };
-            let err = write_run_at(&root, "", &summary, "", &[], 0).expect_err("should be rejected");
+            let err =
+                write_run_at(&root, "", &summary, "", &[], 0).expect_err("should be rejected");
             assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
             assert!(err.to_string().contains("plain name"), "{err}");
         }

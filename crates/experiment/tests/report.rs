@@ -194,8 +194,18 @@ fn write_run_writes_the_three_files_and_points_latest() {
 #[test]
 fn second_run_gets_a_new_id_and_moves_latest() {
     let root = temp_dir("second");
-    let first = run_id(&write_run(&root, CONFIG, &summary(), &render_markdown(&summary()), &[]).unwrap());
-    let second = run_id(&write_run(&root, "# changed\n", &summary(), &render_markdown(&summary()), &[]).unwrap());
+    let first =
+        run_id(&write_run(&root, CONFIG, &summary(), &render_markdown(&summary()), &[]).unwrap());
+    let second = run_id(
+        &write_run(
+            &root,
+            "# changed\n",
+            &summary(),
+            &render_markdown(&summary()),
+            &[],
+        )
+        .unwrap(),
+    );
     assert_ne!(first, second);
     let exp = root.join("exp");
     assert!(

@@ -234,14 +234,12 @@ impl Hydra {
             ood: Vec::new(),
         };
         for chunk in indices.chunks(batch) {
-            let input = val
-                .batch(chunk, None, ctx.device)?;
+            let input = val.batch(chunk, None, ctx.device)?;
             calibration
                 .batches
                 .push((input, val.labels(chunk, ctx.device)));
             if let Some(shifted) = &shifted {
-                let ood = (ctx.prep.data(shifted))
-                    .batch(chunk, None, ctx.device)?;
+                let ood = (ctx.prep.data(shifted)).batch(chunk, None, ctx.device)?;
                 calibration.ood.push(ood);
             }
         }

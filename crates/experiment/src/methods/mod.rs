@@ -189,7 +189,8 @@ impl MethodSpec {
                 kind_names()
             )));
         };
-        let (method, params) = (registered.parse)(table).map_err(|e| e.at(&format!("kind `{kind}`")))?;
+        let (method, params) =
+            (registered.parse)(table).map_err(|e| e.at(&format!("kind `{kind}`")))?;
         Ok(Self {
             name,
             kind: registered.name,
@@ -212,8 +213,8 @@ impl MethodSpec {
         let fail = |what: String| {
             ExperimentError::Config(ConfigError::msg(format!("method `{}`: {what}", self.name)))
         };
-        let mut table = toml::Table::try_from(base)
-            .map_err(|e| fail(format!("serialising [train]: {e}")))?;
+        let mut table =
+            toml::Table::try_from(base).map_err(|e| fail(format!("serialising [train]: {e}")))?;
         table.extend(self.train.clone());
         let config = TrainConfig::deserialize(toml::Value::Table(table))
             .map_err(|e| fail(format!("train: {}", e.message())))?;

@@ -1,0 +1,146 @@
+//! Human-readable views of a [`Summary`]: the run's `report.md` and a compact terminal table.
+//!
+//! Runs are grouped by method name, methods in the order of the first seed. A cell is the mean ±
+//! sample standard deviation (n − 1) over seeds, the mean alone with one seed, and "n/a" when some
+//! seed lacks the value or it is not finite (a mean over the remaining seeds would mislead).
+//! Ratios ("×single") divide a method's mean by the mean of the first method of kind `single`.
+
+mod markdown;
+mod terminal;
+
+pub use markdown::render_markdown;
+pub use terminal::render_terminal;
+
+use std::collections::BTreeSet;
+
+use crate::results::{MethodResult, ShiftMetrics, Summary};
+
+const NA: &str = "n/a";
+/// The kind whose cost the ratios are relative to.
+const BASELINE_KIND: &str = "single";
+
+/// All runs of one method, one per seed.
+struct Group<'a> {
+    name: &'a str,
+    kind: &'a str,
+    members: usize,
+    runs: Vec<&'a MethodResult>,
+}
+
+struct Stat {
+    mean: f64,
+    /// Sample standard deviation; `None` with a single seed.
+    std: Option<f64>,
+}
+
+impl Group<'_> {
+    /// Mean and spread of a value over this method's seeds; `None` if any seed lacks it or it is
+    /// not finite.
+    fn stat(&self, value: impl Fn(&MethodResult) -> Option<f64>) -> Option<Stat> {
+        let xs = self
+            .runs
+            .iter()
+            .map(|r| value(r).filter(|x| x.is_finite()))
+            .collect::<Option<Vec<f64>>>()?;
+        let n = xs.len() as f64;
+        let mean = xs.iter().sum::<f64>() / n;
+        let std = (xs.len() > 1)
+            .then(|| (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt());
+        Some(Stat { mean, std })
+    }
+}
+
+/// Groups runs by method name: the first seed's methods in order, then any others as they appear.
+fn groups(summary: &Summary) -> Vec<Group<'_>> {
+    let first = summary.seeds.first().copied();
+    let (mut ordered, rest): (Vec<&MethodResult>, Vec<_>) =
+        summary.methods.iter().partition(|r| Some(r.seed) == first);
+    ordered.extend(rest);
+    let mut groups: Vec<Group> = Vec::new();
+    for r in ordered {
+        match groups.iter_mut().find(|g| g.name == r.name) {
+            Some(g) => g.runs.push(r),
+            None => groups.push(Group {
+                name: &r.name,
+                kind: &r.kind,
+                members: r.members,
+                runs: vec![r],
+            }),
+        }
+    }
+    groups
+}
+
+/// The sorted union of some per-run keys (OOD sets, shifts) over all runs.
+fn keys<'a, I: Iterator<Item = &'a String>>(
+    summary: &'a Summary,
+    of: impl Fn(&'a MethodResult) -> I,
+) -> Vec<&'a str> {
+    summary
+        .methods
+        .iter()
+        .flat_map(of)
+        .map(String::as_str)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect()
+}
+
+/// One run's mean of a shift metric over all its shifted sets.
+fn mean_shift(r: &MethodResult, f: fn(&ShiftMetrics) -> f64) -> Option<f64> {
+    (!r.shift.is_empty()).then(|| r.shift.values().map(f).sum::<f64>() / r.shift.len() as f64)
+}
+
+fn ratio(stat: Option<&Stat>, base: Option<&Stat>) -> Option<f64> {
+    let (x, b) = (stat?.mean, base?.mean);
+    (b != 0.0).then(|| x / b)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Unit {
+    /// A fraction shown as a percentage, 2 decimals.
+    Percent,
+    /// 4 decimals.
+    Plain,
+    /// A count with an SI suffix (k, M, G, T).
+    Count,
+    /// Bytes shown in MiB, 2 decimals.
+    Mib,
+}
+
+impl Unit {
+    fn show(self, x: f64) -> String {
+        match self {
+            Unit::Percent => format!("{:.2}", 100.0 * x),
+            Unit::Plain => format!("{x:.4}"),
+            Unit::Mib => format!("{:.2}", x / (1u64 << 20) as f64),
+            Unit::Count => {
+                let scaled = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+                    .into_iter()
+                    .find(|(s, _)| x.abs() >= *s);
+                match scaled {
+                    Some((s, suffix)) => format!("{:.2}{suffix}", x / s),
+                    None => format!("{x:.0}"),
+                }
+            }
+        }
+    }
+}
+
+fn cell(stat: Option<Stat>, unit: Unit) -> String {
+    match stat {
+        None => NA.to_string(),
+        // Counts (params, FLOPs) do not depend on the seed; "± 0" would only add noise.
+        Some(Stat {
+            mean,
+            std: Some(sd),
+        }) if !(unit == Unit::Count && sd == 0.0) => {
+            format!("{} ± {}", unit.show(mean), unit.show(sd))
+        }
+        Some(Stat { mean, .. }) => unit.show(mean),
+    }
+}
+
+fn mean_cell(stat: Option<Stat>, unit: Unit) -> String {
+    stat.map_or(NA.to_string(), |s| unit.show(s.mean))
+}

@@ -1,0 +1,98 @@
+//! The compact table printed at the end of a run.
+
+use std::fmt::Write;
+
+use super::{BASELINE_KIND, NA, Unit, groups, keys, mean_cell, mean_shift, ratio};
+use crate::results::{MethodResult, Summary};
+
+/// A compact fixed-width table of the headline means per method, for the end of a run: accuracy,
+/// NLL, ECE, AUROC per OOD set, mean shift accuracy, and params and batch-1 latency as ratios to
+/// the `single` method (absolute values when there is none).
+pub fn render_terminal(summary: &Summary) -> String {
+    let groups = groups(summary);
+    let sets = keys(summary, |r| r.ood.keys());
+    let has_shift = summary.methods.iter().any(|r| !r.shift.is_empty());
+    let base = groups.iter().find(|g| g.kind == BASELINE_KIND);
+    let params = |r: &MethodResult| Some(r.cost.params as f64);
+    let latency = |r: &MethodResult| Some(r.cost.latency_ms_b1);
+
+    let mut header: Vec<String> = ["method", "acc%", "NLL", "ECE"].map(String::from).to_vec();
+    header.extend(sets.iter().map(|s| format!("AUROC% {s}")));
+    if has_shift {
+        header.push("shift acc%".into());
+    }
+    header.extend(match base {
+        Some(_) => ["params xS", "lat b1 xS"].map(String::from),
+        None => ["params", "lat b1 ms"].map(String::from),
+    });
+
+    let rows: Vec<Vec<String>> = groups
+        .iter()
+        .map(|g| {
+            let mut row = vec![g.name.to_string()];
+            row.push(mean_cell(g.stat(|r| Some(r.id.accuracy)), Unit::Percent));
+            row.push(mean_cell(g.stat(|r| Some(r.id.nll)), Unit::Plain));
+            row.push(mean_cell(g.stat(|r| Some(r.id.ece)), Unit::Plain));
+            for &set in &sets {
+                row.push(mean_cell(
+                    g.stat(|r| r.ood.get(set).map(|m| m.auroc)),
+                    Unit::Percent,
+                ));
+            }
+            if has_shift {
+                row.push(mean_cell(
+                    g.stat(|r| mean_shift(r, |m| m.accuracy)),
+                    Unit::Percent,
+                ));
+            }
+            match base {
+                Some(base) => {
+                    for f in [params, latency] {
+                        let ratio = ratio(g.stat(f).as_ref(), base.stat(f).as_ref());
+                        row.push(ratio.map_or(NA.to_string(), |x| format!("{x:.2}")));
+                    }
+                }
+                None => {
+                    row.push(mean_cell(g.stat(params), Unit::Count));
+                    row.push(mean_cell(g.stat(latency), Unit::Plain));
+                }
+            }
+            row
+        })
+        .collect();
+
+    let mut out = format!(
+        "{}: means over {} seed(s)\n",
+        summary.experiment,
+        summary.seeds.len()
+    );
+    out.push_str(&text_table(&header, &rows));
+    out
+}
+
+/// Fixed-width plain text: the first column left-aligned, the rest right-aligned.
+fn text_table(header: &[String], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in std::iter::once(header).chain(rows.iter().map(Vec::as_slice)) {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (c, w))| {
+                if i == 0 {
+                    format!("{c:<w$}")
+                } else {
+                    format!("{c:>w$}")
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "{}", line.join("  ").trim_end());
+    }
+    out
+}
