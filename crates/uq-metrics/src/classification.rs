@@ -50,18 +50,23 @@ pub fn brier(probs: &Probs, labels: &[usize]) -> Result<f64> {
 
 /// One label per row, each below C.
 pub(crate) fn check_labels(probs: &Probs, labels: &[usize]) -> Result<()> {
-    if labels.len() != probs.n() {
+    check_labels_for(probs.n(), probs.c(), labels)
+}
+
+/// `n` labels, each below `c` (for inputs other than [`Probs`], such as logits).
+pub(crate) fn check_labels_for(n: usize, c: usize, labels: &[usize]) -> Result<()> {
+    if labels.len() != n {
         return Err(MetricsError::ShapeMismatch {
             what: "labels",
-            expected: probs.n(),
+            expected: n,
             found: labels.len(),
         });
     }
-    match labels.iter().position(|&y| y >= probs.c()) {
+    match labels.iter().position(|&y| y >= c) {
         Some(index) => Err(MetricsError::LabelOutOfRange {
             index,
             label: labels[index],
-            classes: probs.c(),
+            classes: c,
         }),
         None => Ok(()),
     }

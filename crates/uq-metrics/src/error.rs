@@ -53,6 +53,14 @@ pub enum MetricsError {
     },
     /// A score name that `Score::from_str` does not know.
     UnknownScore(String),
+    /// A metric over ensemble members (`metric` names it) given fewer than `needed` members.
+    TooFewMembers {
+        metric: &'static str,
+        needed: usize,
+        found: usize,
+    },
+    /// A conformal score name that `ConformalScore::from_str` does not know.
+    UnknownConformalScore(String),
 }
 
 impl fmt::Display for MetricsError {
@@ -103,6 +111,19 @@ impl fmt::Display for MetricsError {
                 f,
                 "unknown score '{name}'; expected one of {}",
                 crate::Score::NAMES.join(", ")
+            ),
+            Self::TooFewMembers {
+                metric,
+                needed,
+                found,
+            } => write!(
+                f,
+                "{metric} needs at least {needed} members, but there are {found}"
+            ),
+            Self::UnknownConformalScore(name) => write!(
+                f,
+                "unknown conformal score '{name}'; expected one of {}",
+                crate::ConformalScore::NAMES.join(", ")
             ),
         }
     }

@@ -67,6 +67,12 @@ impl Probs {
     pub fn rows(&self) -> std::slice::ChunksExact<'_, f64> {
         self.data.chunks_exact(self.c)
     }
+
+    /// For rows the caller has built as distributions (a softmax): no re-check needed.
+    pub(crate) fn trusted(data: Vec<f64>, n: usize, c: usize) -> Self {
+        debug_assert_eq!(data.len(), n * c);
+        Self { data, n, c }
+    }
 }
 
 impl MemberProbs {
@@ -142,6 +148,11 @@ impl Logits {
     /// Number of samples N.
     pub fn n(&self) -> usize {
         self.n
+    }
+
+    /// Number of classes C.
+    pub fn c(&self) -> usize {
+        self.c
     }
 
     /// Iterates over the N rows of C logits.

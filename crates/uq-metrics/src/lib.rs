@@ -1,4 +1,5 @@
-//! Uncertainty metrics in pure Rust (METHODS.md §5), checked against scikit-learn to 1e-9.
+//! Uncertainty metrics for classifiers and ensembles in pure Rust, checked against
+//! scikit-learn, numpy and scipy.
 //!
 //! Inputs are validated once, when built:
 //! - [`Probs`] `[N, C]` and [`MemberProbs`] `[M, N, C]`: row-major f64 (or widened f32), every
@@ -12,25 +13,46 @@
 //! - selective classification: [`aurc`] (ties resolved by expectation);
 //! - OOD detection, OOD positive, higher score = more OOD: [`auroc`], [`aupr_out`],
 //!   [`aupr_in`], [`fpr95`], or all four from one sort with [`ood_report`];
-//! - scores (higher = more OOD): [`score`] for any [`Score`] from a [`ScoreInput`].
+//! - scores (higher = more OOD): [`score`] for any [`Score`] from a [`ScoreInput`];
+//! - ensemble diversity: [`diversity`] gives a [`Diversity`] (disagreement, mutual information,
+//!   pairwise KL, and with labels the member accuracy and the gain of the ensemble over it);
+//! - temperature scaling: [`fit_temperature`] on held-out logits (search over
+//!   [`TEMPERATURE_RANGE`]), [`scale_logits`], [`softmax_probs`];
+//! - split conformal prediction with a [`ConformalScore`] (`thr` or `aps`):
+//!   [`conformal_scores`], [`conformal_threshold`], [`prediction_sets`], or coverage and set
+//!   size in a [`ConformalReport`] from [`conformal`];
+//! - statistics over seeds: [`mean_ci`] and [`paired`] give an [`Interval`] (mean, sample std,
+//!   95% Student-t interval from [`t_quantile_975`]).
 //!
 //! [`evaluate`] bundles the classification metrics into a serialisable [`Report`].
 //! Bad input gives a [`MetricsError`], never a panic.
 
 mod calibration;
 mod classification;
+mod conformal;
+mod diversity;
 mod error;
 mod input;
+mod nonfinite;
 mod ood;
 mod report;
 mod scores;
 mod selective;
+mod stats;
+mod temperature;
 
 pub use calibration::{DEFAULT_BINS, ReliabilityBin, adaptive_ece, ece, reliability_diagram};
 pub use classification::{NLL_EPS, accuracy, brier, nll};
+pub use conformal::{
+    ConformalReport, ConformalScore, conformal, conformal_scores, conformal_threshold,
+    prediction_sets,
+};
+pub use diversity::{Diversity, diversity};
 pub use error::{MetricsError, Result};
 pub use input::{DEFAULT_SUM_TOL, Logits, MemberProbs, Probs};
 pub use ood::{OodReport, aupr_in, aupr_out, auroc, fpr95, ood_report};
 pub use report::{Options, Report, evaluate};
 pub use scores::{Score, ScoreInput, score};
 pub use selective::aurc;
+pub use stats::{Interval, mean_ci, paired, t_quantile_975};
+pub use temperature::{TEMPERATURE_RANGE, fit_temperature, scale_logits, softmax_probs};

@@ -135,7 +135,8 @@ fn log_sum_exp(row: &[f64]) -> f64 {
     max + row.iter().map(|&x| (x - max).exp()).sum::<f64>().ln()
 }
 
-fn mutual_info(members: &MemberProbs) -> Vec<f64> {
+/// Per sample, [`Score::MutualInfo`].
+pub(crate) fn mutual_info(members: &MemberProbs) -> Vec<f64> {
     let mean = members.mean();
     (0..members.n())
         .map(|i| {
@@ -148,7 +149,8 @@ fn mutual_info(members: &MemberProbs) -> Vec<f64> {
         .collect()
 }
 
-fn disagreement(members: &MemberProbs) -> Vec<f64> {
+/// Per sample, [`Score::Disagreement`]; needs M >= 2.
+pub(crate) fn disagreement(members: &MemberProbs) -> Vec<f64> {
     let m = members.m();
     let pairs = (m * (m - 1)) as f64;
     let mut votes = vec![0usize; members.c()];

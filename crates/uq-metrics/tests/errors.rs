@@ -1,8 +1,9 @@
 //! Bad input gives a descriptive error, never a panic.
 
 use uq_metrics::{
-    Logits, MemberProbs, MetricsError, Probs, Score, ScoreInput, adaptive_ece, aurc, auroc, ece,
-    nll, ood_report, reliability_diagram, score,
+    ConformalScore, Logits, MemberProbs, MetricsError, Probs, Score, ScoreInput, adaptive_ece,
+    aurc, auroc, conformal, conformal_threshold, diversity, ece, fit_temperature, nll, ood_report,
+    paired, reliability_diagram, scale_logits, score,
 };
 
 fn probs() -> Probs {
@@ -193,4 +194,128 @@ fn messages_name_the_input_and_the_value() {
     );
     let text = auroc(&[f64::NAN], &[1.0]).unwrap_err().to_string();
     assert!(text.contains("id scores[0] = NaN"), "{text}");
+}
+
+#[test]
+fn diversity_needs_two_members_and_fitting_labels() {
+    let one = MemberProbs::new(vec![0.9, 0.1, 0.2, 0.8], 1, 2, 2).unwrap();
+    let err = diversity(&one, None).unwrap_err();
+    assert_eq!(
+        err,
+        MetricsError::TooFewMembers {
+            metric: "diversity",
+            needed: 2,
+            found: 1
+        }
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("diversity needs at least 2 members"),
+        "{text}"
+    );
+    let two = MemberProbs::new(vec![0.9, 0.1, 0.2, 0.8, 0.6, 0.4, 0.5, 0.5], 2, 2, 2).unwrap();
+    assert!(matches!(
+        diversity(&two, Some(&[0])),
+        Err(MetricsError::ShapeMismatch { what: "labels", .. })
+    ));
+    assert!(matches!(
+        diversity(&two, Some(&[0, 5])),
+        Err(MetricsError::LabelOutOfRange { label: 5, .. })
+    ));
+}
+
+#[test]
+fn temperature_checks_labels_and_t() {
+    let logits = Logits::new(vec![1.0, 2.0, 0.5, -1.0], 2, 2).unwrap();
+    assert!(matches!(
+        fit_temperature(&logits, &[0, 1, 1]),
+        Err(MetricsError::ShapeMismatch { what: "labels", .. })
+    ));
+    assert_eq!(
+        fit_temperature(&logits, &[0, 2]).unwrap_err(),
+        MetricsError::LabelOutOfRange {
+            index: 1,
+            label: 2,
+            classes: 2
+        }
+    );
+    for t in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        assert!(
+            matches!(
+                scale_logits(&logits, t),
+                Err(MetricsError::InvalidOption {
+                    name: "temperature",
+                    ..
+                })
+            ),
+            "T = {t}"
+        );
+    }
+    // Dividing huge logits by a tiny T overflows: an error, not infinite logits.
+    let huge = Logits::new(vec![1e308, 0.0], 1, 2).unwrap();
+    assert!(matches!(
+        scale_logits(&huge, 0.05),
+        Err(MetricsError::NonFinite {
+            what: "logits",
+            index: 0,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn paired_values_must_pair_up() {
+    assert_eq!(
+        paired(&[0.1, 0.2], &[0.3]).unwrap_err(),
+        MetricsError::ShapeMismatch {
+            what: "paired values b",
+            expected: 2,
+            found: 1
+        }
+    );
+}
+
+#[test]
+fn conformal_checks_alpha_calibration_and_classes() {
+    let p = probs();
+    for alpha in [0.0, 1.0, -0.1, 1.5, f64::NAN] {
+        let err = conformal_threshold(&p, &[0, 1], ConformalScore::Thr, alpha).unwrap_err();
+        assert!(
+            matches!(err, MetricsError::InvalidOption { name: "alpha", .. }),
+            "alpha {alpha}: {err:?}"
+        );
+    }
+    // An empty calibration set cannot even be built.
+    assert_eq!(
+        Probs::new(vec![], 0, 2).unwrap_err(),
+        MetricsError::Empty { what: "probs" }
+    );
+    assert!(matches!(
+        conformal_threshold(&p, &[], ConformalScore::Aps, 0.1),
+        Err(MetricsError::ShapeMismatch { what: "labels", .. })
+    ));
+    let three = Probs::new(vec![0.2, 0.3, 0.5], 1, 3).unwrap();
+    assert!(matches!(
+        conformal(&p, &[0, 1], &three, &[0], ConformalScore::Thr, 0.1),
+        Err(MetricsError::ShapeMismatch {
+            what: "test probs row",
+            expected: 2,
+            found: 3
+        })
+    ));
+    assert!(matches!(
+        conformal(&p, &[0, 1], &p, &[0, 2], ConformalScore::Thr, 0.1),
+        Err(MetricsError::LabelOutOfRange { label: 2, .. })
+    ));
+}
+
+#[test]
+fn unknown_conformal_score_names_list_the_known_ones() {
+    let err = "raps".parse::<ConformalScore>().unwrap_err();
+    assert_eq!(err, MetricsError::UnknownConformalScore("raps".into()));
+    let text = err.to_string();
+    assert!(
+        text.contains("'raps'") && text.contains("thr, aps"),
+        "{text}"
+    );
 }
