@@ -6,7 +6,7 @@
 use backbone::{Classifier, ViTConfig};
 use burn::tensor::{Device, Distribution, Tensor};
 use ensembles::{DeepEnsemble, EnsembleModel, Single};
-use experiment::eval::cost;
+use experiment::eval::costs;
 use experiment::results::Cost;
 use hydra::{HeadSet, Merge};
 use lora_ensemble::LoraConfig;
@@ -55,20 +55,25 @@ fn main() {
         ),
         ("lora_ensemble N=16 (r=8)", Box::new(lora)),
     ];
-    let costs: Vec<(&str, Cost)> = rows
-        .iter()
-        .map(|(name, m)| (*name, cost(m.as_ref(), &images.clone().into(), 64)))
+    // Every model timed round-robin in the same rounds, so machine noise hits them alike.
+    let models: Vec<&dyn EnsembleModel> = rows.iter().map(|(_, m)| m.as_ref()).collect();
+    let costs: Vec<(&str, Cost)> = (rows.iter().map(|(name, _)| *name))
+        .zip(costs(&models, &images.clone().into(), 64, 9))
         .collect();
     println!(
-        "{:<32} {:>10} {:>12} {:>12} {:>14}",
-        "model", "params", "ms (b=1)", "ms (b=64)", "peak MB (b=64)"
+        "{:<32} {:>10} {:>20} {:>20} {:>14}",
+        "model", "params", "ms b=1 [q1, q3]", "ms b=64 [q1, q3]", "peak MB (b=64)"
     );
     for (name, c) in &costs {
         println!(
-            "{name:<32} {:>10} {:>12.3} {:>12.2} {:>14.1}",
+            "{name:<32} {:>10} {:>6.3} [{:.3}, {:.3}] {:>6.2} [{:.2}, {:.2}] {:>14.1}",
             c.params,
             c.latency_ms_b1,
+            c.latency_ms_b1_q1,
+            c.latency_ms_b1_q3,
             c.latency_ms,
+            c.latency_ms_q1,
+            c.latency_ms_q3,
             c.peak_mem_bytes.unwrap_or(0) as f64 / 1e6
         );
     }

@@ -10,9 +10,10 @@ use serde::{Deserialize, Serialize};
 use train::TrainConfig;
 
 use data::{Catalog, Modality};
+use uq_metrics::ConformalScore;
 
 use crate::error::ConfigError;
-use crate::methods::{MethodSpec, Setting};
+use crate::methods::{Calibration, MethodSpec, Setting};
 
 /// A whole experiment file, after validation.
 #[derive(Debug, Clone, Serialize)]
@@ -21,6 +22,7 @@ pub struct ExperimentConfig {
     pub data: DataSection,
     pub backbone: BackboneSection,
     pub train: TrainConfig,
+    pub eval: EvalSection,
     #[serde(rename = "method")]
     pub methods: Vec<MethodSpec>,
 }
@@ -35,7 +37,39 @@ struct RawConfig {
     #[serde(default)]
     train: TrainConfig,
     #[serde(default)]
+    eval: EvalSection,
+    #[serde(default)]
     method: Vec<toml::Table>,
+}
+
+/// `[eval]`: what the evaluation adds to every method, and how methods are compared and timed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EvalSection {
+    /// `temperature` adds a temperature-scaled entry `<method>+ts` for every method (a method's
+    /// own `calibration` key does it for that method alone).
+    pub calibration: Calibration,
+    /// The method every other is compared with, paired by seed (absent from the run: none).
+    pub reference: String,
+    /// Miscoverage level α of the split conformal prediction sets (in (0, 1)).
+    pub conformal_alpha: f64,
+    /// Conformal score: `thr` (1 − p of the label) or `aps` (cumulative mass up to the label).
+    pub conformal_score: ConformalScore,
+    /// Round-robin rounds of latency timing (each model timed once per round at the evaluation
+    /// batch, and at batch 1 a few times).
+    pub timing_rounds: usize,
+}
+
+impl Default for EvalSection {
+    fn default() -> Self {
+        Self {
+            calibration: Calibration::None,
+            reference: "deep_ensemble".into(),
+            conformal_alpha: 0.1,
+            conformal_score: ConformalScore::Thr,
+            timing_rounds: 9,
+        }
+    }
 }
 
 /// `[experiment]`: name, seeds, device.
@@ -167,10 +201,17 @@ impl ExperimentConfig {
             data: raw.data,
             backbone: raw.backbone,
             train: raw.train,
+            eval: raw.eval,
             methods,
         };
         config.validate()?;
         Ok(config)
+    }
+
+    /// Whether `method` gets a temperature-scaled entry, by its own key or by `[eval]`.
+    pub fn calibrates(&self, method: &MethodSpec) -> bool {
+        method.calibration == Calibration::Temperature
+            || self.eval.calibration == Calibration::Temperature
     }
 
     /// Whether the in-distribution dataset holds images or texts (an error for unknown names).
@@ -277,6 +318,24 @@ impl ExperimentConfig {
             return fail(
                 "data.val_fraction",
                 format!("{} is outside [0, 1)", self.data.val_fraction),
+            );
+        }
+        let alpha = self.eval.conformal_alpha;
+        if !(alpha > 0.0 && alpha < 1.0) {
+            return fail("eval.conformal_alpha", format!("{alpha} is outside (0, 1)"));
+        }
+        if self.eval.timing_rounds == 0 {
+            return fail("eval.timing_rounds", "must be at least 1".into());
+        }
+        let calibrates = self.eval.calibration == Calibration::Temperature
+            || self
+                .methods
+                .iter()
+                .any(|m| m.calibration == Calibration::Temperature);
+        if calibrates && self.data.val_fraction == 0.0 {
+            return fail(
+                "data.val_fraction",
+                "temperature scaling is fitted on the validation split: set it above 0".into(),
             );
         }
         if self.data.eval_batch_size == 0 {

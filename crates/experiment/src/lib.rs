@@ -12,6 +12,7 @@
 
 mod base;
 mod cache;
+pub mod compare;
 pub mod config;
 pub mod data;
 pub mod device;
@@ -28,10 +29,12 @@ pub mod workers;
 
 pub use config::ExperimentConfig;
 pub use error::{ConfigError, ExperimentError};
-pub use methods::{Built, Context, KINDS, Method, MethodSpec, Setting, Sweep};
+pub use methods::{Built, Calibration, Context, KINDS, Method, MethodSpec, Setting, Sweep};
 
 pub use report::{render_markdown, render_terminal};
-pub use results::{Cost, IdMetrics, MethodResult, OodMetrics, ShiftMetrics, Summary};
+pub use results::{
+    Comparison, Cost, DiversityMetrics, IdMetrics, MethodResult, OodMetrics, ShiftMetrics, Summary,
+};
 pub use runner::{RunOptions, RunOutput, run, run_job};
 pub use store::write_run;
 pub use train::atomic_write;

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize};
+use uq_metrics::{ConformalReport, Diversity};
 
 /// Everything a run measured: one [`MethodResult`] per method and seed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -14,6 +15,28 @@ pub struct Summary {
     pub experiment: String,
     pub seeds: Vec<u64>,
     pub methods: Vec<MethodResult>,
+    /// Every method against the reference method, paired by seed ([`crate::compare`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub comparisons: Vec<Comparison>,
+}
+
+/// One method against the reference on one metric: the mean per-seed difference
+/// (method − reference) and its paired 95% Student-t interval (NaN with one seed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub method: String,
+    pub reference: String,
+    /// `id.accuracy`, `ood.<set>.auroc`, `shift.mean.nll`, ...
+    pub metric: String,
+    #[serde(deserialize_with = "null_as_nan")]
+    pub mean_diff: f64,
+    #[serde(deserialize_with = "null_as_nan")]
+    pub ci_low: f64,
+    #[serde(deserialize_with = "null_as_nan")]
+    pub ci_high: f64,
+    pub n_seeds: usize,
+    /// Whether a higher value of the metric is better.
+    pub higher_is_better: bool,
 }
 
 /// One method evaluated with one seed.
@@ -33,6 +56,29 @@ pub struct MethodResult {
     /// Method-specific data (wall time, ...), free-form.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub extra: BTreeMap<String, serde_json::Value>,
+    /// `temperature` for a post-hoc calibrated entry (`<method>+ts`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<String>,
+    /// The fitted temperature of a calibrated entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// How the members differ (methods with M >= 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diversity: Option<DiversityMetrics>,
+    /// Split conformal prediction sets, calibrated on the validation split, on the test set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conformal: Option<ConformalReport>,
+}
+
+/// Diversity on the test set (with the ensemble gain), and per OOD set (no labels there, so
+/// gain and member accuracy are NaN).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiversityMetrics {
+    #[serde(flatten)]
+    pub id: Diversity,
+    /// Keyed by OOD set name.
+    #[serde(default)]
+    pub ood: BTreeMap<String, Diversity>,
 }
 
 /// In-distribution test metrics.
@@ -87,8 +133,21 @@ pub struct Cost {
     /// At the evaluation batch size, per batch.
     #[serde(deserialize_with = "null_as_nan")]
     pub latency_ms: f64,
+    /// Quartiles of the timed calls (methods timed round-robin, see [`crate::eval`]).
+    #[serde(default = "nan", deserialize_with = "null_as_nan")]
+    pub latency_ms_b1_q1: f64,
+    #[serde(default = "nan", deserialize_with = "null_as_nan")]
+    pub latency_ms_b1_q3: f64,
+    #[serde(default = "nan", deserialize_with = "null_as_nan")]
+    pub latency_ms_q1: f64,
+    #[serde(default = "nan", deserialize_with = "null_as_nan")]
+    pub latency_ms_q3: f64,
     /// `None` (`null`) where the backend cannot measure it.
     pub peak_mem_bytes: Option<u64>,
+}
+
+fn nan() -> f64 {
+    f64::NAN
 }
 
 fn null_as_nan<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {

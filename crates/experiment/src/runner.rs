@@ -13,6 +13,7 @@ use uq_metrics::Score;
 
 use crate::base::{Base, BaseSpec, base_models, needed_base_models, train_base};
 use crate::cache::{Trainer, fingerprint};
+use crate::compare::compare;
 use crate::config::ExperimentConfig;
 use crate::data::{Loaded, SeedData, load};
 use crate::device::device;
@@ -154,6 +155,7 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput> {
     let summary = Summary {
         experiment: config.experiment.name.clone(),
         seeds: config.experiment.seeds.clone(),
+        comparisons: compare(&methods, &config.eval.reference),
         methods,
     };
     let dir = write_run(
@@ -199,9 +201,12 @@ fn run_seed(
     }
     let eval = Evaluator {
         sets: &data.sets,
+        val: &data.val,
         prep: &data.prep,
         batch: config.data.eval_batch_size,
         score,
+        conformal: (config.eval.conformal_score, config.eval.conformal_alpha),
+        timing_rounds: config.eval.timing_rounds,
         seed,
         device: &setup.device,
     };
@@ -228,43 +233,52 @@ fn run_seed(
         }
         let build_seconds = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let mut result = eval.evaluate(built.model.as_ref()).context(&place)?;
+        let calibrate = config.calibrates(spec);
+        let mut entries = (eval.evaluate(built.model.as_ref(), calibrate)).context(&place)?;
         let mut own = built.files;
         for sweep in &built.sweeps {
             own.extend(eval.sweep(sweep).context(&place)?);
         }
         let eval_seconds = t.elapsed().as_secs_f64();
-        result.name = spec.name.clone();
-        result.kind = spec.kind.to_string();
-        result.extra = built.extra;
-        result
-            .extra
-            .insert("build_seconds".into(), build_seconds.into());
-        result
-            .extra
-            .insert("eval_seconds".into(), eval_seconds.into());
+        for result in &mut entries {
+            result.name = match result.calibration {
+                Some(_) => format!("{}+ts", spec.name),
+                None => spec.name.clone(),
+            };
+            result.kind = spec.kind.to_string();
+            result.extra = built.extra.clone();
+            result
+                .extra
+                .insert("build_seconds".into(), build_seconds.into());
+            result
+                .extra
+                .insert("eval_seconds".into(), eval_seconds.into());
+            if !opts.quiet {
+                eprintln!(
+                    "  {:<16} acc {:.2}%  nll {:.4}  ece {:.4}  (build {:.1} s, eval {:.1} s)",
+                    result.name,
+                    100.0 * result.id.accuracy,
+                    result.id.nll,
+                    result.id.ece,
+                    build_seconds,
+                    eval_seconds
+                );
+            }
+        }
         files.extend(
             (own.into_iter())
                 .map(|(file, bytes)| (format!("{}-seed{seed}-{file}", spec.name), bytes)),
         );
-        if !opts.quiet {
-            eprintln!(
-                "  {:<16} acc {:.2}%  nll {:.4}  ece {:.4}  (build {:.1} s, eval {:.1} s)",
-                spec.name,
-                100.0 * result.id.accuracy,
-                result.id.nll,
-                result.id.ece,
-                build_seconds,
-                eval_seconds
-            );
-        }
-        models.push(built.model);
-        results.push(result);
+        models.push((built.model, entries.len()));
+        results.extend(entries);
     }
     // Every job is done by now; timings must not share the CPU with a worker process.
     drop(pool);
-    let refs: Vec<_> = models.iter().map(|m| m.as_ref()).collect();
-    for (result, cost) in results.iter_mut().zip(eval.costs(&refs)?) {
+    let refs: Vec<_> = models.iter().map(|(m, _)| m.as_ref()).collect();
+    let costs = eval.costs(&refs)?;
+    // A calibrated entry costs what its method does (one division per logit).
+    let per_entry = (models.iter().zip(costs)).flat_map(|((_, n), c)| std::iter::repeat_n(c, *n));
+    for (result, cost) in results.iter_mut().zip(per_entry) {
         result.cost = cost;
     }
     Ok((results, files))

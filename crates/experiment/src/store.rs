@@ -180,6 +180,7 @@ mod tests {
             experiment: "exp".into(),
             seeds: vec![],
             methods: vec![],
+            comparisons: vec![],
         };
         let ids: Vec<String> = (0..3)
             .map(|_| {
@@ -209,6 +210,7 @@ mod tests {
                 experiment: name.into(),
                 seeds: vec![],
                 methods: vec![],
+                comparisons: vec![],
             };
             let err =
                 write_run_at(&root, "", &summary, "", &[], 0).expect_err("should be rejected");

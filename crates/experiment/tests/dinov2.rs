@@ -39,7 +39,7 @@ samples = 2
 kind = "hydra"
 members = 2
 keep = 3
-calibration = 20
+calibration_samples = 20
 train = { epochs = 0 }
 
 [[method]]

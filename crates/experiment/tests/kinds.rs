@@ -49,7 +49,7 @@ const METHODS: &[(&str, &str)] = &[
     ),
     (
         "hydra",
-        "name = \"hydra_circuit\"\nmembers = 2\nimportance = \"circuit\"\nimportance_params = { objective = \"avg\", samples = 8 }\ncalibration = 8\ntrain = { epochs = 0 }",
+        "name = \"hydra_circuit\"\nmembers = 2\nimportance = \"circuit\"\nimportance_params = { objective = \"avg\", samples = 8 }\ncalibration_samples = 8\ntrain = { epochs = 0 }",
     ),
     // The worked example of docs/extending.md, used from TOML by its registry name.
     (

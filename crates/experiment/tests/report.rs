@@ -68,9 +68,17 @@ fn run(
             flops: 10 * params,
             latency_ms_b1: params as f64 / 100.0,
             latency_ms: params as f64 / 10.0,
+            latency_ms_b1_q1: params as f64 / 110.0,
+            latency_ms_b1_q3: params as f64 / 90.0,
+            latency_ms_q1: params as f64 / 11.0,
+            latency_ms_q3: params as f64 / 9.0,
             peak_mem_bytes: Some(params << 20),
         },
         extra: BTreeMap::new(),
+        calibration: None,
+        temperature: None,
+        diversity: None,
+        conformal: None,
     }
 }
 
@@ -89,6 +97,7 @@ fn summary() -> Summary {
             run("ens", "deep_ensemble", 3, 2, 0.95, 0.3, 300),
             run("single", "single", 1, 2, 0.90, 0.7, 100),
         ],
+        comparisons: vec![],
     }
 }
 
@@ -270,6 +279,10 @@ fn summary_json_has_exactly_the_contract_keys() {
                 "flops",
                 "latency_ms_b1",
                 "latency_ms",
+                "latency_ms_b1_q1",
+                "latency_ms_b1_q3",
+                "latency_ms_q1",
+                "latency_ms_q3",
                 "peak_mem_bytes"
             ])
         );
@@ -466,11 +479,11 @@ fn methods_follow_the_first_seed_order() {
     assert_eq!(row(&md, "## In-distribution", "late")[1], "50.00");
     assert_eq!(
         row(&md, "## Methods", "late"),
-        ["late", "mc_dropout", "2", "2"]
+        ["late", "mc_dropout", "2", "2", "none"]
     );
     assert_eq!(
         row(&md, "## Methods", "ens"),
-        ["ens", "deep_ensemble", "3", "1, 2"]
+        ["ens", "deep_ensemble", "3", "1, 2", "none"]
     );
 }
 
@@ -537,4 +550,43 @@ fn atomic_write_replaces_files_and_reports_bad_paths() {
     assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
     assert_eq!(leftover_tmp(&dir), Vec::<PathBuf>::new());
     fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Paired comparisons on the two-seed fixture, against intervals computed by hand, and the
+/// report's wins / ties / losses.
+#[test]
+fn comparisons_pair_seeds_and_the_report_counts_verdicts() {
+    let mut s = summary();
+    s.comparisons = experiment::compare::compare(&s.methods, "single");
+    let get = |method: &str, metric: &str| {
+        (s.comparisons.iter())
+            .find(|c| c.method == method && c.metric == metric)
+            .unwrap_or_else(|| panic!("{method} {metric}"))
+    };
+    // ens − single, seeds 1 and 2: accuracy +0.05 both times (sd 0: a zero-width interval).
+    let acc = get("ens", "id.accuracy");
+    assert!((acc.mean_diff - 0.05).abs() < 1e-12 && (acc.ci_low - 0.05).abs() < 1e-12);
+    assert_eq!((acc.n_seeds, experiment::compare::verdict(acc)), (2, "win"));
+    // NLL: −0.1 and −0.4; mean −0.25, sd 0.3/√2, half width t(0.975, 1) · sd/√2 = 12.7062 · 0.15.
+    let nll = get("ens", "id.nll");
+    assert!((nll.mean_diff + 0.25).abs() < 1e-12);
+    assert!((nll.ci_low - (-0.25 - 12.706_204_736 * 0.15)).abs() < 1e-6);
+    assert_eq!(experiment::compare::verdict(nll), "tie");
+    // mcd − single accuracy: +0.02 and −0.06.
+    assert!((get("mcd", "id.accuracy").mean_diff + 0.02).abs() < 1e-12);
+    // OOD sets and the mean shift are compared too; the reference never with itself.
+    get("ens", "ood.kmnist.auroc");
+    get("mcd", "shift.mean.nll");
+    assert!(s.comparisons.iter().all(|c| c.method != "single"));
+    // No method of that name: no comparisons.
+    assert!(experiment::compare::compare(&s.methods, "absent").is_empty());
+
+    let md = render_markdown(&s);
+    let counts = row(&md, "## Paired comparisons", "ens");
+    let wins = counts[1].parse::<usize>().unwrap();
+    let ties = counts[2].parse::<usize>().unwrap();
+    let losses = counts[3].parse::<usize>().unwrap();
+    let of_ens = s.comparisons.iter().filter(|c| c.method == "ens").count();
+    assert_eq!(wins + ties + losses, of_ens);
+    assert!(wins >= 1 && ties >= 1, "{counts:?}");
 }

@@ -155,3 +155,103 @@ fn unknown_backend_or_preset_is_rejected_when_parsed() {
         "{e}"
     );
 }
+
+/// Temperature-scaled entries, diversity, conformal sets, cost quartiles and the paired
+/// comparisons of a two-seed run, against what each must be.
+#[test]
+fn calibrated_entries_diversity_and_comparisons() {
+    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let text = TINY
+        .replace("seeds = [3]", "seeds = [3, 4]")
+        .replace(
+            "kind = \"single\"",
+            "kind = \"single\"\ncalibration = \"temperature\"",
+        )
+        .replace("members = 2", "members = 2\ncalibration = \"temperature\"");
+    let config = ExperimentConfig::parse(&text).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let s = run(&config, &options(dir.path())).unwrap().summary;
+    let names: Vec<&str> = s.methods.iter().map(|m| m.name.as_str()).collect();
+    let one_seed = [
+        "single",
+        "single+ts",
+        "deep_ensemble",
+        "deep_ensemble+ts",
+        "mc_dropout",
+    ];
+    assert_eq!(names, [one_seed, one_seed].concat());
+    let find = |name: &str, seed: u64| {
+        (s.methods.iter())
+            .find(|m| m.name == name && m.seed == seed)
+            .unwrap()
+    };
+    for seed in [3, 4] {
+        for name in ["single", "deep_ensemble"] {
+            let (plain, ts) = (find(name, seed), find(&format!("{name}+ts"), seed));
+            // One temperature divides every member's logits: no member's argmax moves, and
+            // for one member the prediction's argmax cannot move either.
+            if name == "single" {
+                assert_eq!(ts.id.accuracy, plain.id.accuracy);
+            }
+            let t = ts.temperature.unwrap();
+            assert!(t.is_finite() && t > 0.0, "{t}");
+            assert_eq!(ts.calibration.as_deref(), Some("temperature"));
+            assert_eq!(
+                (ts.kind.as_str(), ts.members),
+                (plain.kind.as_str(), plain.members)
+            );
+            assert_eq!(
+                ts.cost, plain.cost,
+                "a calibrated entry costs what its method does"
+            );
+            assert!(plain.temperature.is_none() && plain.calibration.is_none());
+        }
+        assert!(find("single", seed).diversity.is_none());
+        for name in ["deep_ensemble", "deep_ensemble+ts", "mc_dropout"] {
+            let m = find(name, seed);
+            let d = m.diversity.as_ref().unwrap();
+            let gain = m.id.accuracy - d.id.member_accuracy;
+            assert!((d.id.ensemble_gain - gain).abs() < 1e-12, "{name}: {d:?}");
+            assert!((0.0..=1.0).contains(&d.id.disagreement));
+            assert!(d.id.mutual_info >= 0.0 && d.id.pairwise_kl >= 0.0);
+            let ood = &d.ood["mnist_small"];
+            assert!(ood.ensemble_gain.is_nan() && (0.0..=1.0).contains(&ood.disagreement));
+        }
+        // Member 0 of the Deep Ensemble is the single model, so the other member's accuracy is
+        // what the mean leaves.
+        let de = find("deep_ensemble", seed);
+        let other = 2.0 * de.diversity.as_ref().unwrap().id.member_accuracy
+            - find("single", seed).id.accuracy;
+        assert!((0.0..=1.0).contains(&(other + 1e-12)), "{other}");
+        for m in s.methods.iter().filter(|m| m.seed == seed) {
+            let c = &m.cost;
+            assert!(c.latency_ms_q1 <= c.latency_ms && c.latency_ms <= c.latency_ms_q3);
+            assert!(c.latency_ms_b1_q1 <= c.latency_ms_b1 && c.latency_ms_b1 <= c.latency_ms_b1_q3);
+            let conformal = m.conformal.as_ref().unwrap();
+            assert_eq!((conformal.alpha, conformal.score.name()), (0.1, "thr"));
+            assert!((0.0..=1.0).contains(&conformal.coverage));
+            assert!((0.0..=10.0).contains(&conformal.set_size));
+        }
+    }
+    // Every other method against the Deep Ensemble, paired by seed.
+    let c = (s.comparisons.iter())
+        .find(|c| c.method == "mc_dropout" && c.metric == "id.nll")
+        .unwrap();
+    let diffs: Vec<f64> = [3, 4]
+        .map(|seed| find("mc_dropout", seed).id.nll - find("deep_ensemble", seed).id.nll)
+        .to_vec();
+    let mean = (diffs[0] + diffs[1]) / 2.0;
+    // Two seeds: sd = |d0 - d1| / sqrt(2), t(0.975, 1) = 12.7062.
+    let half = 12.706_204_736 * (diffs[0] - diffs[1]).abs() / 2.0;
+    assert_eq!((c.reference.as_str(), c.n_seeds), ("deep_ensemble", 2));
+    assert!((c.mean_diff - mean).abs() < 1e-12);
+    assert!((c.ci_high - (mean + half)).abs() < 1e-6 * (1.0 + half));
+    assert!(!c.higher_is_better);
+    assert!(s.comparisons.iter().all(|c| c.method != "deep_ensemble"));
+    let compared: std::collections::BTreeSet<&str> =
+        s.comparisons.iter().map(|c| c.method.as_str()).collect();
+    assert_eq!(
+        compared,
+        ["deep_ensemble+ts", "mc_dropout", "single", "single+ts"].into()
+    );
+}

@@ -16,7 +16,8 @@
 //! - scores (higher = more OOD): [`score`] for any [`Score`] from a [`ScoreInput`];
 //! - ensemble diversity: [`diversity`] gives a [`Diversity`] (disagreement, mutual information,
 //!   pairwise KL, and with labels the member accuracy and the gain of the ensemble over it);
-//! - temperature scaling: [`fit_temperature`] on held-out logits (search over
+//! - temperature scaling: [`fit_temperature`] (or [`fit_ensemble_temperature`], one T for every
+//!   member) on held-out logits (search over
 //!   [`TEMPERATURE_RANGE`]), [`scale_logits`], [`softmax_probs`];
 //! - split conformal prediction with a [`ConformalScore`] (`thr` or `aps`):
 //!   [`conformal_scores`], [`conformal_threshold`], [`prediction_sets`], or coverage and set
@@ -55,4 +56,6 @@ pub use report::{Options, Report, evaluate};
 pub use scores::{Score, ScoreInput, score};
 pub use selective::aurc;
 pub use stats::{Interval, mean_ci, paired, t_quantile_975};
-pub use temperature::{TEMPERATURE_RANGE, fit_temperature, scale_logits, softmax_probs};
+pub use temperature::{
+    TEMPERATURE_RANGE, fit_ensemble_temperature, fit_temperature, scale_logits, softmax_probs,
+};

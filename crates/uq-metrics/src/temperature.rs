@@ -1,8 +1,8 @@
 //! Post-hoc temperature scaling (Guo et al. 2017): one scalar T, fitted on held-out logits,
 //! divides every logit. It changes confidence, never the argmax.
 //!
-//! For an ensemble the calibrated prediction is `softmax(mean member logits / T)`: pass the
-//! member-mean logits, both to fit T and to scale.
+//! For an ensemble one T divides every member's logits and the prediction stays the mean of the
+//! members' softmax ([`fit_ensemble_temperature`]), so T = 1 is the uncalibrated ensemble.
 
 use crate::classification::{check_labels_for, top_label};
 use crate::error::{MetricsError, Result};
@@ -28,8 +28,36 @@ const GOLDEN_STEPS: usize = 60;
 /// every row's logits equal) leaves T = 1. The NLL is computed in log space, unclipped.
 pub fn fit_temperature(logits: &Logits, labels: &[usize]) -> Result<f64> {
     check_labels_for(logits.n(), logits.c(), labels)?;
+    Ok(search(|b| scaled_nll(logits, labels, b)))
+}
+
+/// The T minimising the NLL of the ensemble prediction `mean_m softmax(z_m / T)` against
+/// `labels`, one logit matrix `z_m` per member (all `[N, C]`), searched as [`fit_temperature`]
+/// does; with one member it is [`fit_temperature`].
+pub fn fit_ensemble_temperature(members: &[Logits], labels: &[usize]) -> Result<f64> {
+    let first = members
+        .first()
+        .ok_or(MetricsError::Empty { what: "members" })?;
+    let (n, c) = (first.n(), first.c());
+    if let Some(m) = members.iter().find(|m| m.n() != n || m.c() != c) {
+        return Err(MetricsError::ShapeMismatch {
+            what: "a member's logits (N·C, as the first member's)",
+            expected: n * c,
+            found: m.n() * m.c(),
+        });
+    }
+    check_labels_for(n, c, labels)?;
+    if let [one] = members {
+        return Ok(search(|b| scaled_nll(one, labels, b)));
+    }
+    Ok(search(|b| ensemble_nll(members, labels, b)))
+}
+
+/// The grid-then-golden-section search of [`fit_temperature`] over ln T for an NLL given as a
+/// function of `b = 1 / T`; returns T.
+fn search(nll: impl Fn(f64) -> f64) -> f64 {
     let objective = |u: f64| {
-        let f = scaled_nll(logits, labels, (-u).exp());
+        let f = nll((-u).exp());
         // Only absurd logits (near f64::MAX, times 1/T) overflow; treat them as worst.
         if f.is_finite() { f } else { f64::INFINITY }
     };
@@ -54,7 +82,7 @@ pub fn fit_temperature(logits: &Logits, labels: &[usize]) -> Result<f64> {
         grid[best_index.saturating_sub(1)],
         grid[(best_index + 1).min(GRID - 1)],
     );
-    Ok(golden_section(objective, lo, hi, best).0.exp())
+    golden_section(objective, lo, hi, best).0.exp()
 }
 
 /// `logits / t`; T must be finite and > 0, and the quotients finite. T = 1 returns the logits
@@ -99,6 +127,27 @@ fn scaled_nll(logits: &Logits, labels: &[usize], b: f64) -> f64 {
         })
         .sum();
     total / logits.n() as f64
+}
+
+/// Mean over rows of `-ln mean_m softmax(b z_m)[y]`, each member's log-softmax in log space and
+/// the mean over members by log-sum-exp.
+fn ensemble_nll(members: &[Logits], labels: &[usize], b: f64) -> f64 {
+    let mut rows: Vec<_> = members.iter().map(Logits::rows).collect();
+    let ln_m = (members.len() as f64).ln();
+    let mut total = 0.0;
+    let mut log_p = vec![0.0; members.len()];
+    for &y in labels {
+        for (lp, member) in log_p.iter_mut().zip(rows.iter_mut()) {
+            let row = member.next().unwrap_or_default();
+            let max = top_label(row).1;
+            let sum: f64 = row.iter().map(|&z| (b * (z - max)).exp()).sum();
+            *lp = b * (row[y] - max) - sum.ln();
+        }
+        let top = log_p.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let lse = top + log_p.iter().map(|lp| (lp - top).exp()).sum::<f64>().ln();
+        total += ln_m - lse;
+    }
+    total / labels.len() as f64
 }
 
 /// Golden-section search for a minimum of `f` in `[lo, hi]`; returns the best of the points it

@@ -147,3 +147,72 @@ fn softmax_by_hand_and_for_huge_logits() {
         assert!(ra.iter().zip(rb).all(|(x, y)| (x - y).abs() < 1e-12));
     }
 }
+
+/// NLL of the ensemble `mean_m softmax(z_m / t)` through the crate's other public functions.
+fn ensemble_nll_at(members: &[Logits], labels: &[usize], t: f64) -> f64 {
+    let (n, c) = (members[0].n(), members[0].c());
+    let mut mean = vec![0.0; n * c];
+    for z in members {
+        let p = softmax_probs(&scale_logits(z, t).unwrap());
+        for (m, &x) in mean.iter_mut().zip(p.rows().flatten()) {
+            *m += x / members.len() as f64;
+        }
+    }
+    nll(&uq_metrics::Probs::new(mean, n, c).unwrap(), labels).unwrap()
+}
+
+#[test]
+fn one_member_ensembles_fit_the_single_model_temperature() {
+    let (n, c) = (500, 4);
+    let mut rng = StdRng::seed_from_u64(5);
+    let logits = Logits::new(random_logits(&mut rng, n, c, 2.0), n, c).unwrap();
+    let labels: Vec<usize> = (0..n).map(|_| rng.random_range(0..c)).collect();
+    let single = fit_temperature(&logits, &labels).unwrap();
+    let ensemble = uq_metrics::fit_ensemble_temperature(&[logits], &labels).unwrap();
+    assert_eq!(single, ensemble);
+}
+
+#[test]
+fn ensemble_temperature_is_the_minimum_of_a_dense_search() {
+    let (n, c, m) = (1500, 5, 3);
+    let mut rng = StdRng::seed_from_u64(8);
+    // Members share a signal and differ by noise; labels come from their mean softmax at T0 = 2.
+    let shared = random_logits(&mut rng, n, c, 3.0);
+    let members: Vec<Logits> = (0..m)
+        .map(|_| {
+            let z = shared.iter().map(|&s| s + normal(&mut rng)).collect();
+            Logits::new(z, n, c).unwrap()
+        })
+        .collect();
+    let mut probs = vec![0.0; n * c];
+    for z in &members {
+        let p = softmax_probs(&scale_logits(z, 2.0).unwrap());
+        for (q, &x) in probs.iter_mut().zip(p.rows().flatten()) {
+            *q += x / m as f64;
+        }
+    }
+    let labels: Vec<usize> = probs.chunks(c).map(|p| categorical(&mut rng, p)).collect();
+    let fitted = uq_metrics::fit_ensemble_temperature(&members, &labels).unwrap();
+    // An independent minimiser: 2001 points on ln T over the same range.
+    let (lo, hi) = (0.05f64.ln(), 20f64.ln());
+    let step = (hi - lo) / 2000.0;
+    let (best_t, best_nll) = (0..=2000)
+        .map(|i| (lo + step * i as f64).exp())
+        .map(|t| (t, ensemble_nll_at(&members, &labels, t)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap();
+    let fitted_nll = ensemble_nll_at(&members, &labels, fitted);
+    assert!(fitted_nll <= best_nll + 1e-12, "{fitted_nll} vs {best_nll}");
+    assert!(
+        (fitted.ln() - best_t.ln()).abs() <= step,
+        "fitted {fitted}, dense search {best_t}"
+    );
+    assert!(fitted_nll <= ensemble_nll_at(&members, &labels, 1.0));
+    // Drawn at T0 = 2 with N = 1500: far from 1, and near 2.
+    assert!((fitted - 2.0).abs() < 0.4, "{fitted}");
+    // Members of different shapes are an error, not a panic.
+    let short = Logits::new(vec![0.0; c], 1, c).unwrap();
+    let err = uq_metrics::fit_ensemble_temperature(&[members[0].clone(), short], &labels);
+    assert!(err.unwrap_err().to_string().contains("member's logits"));
+    assert!(uq_metrics::fit_ensemble_temperature(&[], &labels).is_err());
+}

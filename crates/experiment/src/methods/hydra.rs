@@ -44,7 +44,7 @@ pub struct Hydra {
     pub merge: String,
     /// Validation samples used to score heads.
     #[serde(default = "default_calibration")]
-    pub calibration: usize,
+    pub calibration_samples: usize,
     /// The corruption (severity 5) that turns validation images into the OOD calibration data
     /// of `circuit`'s `ood`/`avg` objectives, so no test OOD set is seen while pruning (images
     /// only: text runs have no OOD calibration data).
@@ -123,8 +123,10 @@ impl Method for Hydra {
                 self.temperature
             )));
         }
-        if self.calibration == 0 {
-            return Err(ExperimentError::invalid("calibration must be at least 1"));
+        if self.calibration_samples == 0 {
+            return Err(ExperimentError::invalid(
+                "calibration_samples must be at least 1",
+            ));
         }
         self.merge.parse::<Merge>()?;
         (self.ood_calibration.parse::<Corruption>()).context("ood_calibration")?;
@@ -204,7 +206,7 @@ impl Method for Hydra {
 }
 
 impl Hydra {
-    /// The first `calibration` validation samples in batches, plus (images) their corrupted
+    /// The first `calibration_samples` validation samples in batches, plus (images) their corrupted
     /// copies as OOD calibration data.
     fn calibration_data(&self, ctx: &Context<'_>) -> Result<Calibration> {
         let val = ctx.val;
@@ -213,7 +215,7 @@ impl Hydra {
                 "hydra scores heads on the validation split: set data.val_fraction > 0",
             ));
         }
-        let n = self.calibration.min(val.len());
+        let n = self.calibration_samples.min(val.len());
         let indices: Vec<usize> = (0..n).collect();
         let shifted = match val {
             train::Data::Images(images) => {

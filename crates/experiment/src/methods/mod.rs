@@ -31,6 +31,16 @@ use train::TrainConfig;
 
 use crate::error::{ConfigError, ExperimentError, Result};
 
+/// Post-hoc calibration of a method's predictions (`calibration` of a method or of `[eval]`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Calibration {
+    #[default]
+    None,
+    /// One temperature for every member, fitted on the validation split.
+    Temperature,
+}
+
 /// What a method's parameters are checked against besides themselves: the few settings of the
 /// experiment a kind depends on.
 #[derive(Debug, Clone, Copy)]
@@ -145,6 +155,8 @@ pub struct MethodSpec {
     pub params: toml::Table,
     /// Keys of `[train]` this method overrides for what it trains.
     pub train: toml::Table,
+    /// `temperature`: also report the method temperature-scaled, as `<name>+ts`.
+    pub calibration: Calibration,
     pub method: Arc<dyn Method>,
 }
 
@@ -183,6 +195,19 @@ impl MethodSpec {
             }
             None => toml::Table::new(),
         };
+        let calibration = match table.remove("calibration") {
+            Some(value) => Calibration::deserialize(value.clone()).map_err(|_| {
+                // Hydra's number of calibration samples was once called `calibration`.
+                let hint = match value {
+                    toml::Value::Integer(_) => " (a number of samples is `calibration_samples`)",
+                    _ => "",
+                };
+                ConfigError::msg(format!(
+                    "method `{name}`: calibration = {value}: expected \"none\" or \"temperature\"{hint}"
+                ))
+            })?,
+            None => Calibration::None,
+        };
         let Some(registered) = KINDS.iter().find(|k| k.name == kind) else {
             return Err(ConfigError::msg(format!(
                 "unknown method kind `{kind}`; valid kinds: {}",
@@ -196,6 +221,7 @@ impl MethodSpec {
             kind: registered.name,
             params,
             train,
+            calibration,
             method,
         })
     }
@@ -239,6 +265,9 @@ impl Serialize for MethodSpec {
         table.extend(self.params.clone());
         if !self.train.is_empty() {
             table.insert("train".into(), self.train.clone().into());
+        }
+        if self.calibration != Calibration::None {
+            table.insert("calibration".into(), "temperature".into());
         }
         table.serialize(serializer)
     }

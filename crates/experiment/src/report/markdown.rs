@@ -63,19 +63,34 @@ pub fn render_markdown(summary: &Summary) -> String {
         .iter()
         .map(|g| {
             let seeds: Vec<String> = g.runs.iter().map(|r| r.seed.to_string()).collect();
+            // A calibrated entry: its temperature per seed.
+            let temperatures: Vec<String> = (g.runs.iter())
+                .filter_map(|r| r.temperature.map(|t| format!("{t:.3}")))
+                .collect();
+            let calibration = match temperatures.is_empty() {
+                true => "none".to_string(),
+                false => format!("temperature (T = {})", temperatures.join(", ")),
+            };
             vec![
                 md_text(g.name),
                 g.kind.to_string(),
                 g.members.to_string(),
                 seeds.join(", "),
+                calibration,
             ]
         })
         .collect::<Vec<_>>();
     md_table(
         &mut out,
-        &["Method", "Kind", "Members", "Seeds"].map(String::from),
+        &["Method", "Kind", "Members", "Seeds", "Calibration"].map(String::from),
         &rows,
         2,
+    );
+    out.push_str(
+        "A `+ts` method is the method above it with post-hoc temperature scaling: one \
+         temperature T divides every member's logits, fitted on the validation split by \
+         minimising the NLL of the ensemble's mean prediction (never on test data); its cost is \
+         the method's.\n\n",
     );
 
     out.push_str("## In-distribution\n\n");
@@ -138,7 +153,11 @@ pub fn render_markdown(summary: &Summary) -> String {
     }
 
     out.push_str("## Cost\n\n");
-    out.push_str("Parameters and FLOPs per sample count every member; latency at the evaluation batch is per batch.\n\n");
+    out.push_str(
+        "Parameters and FLOPs per sample count every member; latency at the evaluation batch is \
+         per batch, the median of calls timed with every method of the seed interleaved \
+         (round-robin, after a warm-up); \"Latency spread\" below gives the quartiles.\n\n",
+    );
     let base = groups.iter().find(|g| g.kind == BASELINE_KIND);
     let mut header = vec!["Method".to_string()];
     for (name, ..) in COST {
@@ -160,10 +179,11 @@ pub fn render_markdown(summary: &Summary) -> String {
         row
     });
     md_table(&mut out, &header, &rows, 1);
+    super::evidence::render(&mut out, summary, &groups);
     out
 }
 
-fn header_with<'a>(first: &'a str, rest: impl Iterator<Item = &'a str>) -> Vec<String> {
+pub(super) fn header_with<'a>(first: &'a str, rest: impl Iterator<Item = &'a str>) -> Vec<String> {
     std::iter::once(first)
         .chain(rest)
         .map(String::from)
@@ -171,7 +191,10 @@ fn header_with<'a>(first: &'a str, rest: impl Iterator<Item = &'a str>) -> Vec<S
 }
 
 /// One markdown row per method: its name, then the given cells.
-fn method_rows(groups: &[Group], cells: impl Fn(&Group) -> Vec<String>) -> Vec<Vec<String>> {
+pub(super) fn method_rows(
+    groups: &[Group],
+    cells: impl Fn(&Group) -> Vec<String>,
+) -> Vec<Vec<String>> {
     groups
         .iter()
         .map(|g| std::iter::once(md_text(g.name)).chain(cells(g)).collect())
@@ -179,13 +202,18 @@ fn method_rows(groups: &[Group], cells: impl Fn(&Group) -> Vec<String>) -> Vec<V
 }
 
 /// Escapes the one character that would break a table cell.
-fn md_text(s: &str) -> String {
+pub(super) fn md_text(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
 /// A GitHub-flavoured table; the first `text_cols` columns are left-aligned, the rest (numbers)
 /// right-aligned.
-fn md_table(out: &mut String, header: &[String], rows: &[Vec<String>], text_cols: usize) {
+pub(super) fn md_table(
+    out: &mut String,
+    header: &[String],
+    rows: &[Vec<String>],
+    text_cols: usize,
+) {
     let _ = writeln!(out, "| {} |", header.join(" | "));
     let rule: Vec<&str> = (0..header.len())
         .map(|i| if i < text_cols { "---" } else { "---:" })

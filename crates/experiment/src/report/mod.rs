@@ -5,6 +5,7 @@
 //! seed lacks the value or it is not finite (a mean over the remaining seeds would mislead).
 //! Ratios ("×single") divide a method's mean by the mean of the first method of kind `single`.
 
+mod evidence;
 mod markdown;
 mod terminal;
 

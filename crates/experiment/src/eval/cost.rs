@@ -1,0 +1,105 @@
+//! Cost: parameters, FLOPs, latency and peak memory. Latency is timed with every model of a seed
+//! interleaved, round-robin (A B C ... A B C ...), after a warm-up, so that a slow spell of a
+//! shared machine hits every method alike; the median and quartiles of the calls are reported.
+
+use std::time::Instant;
+
+use backbone::Input;
+use burn::tensor::Tensor;
+use ensembles::EnsembleModel;
+
+use crate::memory;
+use crate::results::Cost;
+
+/// Calls at batch 1 per model and round (batch-1 calls are short, so a round takes several).
+const B1_CALLS: usize = 3;
+
+/// The cost of each model on `sample` (one evaluation batch of `batch` inputs), its latency from
+/// `rounds` round-robin rounds.
+pub fn costs(
+    models: &[&dyn EnsembleModel],
+    sample: &Input,
+    batch: usize,
+    rounds: usize,
+) -> Vec<Cost> {
+    let one = sample.clone().narrow(0, 1);
+    let full = sample.clone().resized(batch);
+    for model in models {
+        (0..B1_CALLS).for_each(|_| sync(model.member_logits(one.clone())));
+        sync(model.member_logits(full.clone()));
+    }
+    let mut b1 = vec![Vec::new(); models.len()];
+    let mut at_batch = vec![Vec::new(); models.len()];
+    for _ in 0..rounds {
+        for (i, model) in models.iter().enumerate() {
+            for _ in 0..B1_CALLS {
+                b1[i].push(time_ms(|| sync(model.member_logits(one.clone()))));
+            }
+            at_batch[i].push(time_ms(|| sync(model.member_logits(full.clone()))));
+        }
+    }
+    (models.iter().enumerate())
+        .map(|(i, model)| {
+            let baseline = memory::reset_peak();
+            sync(model.member_logits(full.clone()));
+            let peak_mem_bytes = memory::peak_bytes(baseline);
+            let [b1_q1, b1_median, b1_q3] = quartiles(&mut b1[i]);
+            let [q1, median, q3] = quartiles(&mut at_batch[i]);
+            Cost {
+                params: model.num_params() as u64,
+                flops: model.flops_per_sample(),
+                latency_ms_b1: b1_median,
+                latency_ms: median,
+                latency_ms_b1_q1: b1_q1,
+                latency_ms_b1_q3: b1_q3,
+                latency_ms_q1: q1,
+                latency_ms_q3: q3,
+                peak_mem_bytes,
+            }
+        })
+        .collect()
+}
+
+/// Waits for the result (backends may run asynchronously).
+fn sync(t: Tensor<3>) {
+    let _ = t.into_data();
+}
+
+fn time_ms(f: impl FnOnce()) -> f64 {
+    let t = Instant::now();
+    f();
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+/// The first quartile, median and third quartile, linearly interpolated between order
+/// statistics (numpy's default); NaN for no values.
+pub fn quartiles(values: &mut [f64]) -> [f64; 3] {
+    values.sort_by(f64::total_cmp);
+    [0.25, 0.5, 0.75].map(|q| quantile(values, q))
+}
+
+fn quantile(sorted: &[f64], q: f64) -> f64 {
+    let Some(last) = sorted.len().checked_sub(1) else {
+        return f64::NAN;
+    };
+    let pos = q * last as f64;
+    let (lo, frac) = (pos.floor() as usize, pos.fract());
+    let hi = (lo + 1).min(last);
+    sorted[lo] + frac * (sorted[hi] - sorted[lo])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quartiles;
+
+    #[test]
+    fn quartiles_match_numpy() {
+        // numpy.quantile([3, 1, 4, 1, 5, 9, 2, 6], [0.25, 0.5, 0.75]) = [1.75, 3.5, 5.25].
+        assert_eq!(
+            quartiles(&mut [3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0]),
+            [1.75, 3.5, 5.25]
+        );
+        assert_eq!(quartiles(&mut [7.0]), [7.0; 3]);
+        assert!(quartiles(&mut []).iter().all(|q| q.is_nan()));
+    }
+}

@@ -1,0 +1,173 @@
+//! The evaluation stage: every built model predicts once per set (test, OOD, shifted,
+//! validation); the metrics of the output contract (ID, OOD, shift, diversity, conformal sets)
+//! and a temperature-scaled entry (`<method>+ts`) come from those predictions, and so do the
+//! tables of a method's [`Sweep`](crate::methods::Sweep)s. Cost is measured afterwards, every
+//! model of the seed timed round-robin, once no worker process shares the CPU.
+
+mod cost;
+mod metrics;
+mod predict;
+mod sweep;
+
+pub use cost::{costs, quartiles};
+pub use metrics::{id_metrics, ood_metrics, scores, shift_metrics};
+pub use predict::{Predictions, predict};
+
+use std::collections::BTreeMap;
+
+use burn::tensor::Device;
+use data::Dataset;
+use ensembles::EnsembleModel;
+use train::mix;
+use uq_metrics::{ConformalScore, Score};
+
+use crate::data::{EvalSets, Prep};
+use crate::error::{Context, ExperimentError, Result};
+use crate::results::{Cost, MethodResult};
+use metrics::{conformal_metrics, diversity_metrics};
+
+/// How a seed's models are evaluated: on which sets, in which batches, with which scores.
+pub struct Evaluator<'a> {
+    pub sets: &'a EvalSets,
+    /// The seed's validation split: temperatures and conformal thresholds are fitted on it.
+    pub val: &'a Dataset,
+    pub prep: &'a Prep,
+    pub batch: usize,
+    pub score: Score,
+    pub conformal: (ConformalScore, f64),
+    /// Round-robin timing rounds per model (see [`costs`]).
+    pub timing_rounds: usize,
+    pub seed: u64,
+    pub device: &'a Device,
+}
+
+/// A model's predictions on every set of the seed.
+struct SetPredictions {
+    test: Predictions,
+    ood: Vec<Predictions>,
+    shift: Vec<Predictions>,
+    val: Option<Predictions>,
+}
+
+impl SetPredictions {
+    fn scaled(&self, t: f64) -> Result<Self> {
+        let all = |ps: &[Predictions]| ps.iter().map(|p| p.scaled(t)).collect::<Result<_>>();
+        Ok(Self {
+            test: self.test.scaled(t)?,
+            ood: all(&self.ood)?,
+            shift: all(&self.shift)?,
+            val: self.val.as_ref().map(|p| p.scaled(t)).transpose()?,
+        })
+    }
+}
+
+/// The device-RNG salt of each set's predictions (MC Dropout draws its masks from it).
+const VAL_SALT: u64 = 3000;
+
+impl Evaluator<'_> {
+    /// Predictions of `model` on `set`; stochastic methods (MC Dropout) draw their masks from
+    /// the device RNG, seeded per set by `salt`.
+    fn run(&self, model: &dyn EnsembleModel, set: &Dataset, salt: u64) -> Result<Predictions> {
+        self.device.seed(mix(self.seed, salt));
+        predict(model, self.prep.data(set), self.batch, self.device)
+    }
+
+    /// The metrics of `model` (name, kind and cost are the caller's to fill in) and, with
+    /// `calibrate`, those of its temperature-scaled copy (one T for every member, fitted on the
+    /// validation split by minimising the NLL of the ensemble's mean prediction).
+    pub fn evaluate(
+        &self,
+        model: &dyn EnsembleModel,
+        calibrate: bool,
+    ) -> Result<Vec<MethodResult>> {
+        let sets = self.sets;
+        // Validation first: the device RNG then ends where it did before validation was
+        // predicted, so what a later method draws from it is unchanged.
+        let val = match self.val.is_empty() {
+            true => None,
+            false => Some(self.run(model, self.val, VAL_SALT)?),
+        };
+        let predictions = SetPredictions {
+            test: self.run(model, &sets.test, 0)?,
+            ood: (sets.ood.iter().enumerate())
+                .map(|(i, set)| self.run(model, set, 1 + i as u64))
+                .collect::<Result<_>>()?,
+            shift: (sets.shift.iter().enumerate())
+                .map(|(i, (_, set))| self.run(model, set, 1000 + i as u64))
+                .collect::<Result<_>>()?,
+            val,
+        };
+        let mut results = vec![self.result(model, &predictions)?];
+        if calibrate {
+            let val = predictions.val.as_ref().ok_or_else(|| {
+                ExperimentError::invalid(
+                    "calibration = \"temperature\" is fitted on the validation split: set \
+                     data.val_fraction > 0",
+                )
+            })?;
+            let t = uq_metrics::fit_ensemble_temperature(&val.member_logits, &val.labels)
+                .context("temperature scaling")?;
+            let mut calibrated = self.result(model, &predictions.scaled(t)?)?;
+            calibrated.calibration = Some("temperature".into());
+            calibrated.temperature = Some(t);
+            results.push(calibrated);
+        }
+        Ok(results)
+    }
+
+    fn result(&self, model: &dyn EnsembleModel, p: &SetPredictions) -> Result<MethodResult> {
+        let sets = self.sets;
+        let mut ood = BTreeMap::new();
+        for (set, pred) in sets.ood.iter().zip(&p.ood) {
+            ood.insert(
+                set.name().to_string(),
+                ood_metrics(&p.test, pred, self.score)?,
+            );
+        }
+        let mut shift = BTreeMap::new();
+        for ((name, _), pred) in sets.shift.iter().zip(&p.shift) {
+            shift.insert(name.clone(), shift_metrics(pred)?);
+        }
+        let named: Vec<(&str, &Predictions)> =
+            (sets.ood.iter().map(Dataset::name)).zip(&p.ood).collect();
+        let (score, alpha) = self.conformal;
+        let conformal = (p.val.as_ref())
+            .map(|val| conformal_metrics(val, &p.test, score, alpha))
+            .transpose()
+            .context("conformal sets")?;
+        Ok(MethodResult {
+            name: String::new(),
+            kind: String::new(),
+            members: model.members(),
+            seed: self.seed,
+            id: id_metrics(&p.test)?,
+            ood,
+            shift,
+            // Timed later, once no worker process shares the CPU (see `costs`).
+            cost: Cost {
+                params: model.num_params() as u64,
+                flops: model.flops_per_sample(),
+                latency_ms_b1: f64::NAN,
+                latency_ms: f64::NAN,
+                latency_ms_b1_q1: f64::NAN,
+                latency_ms_b1_q3: f64::NAN,
+                latency_ms_q1: f64::NAN,
+                latency_ms_q3: f64::NAN,
+                peak_mem_bytes: None,
+            },
+            extra: BTreeMap::new(),
+            calibration: None,
+            temperature: None,
+            diversity: diversity_metrics(&p.test, &named)?,
+            conformal,
+        })
+    }
+
+    /// Latency and peak memory of each model on the first evaluation batch of the test set,
+    /// all models timed in the same round-robin rounds.
+    pub fn costs(&self, models: &[&dyn EnsembleModel]) -> Result<Vec<Cost>> {
+        let probe: Vec<usize> = (0..self.sets.test.len().min(self.batch)).collect();
+        let sample = (self.prep.data(&self.sets.test)).batch(&probe, None, self.device)?;
+        Ok(costs(models, &sample, self.batch, self.timing_rounds))
+    }
+}

@@ -1,0 +1,67 @@
+//! The tables of a method's [`Sweep`]s: one row per point, its own columns then the metrics.
+
+use uq_metrics::Score;
+
+use super::Evaluator;
+use super::metrics::{id_metrics, ood_metrics, scores, shift_metrics};
+use super::predict::predict;
+use crate::error::Result;
+use crate::methods::Sweep;
+
+impl Evaluator<'_> {
+    /// The table of a sweep: its own columns, then per point accuracy, NLL and ECE on the test
+    /// set, NLL and ECE on each shifted set, and on each OOD set the AUROC and the mean
+    /// confidence (max softmax probability; OOD has no labels, so no loss). Returned as
+    /// `(<name>.csv, <name>.md)` files.
+    pub fn sweep(&self, sweep: &Sweep) -> Result<[(String, Vec<u8>); 2]> {
+        let sets = self.sets;
+        let mut header = sweep.columns.clone();
+        header.extend(["clean_acc", "clean_nll", "clean_ece"].map(String::from));
+        for (name, _) in &sets.shift {
+            header.extend([format!("{name}_nll"), format!("{name}_ece")]);
+        }
+        for set in &sets.ood {
+            header.extend([
+                format!("{}_auroc", set.name()),
+                format!("{}_confidence", set.name()),
+            ]);
+        }
+        let mut rows = Vec::with_capacity(sweep.points.len());
+        for (place, model) in &sweep.points {
+            let model = model.as_ref();
+            let predict = |set| predict(model, self.prep.data(set), self.batch, self.device);
+            let clean = predict(&sets.test)?;
+            let id = id_metrics(&clean)?;
+            let mut row = place.clone();
+            row.extend([id.accuracy, id.nll, id.ece].map(|x| format!("{x:.6}")));
+            for (_, set) in &sets.shift {
+                let m = shift_metrics(&predict(set)?)?;
+                row.extend([m.nll, m.ece].map(|x| format!("{x:.6}")));
+            }
+            for set in &sets.ood {
+                let ood = predict(set)?;
+                let m = ood_metrics(&clean, &ood, self.score)?;
+                // Mean max-softmax probability: how confidently the model answers on OOD.
+                let msp = scores(&ood, Score::Msp)?;
+                let confidence = 1.0 - msp.iter().sum::<f64>() / msp.len().max(1) as f64;
+                row.extend([m.auroc, confidence].map(|x| format!("{x:.6}")));
+            }
+            rows.push(row);
+        }
+        let csv: String = std::iter::once(&header)
+            .chain(&rows)
+            .map(|r| r.join(",") + "\n")
+            .collect();
+        let markdown: String = [
+            format!("| {} |\n", header.join(" | ")),
+            format!("|{}\n", "---:|".repeat(header.len())),
+        ]
+        .into_iter()
+        .chain(rows.iter().map(|r| format!("| {} |\n", r.join(" | "))))
+        .collect();
+        Ok([
+            (format!("{}.csv", sweep.name), csv.into_bytes()),
+            (format!("{}.md", sweep.name), markdown.into_bytes()),
+        ])
+    }
+}

@@ -1,0 +1,217 @@
+//! The report's evidence sections: latency spread, diversity, conformal sets, and the paired
+//! comparisons against the reference method.
+
+use std::fmt::Write;
+
+use super::markdown::{header_with, md_table, md_text, method_rows};
+use super::{Group, NA, Unit, cell, keys};
+use crate::compare::verdict;
+use crate::results::{Comparison, Summary};
+
+/// Appends every evidence section the summary has data for.
+pub(super) fn render(out: &mut String, summary: &Summary, groups: &[Group]) {
+    latency_spread(out, groups);
+    diversity(out, summary, groups);
+    conformal(out, groups);
+    comparisons(out, summary);
+}
+
+fn latency_spread(out: &mut String, groups: &[Group]) {
+    out.push_str("### Latency spread\n\n");
+    out.push_str(
+        "Median and quartiles [Q1, Q3] of the timed calls (ms), each the mean over seeds; a wide \
+         spread says the machine was noisy while the methods were timed.\n\n",
+    );
+    let header = header_with(
+        "Method",
+        ["Latency b1 [Q1, Q3]", "Latency [Q1, Q3]"].into_iter(),
+    );
+    let rows = method_rows(groups, |g| {
+        let spread = |q1: fn(&crate::results::Cost) -> f64,
+                      median: fn(&crate::results::Cost) -> f64,
+                      q3: fn(&crate::results::Cost) -> f64| {
+            let mean =
+                |f: fn(&crate::results::Cost) -> f64| g.stat(|r| Some(f(&r.cost))).map(|s| s.mean);
+            match (mean(q1), mean(median), mean(q3)) {
+                (Some(a), Some(m), Some(b)) => format!("{m:.3} [{a:.3}, {b:.3}]"),
+                _ => NA.to_string(),
+            }
+        };
+        vec![
+            spread(
+                |c| c.latency_ms_b1_q1,
+                |c| c.latency_ms_b1,
+                |c| c.latency_ms_b1_q3,
+            ),
+            spread(|c| c.latency_ms_q1, |c| c.latency_ms, |c| c.latency_ms_q3),
+        ]
+    });
+    md_table(out, &header, &rows, 1);
+}
+
+fn diversity(out: &mut String, summary: &Summary, groups: &[Group]) {
+    let with: Vec<&Group> = (groups.iter())
+        .filter(|g| g.runs.iter().all(|r| r.diversity.is_some()))
+        .collect();
+    if with.is_empty() {
+        return;
+    }
+    out.push_str("## Diversity\n\n");
+    out.push_str(
+        "Methods with two or more members. On the test set: disagreement (share of samples on \
+         which two members' top classes differ, mean over member pairs), mutual information \
+         (entropy of the mean prediction minus the members' mean entropy, nats), pairwise KL \
+         (mean KL divergence between two members' predictions, nats), the members' mean \
+         accuracy, and the ensemble gain (the ensemble's accuracy minus the members' mean; \
+         percentage points). Per OOD set: disagreement and mutual information, which an ensemble \
+         should show more of there than in distribution.\n\n",
+    );
+    let sets = keys(summary, |r| r.ood.keys());
+    let mut header: Vec<String> = [
+        "Method",
+        "Disagreement (%)",
+        "MI",
+        "Pairwise KL",
+        "Member acc. (%)",
+        "Ensemble gain (pp)",
+    ]
+    .map(String::from)
+    .to_vec();
+    for set in &sets {
+        header.push(format!("{} disagreement (%)", md_text(set)));
+        header.push(format!("{} MI", md_text(set)));
+    }
+    let rows: Vec<Vec<String>> = with
+        .iter()
+        .map(|g| {
+            let d = |f: fn(&uq_metrics::Diversity) -> f64, unit| {
+                cell(g.stat(|r| r.diversity.as_ref().map(|d| f(&d.id))), unit)
+            };
+            let mut row = vec![
+                md_text(g.name),
+                d(|d| d.disagreement, Unit::Percent),
+                d(|d| d.mutual_info, Unit::Plain),
+                d(|d| d.pairwise_kl, Unit::Plain),
+                d(|d| d.member_accuracy, Unit::Percent),
+                d(|d| d.ensemble_gain, Unit::Percent),
+            ];
+            for &set in &sets {
+                let ood = |f: fn(&uq_metrics::Diversity) -> f64, unit| {
+                    let value = |r: &crate::results::MethodResult| {
+                        r.diversity.as_ref()?.ood.get(set).map(f)
+                    };
+                    cell(g.stat(value), unit)
+                };
+                row.push(ood(|d| d.disagreement, Unit::Percent));
+                row.push(ood(|d| d.mutual_info, Unit::Plain));
+            }
+            row
+        })
+        .collect();
+    md_table(out, &header, &rows, 1);
+}
+
+fn conformal(out: &mut String, groups: &[Group]) {
+    let Some(first) = (groups.iter())
+        .flat_map(|g| &g.runs)
+        .find_map(|r| r.conformal.as_ref())
+    else {
+        return;
+    };
+    out.push_str("## Conformal prediction sets\n\n");
+    let _ = writeln!(
+        out,
+        "Split conformal sets with the `{}` score at α = {}: the threshold is calibrated on the \
+         validation split, coverage (share of test samples whose label is in the set; the target \
+         is at least {:.0}%) and mean set size are measured on the test set.\n",
+        first.score,
+        first.alpha,
+        100.0 * (1.0 - first.alpha)
+    );
+    let header = header_with("Method", ["Coverage (%)", "Mean set size ↓"].into_iter());
+    let rows = method_rows(groups, |g| {
+        vec![
+            cell(
+                g.stat(|r| r.conformal.as_ref().map(|c| c.coverage)),
+                Unit::Percent,
+            ),
+            cell(
+                g.stat(|r| r.conformal.as_ref().map(|c| c.set_size)),
+                Unit::Plain,
+            ),
+        ]
+    });
+    md_table(out, &header, &rows, 1);
+}
+
+fn comparisons(out: &mut String, summary: &Summary) {
+    let Some(first) = summary.comparisons.first() else {
+        return;
+    };
+    out.push_str("## Paired comparisons\n\n");
+    let _ = writeln!(
+        out,
+        "Each method against `{}`, paired by seed: the mean per-seed difference (method − \
+         reference) and its 95% Student-t interval over {} seed(s). A win or loss is an interval \
+         entirely on the better or worse side of 0; a tie contains 0; with one seed there is no \
+         interval (n/a). Accuracy, AUROC and shift accuracy differences are in percentage points.\n",
+        md_text(&first.reference),
+        first.n_seeds
+    );
+    let mut methods: Vec<&str> = Vec::new();
+    let mut metrics: Vec<&str> = Vec::new();
+    for c in &summary.comparisons {
+        if !methods.contains(&c.method.as_str()) {
+            methods.push(&c.method);
+        }
+        if !metrics.contains(&c.metric.as_str()) {
+            metrics.push(&c.metric);
+        }
+    }
+    let find =
+        |m: &str, k: &str| (summary.comparisons.iter()).find(|c| c.method == m && c.metric == k);
+    let header = header_with("Method", ["Wins", "Ties", "Losses"].into_iter());
+    let rows: Vec<Vec<String>> = (methods.iter())
+        .map(|&m| {
+            let count = |v: &str| {
+                (summary.comparisons.iter())
+                    .filter(|c| c.method == m && verdict(c) == v)
+                    .count()
+                    .to_string()
+            };
+            vec![md_text(m), count("win"), count("tie"), count("loss")]
+        })
+        .collect();
+    md_table(out, &header, &rows, 1);
+    let header = header_with("Method", metrics.iter().copied());
+    let rows: Vec<Vec<String>> = (methods.iter())
+        .map(|&m| {
+            std::iter::once(md_text(m))
+                .chain(
+                    metrics
+                        .iter()
+                        .map(|k| find(m, k).map_or(NA.into(), difference)),
+                )
+                .collect()
+        })
+        .collect();
+    md_table(out, &header, &rows, 1);
+}
+
+/// `Δ [low, high] verdict`, percentage points for the metrics shown as percentages.
+fn difference(c: &Comparison) -> String {
+    let percent = c.metric.ends_with("accuracy") || c.metric.ends_with("auroc");
+    let show = |x: f64| match percent {
+        true => format!("{:+.2}", 100.0 * x),
+        false => format!("{x:+.4}"),
+    };
+    match verdict(c) {
+        "n/a" => show(c.mean_diff),
+        v => format!(
+            "{} [{}, {}] {v}",
+            show(c.mean_diff),
+            show(c.ci_low),
+            show(c.ci_high)
+        ),
+    }
+}
