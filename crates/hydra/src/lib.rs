@@ -1,4 +1,4 @@
-//! Hydra Ensembles (METHODS.md §1): one pretrained encoder classifier — a Vision Transformer
+//! Hydra Ensembles: one pretrained encoder classifier — a Vision Transformer
 //! or a BERT sequence classifier, as a [`backbone::Classifier`] — gives M members by pruning
 //! different attention heads, and the members are fused into one network that runs them all in
 //! a single forward pass.

@@ -1,5 +1,6 @@
-//! Member construction (METHODS.md §1.2): which heads each member keeps, and the global
-//! ranking of the pruning analysis (§1.4).
+//! Member construction: which heads each member keeps (seeded Gumbel-top-k on its head
+//! scores), and the global ranking of the pruning analysis (heads dropped by score over the
+//! whole model, [`prune_ratio`]).
 
 use backbone::Classifier;
 use burn::tensor::{Device, Tensor, TensorData};
