@@ -1,4 +1,5 @@
-//! The fused single-pass ensemble (METHODS.md §1.3).
+//! The fused single-pass ensemble: the members' pruned encoders run side by side in one
+//! forward pass (grouped projections, one batched attention over all members' heads).
 
 use std::fmt;
 use std::str::FromStr;

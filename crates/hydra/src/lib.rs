@@ -1,4 +1,4 @@
-//! Hydra Ensembles (METHODS.md §1): one pretrained encoder classifier — a Vision Transformer
+//! Hydra Ensembles: one pretrained encoder classifier — a Vision Transformer
 //! or a BERT sequence classifier, as a [`backbone::Classifier`] — gives M members by pruning
 //! different attention heads, and the members are fused into one network that runs them all in
 //! a single forward pass.
@@ -9,10 +9,13 @@
 //!    `activation`. A new one is one file in `src/importance/` plus one registry line
 //!    (`docs/extending.md`).
 //! 2. **Members** ([`plan_members`]): each member keeps heads per block or by a global budget
-//!    ([`Keep`]), chosen by (Gumbel-)top-k on its scores, optionally recomputed on a bootstrap
-//!    of the [`Calibration`] data (image batches, or padded token batches with their masks);
-//!    everything from one seed. [`prune`] builds the smaller model, [`prune_ratio`] the global
-//!    ranking of the pruning analysis (used through head gates).
+//!    ([`Keep`]), chosen by [`select_heads`]: top-k on its scores, or with a temperature
+//!    Gumbel-top-k on the scores' normalised ranks (per block, or over the model for a global
+//!    budget), optionally recomputed on a bootstrap of the [`Calibration`] data (image batches,
+//!    or padded token batches with their masks); everything from one seed. [`topk_share`]
+//!    (and [`mean_topk_share`] over members) reports how closely a member follows its scores:
+//!    the share of its kept heads in its blocks' top-k. [`prune`] builds the smaller model,
+//!    [`prune_ratio`] the global ranking of the pruning analysis (used through head gates).
 //! 3. **Fusion** ([`fuse`]): grouped Q/K/V and output projections, one batched attention over
 //!    all members' heads (the padding mask repeated per member), MLPs averaged or kept per
 //!    member ([`Merge`]), one classifier per member. The [`Stem`] holds what differs by
@@ -64,5 +67,8 @@ pub use fused::{FusedBlock, HydraModel, Merge, fuse};
 pub use grouped::{GroupedLayerNorm, GroupedLinear};
 pub use importance::{HeadImportance, HeadScores, STRATEGIES, ScoreContext, Strategy, strategy};
 pub use prune::prune;
-pub use select::{HeadSet, Keep, MemberPlan, SelectConfig, plan_members, prune_ratio};
+pub use select::{
+    HeadSet, Keep, MemberPlan, SelectConfig, mean_topk_share, plan_members, prune_ratio,
+    select_heads, topk_share,
+};
 pub use stem::{PatchStem, Stem, TokenStem};

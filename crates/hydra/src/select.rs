@@ -1,5 +1,6 @@
-//! Member construction (METHODS.md §1.2): which heads each member keeps, and the global
-//! ranking of the pruning analysis (§1.4).
+//! Member construction: which heads each member keeps (seeded Gumbel-top-k on its head
+//! scores), how closely a member follows its scores ([`topk_share`]), and the global ranking
+//! of the pruning analysis (heads dropped by score over the whole model, [`prune_ratio`]).
 
 use backbone::Classifier;
 use burn::tensor::{Device, Tensor, TensorData};
@@ -73,7 +74,18 @@ pub struct SelectConfig {
     /// Number of members M (at least 1).
     pub members: usize,
     pub keep: Keep,
-    /// Gumbel-top-k temperature on the scores min-max scaled to [0, 1]; 0 = plain top-k.
+    /// Gumbel-top-k temperature τ on normalised ranks; 0 = plain top-k on the raw scores.
+    ///
+    /// Each head's score is replaced by its rank among the heads competing for the budget,
+    /// scaled to [0, 1] (best = 1, worst = 0, tied scores share their mean rank): the heads of
+    /// its block for [`Keep::PerBlock`], all heads of the model for [`Keep::Global`]. Heads are
+    /// then kept by top-k on `rank/τ + Gumbel`, which is sampling without replacement with
+    /// probabilities ∝ `exp(rank/τ)` (Plackett–Luce). So τ is the temperature of a softmax over
+    /// ranks: the best head of a block is `e^(1/τ)` times as likely as the worst to be drawn
+    /// first, whatever the scores' scale, tail or strategy. With 4 heads and 2 kept per block at
+    /// τ = 0.5, a block's best head is kept with probability 0.84, both of its top-2 with 0.49,
+    /// and the expected share of kept heads in the top-2 ([`topk_share`]) is 0.73 (0.5 for
+    /// uniform choice); τ = 0.25 gives 0.97, 0.73 and 0.87; large τ tends to uniform choice.
     pub temperature: f64,
     /// Score every member on its own seeded bootstrap resample of the calibration data.
     pub bootstrap: bool,
@@ -93,8 +105,14 @@ const REDRAWS: usize = 64;
 ///
 /// Scores are computed once, or per member when `bootstrap` is set (member m scores its own
 /// bootstrap resample) or the strategy [varies by member](HeadImportance::varies_by_member).
-/// Selection is top-k on the keys `s̃/τ + Gumbel` (`s̃` = scores min-max scaled to [0, 1] over
-/// the model, so τ means the same for every strategy; τ = 0 is plain top-k on the scores).
+/// Each member's heads are [`select_heads`] on its scores: top-k on the keys `rank/τ + Gumbel`
+/// with the scores replaced by normalised ranks in [0, 1] over each block (over the model for a
+/// global budget); see [`SelectConfig::temperature`] for what τ means. Ranks rather than the
+/// scores themselves because importance scores are heavy-tailed (squared gradients span many
+/// orders of magnitude, within a block and between blocks): on any scale that keeps magnitudes,
+/// such as scores min-max scaled over the model, all but the largest heads land near 0 and the
+/// Gumbel noise alone decides. Ranks also make τ independent of the strategy and of the model.
+/// τ = 0 is plain top-k on the raw scores.
 /// With τ > 0, a member whose draw repeats an earlier member's head set draws again (up to 64
 /// times), so members differ whenever the budget leaves room; bootstrap alone may still give
 /// equal members when the resampled scores rank alike.
@@ -142,14 +160,14 @@ pub fn plan_members(
                 }
             }
         };
-        let mut rng = StdRng::seed_from_u64(stream(seed, member, 2));
-        let mut kept = select(&scores, cfg.keep, cfg.temperature, &mut rng)?;
+        let draw = stream(seed, member, 2);
+        let mut kept = select_heads(&scores, cfg.keep, cfg.temperature, draw)?;
         if cfg.temperature > 0.0 {
-            for _ in 0..REDRAWS {
+            for redraw in 1..=REDRAWS {
                 if plans.iter().all(|p| p.kept != kept) {
                     break;
                 }
-                kept = select(&scores, cfg.keep, cfg.temperature, &mut rng)?;
+                kept = select_heads(&scores, cfg.keep, cfg.temperature, mix(draw, redraw as u64))?;
             }
         }
         plans.push(MemberPlan { kept, scores });
@@ -182,35 +200,69 @@ pub fn prune_ratio(scores: &HeadScores, ratio: f64) -> Result<HeadSet, HydraErro
     Ok(gather(scores, &order[..total - drop]))
 }
 
-/// Picks one member's heads from `scores` (see [`plan_members`]).
-fn select(
+/// Picks one member's heads from `scores` by Gumbel-top-k with temperature `temperature` on
+/// normalised ranks (see [`SelectConfig::temperature`]), the Gumbel draws from `seed`.
+///
+/// - [`Keep::PerBlock`]`(k)`: ranks within each block; each block keeps its `k` highest keys.
+/// - [`Keep::Global`]`(n)`: a global budget compares heads across blocks, so the ranks are over
+///   all heads of the model (a head's rank reflects its raw score against every other block's
+///   heads, and the order of the raw scores is kept as τ → 0); each block keeps its highest key,
+///   then the `n - L` highest keys of the rest join.
+///
+/// Temperature 0 is plain top-k on the raw scores (ties: the earlier head first), the same as
+/// any τ small enough that rank gaps outweigh the noise (except that τ > 0 breaks ties between
+/// equal scores at random). Errors on empty blocks, non-finite
+/// scores, a negative or non-finite temperature, or a budget the blocks cannot meet.
+pub fn select_heads(
     scores: &HeadScores,
     keep: Keep,
     temperature: f64,
-    rng: &mut StdRng,
+    seed: u64,
 ) -> Result<HeadSet, HydraError> {
     check_scores(scores)?;
+    if !temperature.is_finite() || temperature < 0.0 {
+        return Err(HydraError::invalid(
+            "temperature",
+            temperature,
+            "a finite number >= 0",
+        ));
+    }
     let rows = &scores.0;
+    let lens: Vec<usize> = rows.iter().map(Vec::len).collect();
+    check_keep(keep, &lens)?;
     let keys = if temperature == 0.0 {
         scores.clone()
     } else {
-        let scaled = scores.min_max();
+        let normalised = match keep {
+            Keep::PerBlock(_) => HeadScores(rows.iter().map(|row| ranks(row)).collect()),
+            Keep::Global(_) => {
+                let flat = ranks(&rows.iter().flatten().copied().collect::<Vec<_>>());
+                let mut rest = flat.as_slice();
+                HeadScores(
+                    (lens.iter())
+                        .map(|&n| {
+                            let (row, tail) = rest.split_at(n);
+                            rest = tail;
+                            row.to_vec()
+                        })
+                        .collect(),
+                )
+            }
+        };
+        let mut rng = StdRng::seed_from_u64(seed);
         HeadScores(
-            (scaled.0.iter())
-                .map(|row| row.iter().map(|&s| s / temperature + gumbel(rng)).collect())
+            (normalised.0.iter())
+                .map(|row| {
+                    row.iter()
+                        .map(|&r| r / temperature + gumbel(&mut rng))
+                        .collect()
+                })
                 .collect(),
         )
     };
-    let lens: Vec<usize> = rows.iter().map(Vec::len).collect();
-    check_keep(keep, &lens)?;
     let chosen = match keep {
         Keep::PerBlock(k) => (0..rows.len())
-            .flat_map(|l| {
-                let mut row: Vec<_> = (0..rows[l].len()).map(|h| (l, h)).collect();
-                row.sort_by(|a, b| key_order(&keys, *a, *b));
-                row.truncate(k);
-                row
-            })
+            .flat_map(|l| top_in_block(&keys, l, k))
             .collect(),
         Keep::Global(n) => {
             let mut order = positions(&keys);
@@ -226,6 +278,75 @@ fn select(
         }
     };
     Ok(gather(scores, &chosen))
+}
+
+/// The share of a member's kept heads that are in its block's top-k by the member's own scores,
+/// k = the number of heads that block keeps (ties: the earlier head first, as in plain top-k).
+/// 1 for plain top-k (temperature 0) with a per-block budget; `k/H` expected for uniformly random
+/// choice of k of H heads per block. With a global budget it says how well the heads follow the
+/// scores within each block, not how the budget was split between blocks. Errors when the plan
+/// keeps no head or its head set does not fit its scores.
+pub fn topk_share(plan: &MemberPlan) -> Result<f64, HydraError> {
+    let scores = &plan.scores;
+    check_scores(scores)?;
+    let lens: Vec<usize> = scores.0.iter().map(Vec::len).collect();
+    plan.kept.check(&lens, false)?;
+    let kept: usize = plan.kept.0.iter().map(Vec::len).sum();
+    if kept == 0 {
+        return Err(HydraError::invalid(
+            "MemberPlan.kept",
+            "no head",
+            "at least one kept head",
+        ));
+    }
+    let hits: usize = (plan.kept.0.iter().enumerate())
+        .map(|(l, row)| {
+            let top = top_in_block(scores, l, row.len());
+            row.iter().filter(|&&h| top.contains(&(l, h))).count()
+        })
+        .sum();
+    Ok(hits as f64 / kept as f64)
+}
+
+/// The mean [`topk_share`] over members (errors when there are none).
+pub fn mean_topk_share(plans: &[MemberPlan]) -> Result<f64, HydraError> {
+    if plans.is_empty() {
+        return Err(HydraError::invalid(
+            "member plans",
+            "none",
+            "at least one member",
+        ));
+    }
+    let shares = plans
+        .iter()
+        .map(topk_share)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(shares.iter().sum::<f64>() / shares.len() as f64)
+}
+
+/// The `k` highest-keyed heads of block `l` (in [`key_order`]).
+fn top_in_block(keys: &HeadScores, l: usize, k: usize) -> Vec<(usize, usize)> {
+    let mut row: Vec<_> = (0..keys.0[l].len()).map(|h| (l, h)).collect();
+    row.sort_by(|a, b| key_order(keys, *a, *b));
+    row.truncate(k);
+    row
+}
+
+/// Normalised ranks of `scores`: 1 for the highest, 0 for the lowest, evenly spaced between
+/// (`(number of lower scores) / (n - 1)`); equal scores share their mean rank, and a single
+/// score (or all equal) ranks 1/2.
+fn ranks(scores: &[f64]) -> Vec<f64> {
+    let n = scores.len();
+    if n < 2 {
+        return vec![0.5; n];
+    }
+    (scores.iter())
+        .map(|s| {
+            let lower = scores.iter().filter(|t| t.total_cmp(s).is_lt()).count();
+            let equal = scores.iter().filter(|t| t.total_cmp(s).is_eq()).count();
+            (lower as f64 + (equal - 1) as f64 / 2.0) / (n - 1) as f64
+        })
+        .collect()
 }
 
 /// Checks the budget against blocks of `heads` heads.

@@ -1,4 +1,5 @@
-//! `circuit`: Headmap-style greedy circuit discovery (Wang et al. 2025), METHODS.md §1.1.
+//! `circuit`: the head-importance strategy of Headmap-style greedy circuit discovery
+//! (Wang et al. 2025).
 //!
 //! Blocks are walked in order. In block l each head h is masked together with the heads already
 //! chosen, and the objective is measured on the first `samples` validation samples; the `n` heads

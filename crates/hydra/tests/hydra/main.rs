@@ -8,6 +8,7 @@ mod fused;
 mod plan;
 mod prune;
 mod registry;
+mod select;
 mod taylor;
 
 use backbone::{BertConfig, Classifier, Gates, Input, Mode, ViTConfig};

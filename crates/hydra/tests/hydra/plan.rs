@@ -1,7 +1,8 @@
 //! Member selection: seeding, diversity, budgets, the global pruning ranking.
 
 use hydra::{
-    HeadImportance, HeadScores, HeadSet, Keep, SelectConfig, plan_members, prune_ratio, strategy,
+    HeadImportance, HeadScores, HeadSet, Keep, SelectConfig, mean_topk_share, plan_members,
+    prune_ratio, strategy,
 };
 
 use crate::{HEADS, calibration, edit, tiny};
@@ -61,6 +62,7 @@ fn temperature_zero_without_bootstrap_is_plain_top_k() {
             .iter()
             .all(|p| p.kept == expected && &p.scores.0 == scores)
     );
+    assert_eq!(mean_topk_share(&plans).unwrap(), 1.0);
 }
 
 #[test]

@@ -7,19 +7,38 @@ use crate::{HEADS, LAYERS, calibration, edit, images, tiny, values};
 
 const CTX: ScoreContext = ScoreContext { seed: 4, member: 0 };
 
+/// Every registered strategy: a unique, non-empty name that builds (directly and by name) from
+/// an empty table into a strategy reporting that name, a one-line description, and a mention in
+/// the crate docs' list of strategies.
 #[test]
 fn registry_lists_every_strategy() {
-    let names: Vec<_> = STRATEGIES.iter().map(|s| s.name).collect();
-    assert_eq!(
-        names,
-        ["taylor", "circuit", "magnitude", "random", "activation"]
-    );
+    assert!(!STRATEGIES.is_empty());
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let crate_docs = std::fs::read_to_string(root.join("src/lib.rs")).unwrap();
+    let mut seen = std::collections::HashSet::new();
     for s in STRATEGIES {
+        assert!(
+            !s.name.is_empty() && !s.name.contains(char::is_whitespace),
+            "{:?}",
+            s.name
+        );
+        assert!(seen.insert(s.name), "`{}` is registered twice", s.name);
+        assert_eq!((s.build)(&toml::Table::new()).unwrap().name(), s.name);
         assert_eq!(
             strategy(s.name, &toml::Table::new()).unwrap().name(),
             s.name
         );
-        assert!(!s.about.is_empty());
+        assert!(
+            !s.about.trim().is_empty(),
+            "`{}` has no description",
+            s.name
+        );
+        assert!(!s.about.contains('\n'), "`{}`: about is one line", s.name);
+        assert!(
+            crate_docs.contains(&format!("`{}`", s.name)),
+            "src/lib.rs's docs do not list `{}`",
+            s.name
+        );
     }
 }
 
