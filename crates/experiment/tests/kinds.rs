@@ -113,6 +113,8 @@ fn every_kind_runs_and_its_resolved_config_parses_back() {
     // Method-specific results: head scores, the pruning analysis, the HetDPT report.
     let hydra = &out.summary.methods[7];
     assert!(hydra.extra.contains_key("head_scores") && hydra.extra.contains_key("kept_heads"));
+    // Temperature 0 (the default) keeps each block's top heads: a top-k share of exactly 1.
+    assert_eq!(hydra.extra["topk_share"], 1.0);
     let analysis = std::fs::read_to_string(out.dir.join("hydra_taylor-seed1-pruning.csv")).unwrap();
     assert_eq!(
         analysis.lines().count(),

@@ -186,6 +186,10 @@ impl Method for Hydra {
             "head_scores".into(),
             serde_json::to_value(plans.iter().map(|p| &p.scores).collect::<Vec<_>>())?,
         );
+        // How closely members follow their scores: 1 is each block's top-k, k/H random choice.
+        built
+            .extra
+            .insert("topk_share".into(), hydra::mean_topk_share(&plans)?.into());
         built.extra.insert(
             "kept_heads".into(),
             serde_json::to_value(plans.iter().map(|p| &p.kept).collect::<Vec<_>>())?,
