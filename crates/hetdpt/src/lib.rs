@@ -1,4 +1,4 @@
-//! HetDPT: heterogeneity-aware depth pruning of a Vision Transformer (METHODS.md §3).
+//! HetDPT: heterogeneity-aware depth pruning of a Vision Transformer.
 //!
 //! [`prune`] runs the whole method on a trained `backbone::VisionTransformer`:
 //! 1. **Which layers**: every attention branch and every GELU gets a real score, binarised in

@@ -49,7 +49,7 @@ impl fmt::Display for HeadInit {
     }
 }
 
-/// Configuration of a [`LoraEnsemble`]; defaults follow METHODS.md §2 and the official code.
+/// Configuration of a [`LoraEnsemble`]; defaults follow the LoRA-Ensemble paper and its official code.
 #[derive(Config, Debug)]
 pub struct LoraConfig {
     /// Members N.

@@ -1,4 +1,4 @@
-//! LoRA-Ensemble (METHODS.md §2): a frozen pretrained encoder classifier
+//! LoRA-Ensemble: a frozen pretrained encoder classifier
 //! ([`backbone::Classifier`]: a Vision Transformer on images or a BERT classifier on token
 //! sequences) shared by N members, each with its own low-rank adapters and its own classifier.
 //!
