@@ -1,0 +1,171 @@
+use super::*;
+use crate::config::{Budget, HeadWidth, WidthConfig};
+use crate::pruned::PrunedMlp;
+use crate::testutil::{max_rel_diff, quadrants, serial, tiny_vit};
+use data::Normalization;
+
+fn small_config() -> HetDptConfig {
+    HetDptConfig {
+        importance_steps: 3,
+        importance_images: 60,
+        map_images: 60,
+        degree: 1,
+        speed: Speed::Flops,
+        latency_batch: 8,
+        budget: Budget::MinSpeedup(1.1),
+        batch_size: 20,
+        finetune_epochs: 1,
+        finetune_images: Some(60),
+        ..HetDptConfig::default()
+    }
+}
+
+#[test]
+fn pipeline_is_consistent_and_deterministic() {
+    let _rng = serial();
+    let device = Device::flex();
+    let (vit, base) = tiny_vit(&device, 41);
+    let (train_set, val_set) = (quadrants(90, 1), quadrants(30, 2));
+    let norm = Normalization::fit(&train_set).unwrap();
+    let train = ImageData {
+        set: &train_set,
+        norm: &norm,
+    };
+    let val = ImageData {
+        set: &val_set,
+        norm: &norm,
+    };
+    // HetDPT+: one head of two per block, half the MLP channels.
+    let cfg = HetDptConfig {
+        width: Some(WidthConfig {
+            mlp_keep: 0.5,
+            heads: Some(HeadWidth {
+                strategy: "magnitude".into(),
+                params: toml::Table::new(),
+                keep: 1,
+                calibration_images: 16,
+            }),
+        }),
+        ..small_config()
+    };
+    let Outcome { model, report } = prune(&base, &vit, train, val, &cfg, &device, 7).unwrap();
+
+    // L = 3 gives the default grid 0..=1 for each kind, n_a major.
+    let grid: Vec<_> = report.points.iter().map(|p| (p.n_attn, p.n_act)).collect();
+    assert_eq!(grid, [(0, 0), (0, 1), (1, 0), (1, 1)]);
+    assert_eq!(report.importance.attn.len(), 1);
+    assert_eq!(report.importance.act.len(), 1);
+    for p in &report.points {
+        assert_eq!(p.speedup, report.points[0].flops as f64 / p.flops as f64);
+        assert!((0.0..=1.0).contains(&p.accuracy));
+    }
+    let c = &report.choice;
+    if !c.reason.contains("no grid point") {
+        assert!(c.speedup >= 1.1, "{c:?}");
+    }
+    assert_eq!(model.attention_kept(), 3 - c.n_attn);
+    assert_eq!(model.activations_kept(), 3 - c.n_act);
+    let expected = Removal::first(
+        3,
+        &report.importance.attn,
+        c.n_attn,
+        &report.importance.act,
+        c.n_act,
+    );
+    assert_eq!(report.removal, expected);
+    for block in &model.blocks {
+        if let Some(branch) = &block.attention {
+            assert_eq!(branch.attention.n_heads, 1);
+        }
+        if let PrunedMlp::Gelu(mlp) = &block.mlp {
+            assert_eq!(mlp.fc1.weight.dims(), [vit.d_model, vit.d_mlp / 2]);
+        }
+    }
+    assert!(report.width.as_ref().unwrap().heads_kept.is_some());
+    assert_eq!(report.pruned.flops, model.flops());
+    assert_eq!(report.pruned.params, model.num_params());
+    assert_eq!(report.base.flops, backbone::flops_per_sample(&vit));
+    assert_eq!(report.base.params, base.num_params());
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["choice"]["n_attn"], c.n_attn);
+
+    let again = prune(&base, &vit, train, val, &cfg, &device, 7)
+        .unwrap()
+        .report;
+    assert_eq!(again.importance, report.importance);
+    assert_eq!(again.points, report.points);
+}
+
+#[test]
+fn bad_inputs_are_errors() {
+    let _rng = serial();
+    let device = Device::flex();
+    let (vit, base) = tiny_vit(&device, 42);
+    let set = quadrants(30, 1);
+    let empty = set.subset(&[]);
+    let norm = Normalization::fit(&set).unwrap();
+    let data = ImageData {
+        set: &set,
+        norm: &norm,
+    };
+    let none = ImageData {
+        set: &empty,
+        norm: &norm,
+    };
+    let cfg = small_config();
+    let err = prune(&base, &vit, data, none, &cfg, &device, 1).unwrap_err();
+    assert!(err.to_string().contains("validation set"), "{err}");
+    let deeper = vit.clone().with_n_layers(4);
+    let err = prune(&base, &deeper, data, data, &cfg, &device, 1).unwrap_err();
+    assert!(err.to_string().contains("n_layers = 4"), "{err}");
+    let bad = HetDptConfig { degree: 2, ..cfg };
+    let err = prune(&base, &vit, data, data, &bad, &device, 1).unwrap_err();
+    assert!(err.to_string().contains("hetdpt.max_attn"), "{err}");
+}
+
+#[test]
+fn finetune_trains_the_merged_model() {
+    let _rng = serial();
+    let device = Device::flex();
+    let (_, base) = tiny_vit(&device, 43);
+    let set = quadrants(40, 3);
+    let norm = Normalization::fit(&set).unwrap();
+    let data = ImageData {
+        set: &set,
+        norm: &norm,
+    };
+    let model = merge(
+        &base,
+        &Removal {
+            attn: vec![true, false, false],
+            act: vec![false, true, false],
+        },
+    )
+    .unwrap();
+    let before = model.shell.head.weight.val();
+    let recipe = TrainConfig {
+        epochs: 1,
+        batch_size: 20,
+        lr: 1e-2,
+        warmup_epochs: 0.0,
+        ..TrainConfig::default()
+    };
+    let distill = Distill {
+        teacher: base.clone().into(),
+        alpha: 0.5,
+        temperature: 2.0,
+    };
+    let tuned = finetune(
+        model,
+        data,
+        &recipe,
+        Some(distill),
+        &device,
+        5,
+        "test".into(),
+    )
+    .unwrap();
+    let after = tuned.shell.head.weight.val();
+    assert!(!after.device().is_autodiff());
+    assert!(max_rel_diff(&after, &before) > 1e-3);
+}
