@@ -54,87 +54,43 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-/// What went wrong in a run, from the crate where it happened; [`Context::context`] adds where.
-#[derive(Debug)]
-pub enum ExperimentError {
-    Config(ConfigError),
-    Data(data::DataError),
-    Backbone(backbone::BackboneError),
-    Import(backbone::ImportError),
-    Train(train::TrainError),
-    Hydra(hydra::HydraError),
-    Lora(lora_ensemble::LoraError),
-    HetDpt(hetdpt::HetDptError),
-    Metrics(uq_metrics::MetricsError),
-    Io(std::io::Error),
-    Json(serde_json::Error),
-    /// A check of this crate's own, in words.
-    Invalid(String),
-    /// `source`, and where it happened (a field, a method and seed, a file).
-    At {
-        place: String,
-        source: Box<ExperimentError>,
-    },
-}
-
-impl ExperimentError {
-    /// An error found by this crate's own checks.
-    pub fn invalid(message: impl Into<String>) -> Self {
-        Self::Invalid(message.into())
-    }
-}
-
-impl fmt::Display for ExperimentError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Config(e) => e.fmt(f),
-            Self::Data(e) => e.fmt(f),
-            Self::Backbone(e) => e.fmt(f),
-            Self::Import(e) => e.fmt(f),
-            Self::Train(e) => e.fmt(f),
-            Self::Hydra(e) => e.fmt(f),
-            Self::Lora(e) => e.fmt(f),
-            Self::HetDpt(e) => e.fmt(f),
-            Self::Metrics(e) => e.fmt(f),
-            Self::Io(e) => e.fmt(f),
-            Self::Json(e) => e.fmt(f),
-            Self::Invalid(message) => f.write_str(message),
-            Self::At { place, source } => write!(f, "{place}: {source}"),
+/// Declares [`ExperimentError`] with one variant per wrapped error type, its `From` impls, and
+/// the wrapped error as `Display` and `source`, from one list.
+macro_rules! experiment_error {
+    ($($variant:ident($ty:ty)),* $(,)?) => {
+        /// What went wrong in a run, from the crate where it happened; [`Context::context`]
+        /// adds where.
+        #[derive(Debug)]
+        pub enum ExperimentError {
+            $($variant($ty),)*
+            /// A check of this crate's own, in words.
+            Invalid(String),
+            /// `source`, and where it happened (a field, a method and seed, a file).
+            At {
+                place: String,
+                source: Box<ExperimentError>,
+            },
         }
-    }
-}
 
-impl std::error::Error for ExperimentError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Self::Config(e) => Some(e),
-            Self::Data(e) => Some(e),
-            Self::Backbone(e) => Some(e),
-            Self::Import(e) => Some(e),
-            Self::Train(e) => Some(e),
-            Self::Hydra(e) => Some(e),
-            Self::Lora(e) => Some(e),
-            Self::HetDpt(e) => Some(e),
-            Self::Metrics(e) => Some(e),
-            Self::Io(e) => Some(e),
-            Self::Json(e) => Some(e),
-            Self::Invalid(_) => None,
-            Self::At { source, .. } => Some(source.as_ref()),
+        impl ExperimentError {
+            /// The error of another crate this one wraps, if it is one.
+            fn wrapped(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                match self {
+                    $(Self::$variant(e) => Some(e),)*
+                    Self::Invalid(_) | Self::At { .. } => None,
+                }
+            }
         }
-    }
-}
 
-macro_rules! from {
-    ($($variant:ident($ty:ty)),* $(,)?) => {$(
-        impl From<$ty> for ExperimentError {
+        $(impl From<$ty> for ExperimentError {
             fn from(e: $ty) -> Self {
                 Self::$variant(e)
             }
-        }
-    )*};
+        })*
+    };
 }
 
-from!(
+experiment_error!(
     Config(ConfigError),
     Data(data::DataError),
     Backbone(backbone::BackboneError),
@@ -147,6 +103,35 @@ from!(
     Io(std::io::Error),
     Json(serde_json::Error),
 );
+
+impl ExperimentError {
+    /// An error found by this crate's own checks.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::Invalid(message.into())
+    }
+}
+
+impl fmt::Display for ExperimentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(e) = self.wrapped() {
+            return e.fmt(f);
+        }
+        match self {
+            Self::At { place, source } => write!(f, "{place}: {source}"),
+            Self::Invalid(message) => f.write_str(message),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl std::error::Error for ExperimentError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::At { source, .. } => Some(source.as_ref()),
+            _ => self.wrapped(),
+        }
+    }
+}
 
 /// The result type of the experiment layer.
 pub type Result<T, E = ExperimentError> = std::result::Result<T, E>;

@@ -102,7 +102,7 @@ name = "hydra_taylor"
 kind = "hydra"
 members = 2
 keep = 6
-calibration = 8
+calibration_samples = 8
 finetune = "encoder"
 train = { epochs = 1 }
 
@@ -113,7 +113,7 @@ members = 2
 importance = "circuit"
 importance_params = { objective = "loss", samples = 4, n = 2 }
 keep = 6
-calibration = 4
+calibration_samples = 4
 bootstrap = false
 temperature = 0.5
 finetune = "head"

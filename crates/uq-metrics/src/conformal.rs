@@ -2,9 +2,6 @@
 //! on a non-conformity score, fitted on a calibration set, gives sets that hold the label with
 //! probability at least `1 - alpha` on exchangeable data.
 
-use std::fmt;
-use std::str::FromStr;
-
 use serde::{Deserialize, Serialize};
 
 use crate::classification::check_labels;
@@ -25,36 +22,7 @@ pub enum ConformalScore {
     Aps,
 }
 
-impl ConformalScore {
-    /// Every score, in declaration order.
-    pub const ALL: [ConformalScore; 2] = [ConformalScore::Thr, ConformalScore::Aps];
-
-    /// The names `FromStr` accepts, in the order of [`ConformalScore::ALL`].
-    pub const NAMES: [&'static str; 2] = ["thr", "aps"];
-
-    /// The name `FromStr` accepts for this score.
-    pub fn name(self) -> &'static str {
-        Self::NAMES[self as usize]
-    }
-}
-
-impl fmt::Display for ConformalScore {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for ConformalScore {
-    type Err = MetricsError;
-
-    fn from_str(s: &str) -> Result<Self> {
-        Self::NAMES
-            .iter()
-            .position(|&name| name == s)
-            .map(|i| Self::ALL[i])
-            .ok_or_else(|| MetricsError::UnknownConformalScore(s.to_string()))
-    }
-}
+crate::names::named!(ConformalScore, UnknownConformalScore, [Thr => "thr", Aps => "aps"]);
 
 /// Coverage and size of conformal sets on a test set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

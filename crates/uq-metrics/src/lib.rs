@@ -34,6 +34,7 @@ mod conformal;
 mod diversity;
 mod error;
 mod input;
+mod names;
 mod nonfinite;
 mod ood;
 mod report;

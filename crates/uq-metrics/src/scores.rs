@@ -1,8 +1,5 @@
 //! Per-sample uncertainty scores for OOD detection; every score is "higher = more OOD".
 
-use std::fmt;
-use std::str::FromStr;
-
 use serde::Serialize;
 
 use crate::classification::top_label;
@@ -32,52 +29,19 @@ pub enum Score {
     MemberVariance,
 }
 
-impl Score {
-    /// Every score, in declaration order.
-    pub const ALL: [Score; 7] = [
-        Score::Msp,
-        Score::Entropy,
-        Score::MutualInfo,
-        Score::MaxLogit,
-        Score::Energy,
-        Score::Disagreement,
-        Score::MemberVariance,
-    ];
-
-    /// The names `FromStr` accepts, in the order of [`Score::ALL`].
-    pub const NAMES: [&'static str; 7] = [
-        "msp",
-        "entropy",
-        "mutual_info",
-        "max_logit",
-        "energy",
-        "disagreement",
-        "member_variance",
-    ];
-
-    /// The name `FromStr` accepts for this score.
-    pub fn name(self) -> &'static str {
-        Self::NAMES[self as usize]
-    }
-}
-
-impl fmt::Display for Score {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Score {
-    type Err = MetricsError;
-
-    fn from_str(s: &str) -> Result<Self> {
-        Self::NAMES
-            .iter()
-            .position(|&name| name == s)
-            .map(|i| Self::ALL[i])
-            .ok_or_else(|| MetricsError::UnknownScore(s.to_string()))
-    }
-}
+crate::names::named!(
+    Score,
+    UnknownScore,
+    [
+        Msp => "msp",
+        Entropy => "entropy",
+        MutualInfo => "mutual_info",
+        MaxLogit => "max_logit",
+        Energy => "energy",
+        Disagreement => "disagreement",
+        MemberVariance => "member_variance",
+    ]
+);
 
 /// What a score may be computed from. `Msp` and `Entropy` use `probs` when given, otherwise
 /// the mean of `members`; `MutualInfo`, `Disagreement` and `MemberVariance` need `members`;
