@@ -114,7 +114,7 @@ impl ExperimentError {
 impl fmt::Display for ExperimentError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(e) = self.wrapped() {
-            return e.fmt(f);
+            return fmt::Display::fmt(e, f);
         }
         match self {
             Self::At { place, source } => write!(f, "{place}: {source}"),
