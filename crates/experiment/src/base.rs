@@ -14,6 +14,7 @@ use train::{Data, mix};
 use crate::cache::{Fit, Trainer, fingerprint};
 use crate::config::ExperimentConfig;
 use crate::error::{Context, ExperimentError, Result};
+use crate::results::TrainCost;
 use crate::workers::{Job, Pool};
 
 /// How base models are made; pretrained models get a fresh head.
@@ -137,9 +138,11 @@ impl BaseSpec {
     }
 }
 
-/// The seed's trained base models and the cache fingerprint of the first.
+/// The seed's trained base models, what training each cost, and the cache fingerprint of the
+/// first.
 pub struct Base {
     pub models: Vec<Classifier>,
+    pub costs: Vec<TrainCost>,
     pub fingerprint: String,
 }
 
@@ -157,13 +160,14 @@ pub fn base_models(
 ) -> Result<Base> {
     let mut base = Base {
         models: Vec::with_capacity(n),
+        costs: Vec::with_capacity(n),
         fingerprint: String::new(),
     };
     for k in 0..n {
         if let Some(pool) = pool {
             pool.claim(Job::Base(k));
         }
-        let (model, fingerprint) = train_base(config, trainer, spec, train, seed, k, device)?;
+        let (model, fingerprint, cost) = train_base(config, trainer, spec, train, seed, k, device)?;
         if let Some(pool) = pool {
             pool.done(Job::Base(k));
         }
@@ -171,6 +175,7 @@ pub fn base_models(
             base.fingerprint = fingerprint;
         }
         base.models.push(model);
+        base.costs.push(cost);
     }
     Ok(base)
 }
@@ -184,7 +189,7 @@ pub fn needed_base_models(config: &ExperimentConfig) -> usize {
 }
 
 /// Base model `k` of the seed, trained (a pretrained one: fine-tuned) with the experiment's
-/// recipe or read back from the cache; also returns its cache fingerprint.
+/// recipe or read back from the cache; also returns its cache fingerprint and training cost.
 pub fn train_base(
     config: &ExperimentConfig,
     trainer: &Trainer,
@@ -193,7 +198,7 @@ pub fn train_base(
     seed: u64,
     k: usize,
     device: &Device,
-) -> Result<(Classifier, String)> {
+) -> Result<(Classifier, String, TrainCost)> {
     let member_seed = if k == 0 { seed } else { mix(seed, k as u64) };
     let identity = serde_json::json!({
         "backbone": spec.identity(),
@@ -209,7 +214,7 @@ pub fn train_base(
     let autodiff = device.clone().autodiff();
     autodiff.seed(member_seed);
     let model = spec.init(config, member_seed, &autodiff)?;
-    let model = trainer.fit(
+    let (model, cost) = trainer.fit(
         model,
         data,
         Fit {
@@ -221,7 +226,7 @@ pub fn train_base(
             device: &autodiff,
         },
     )?;
-    Ok((model.valid(), fingerprint(&identity)))
+    Ok((model.valid(), fingerprint(&identity), cost))
 }
 
 /// The side of the dataset's square images.

@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use burn::tensor::Device;
 use train::{Checkpoint, Data, Distill, FitOptions, TrainConfig, Trainable, fit};
 
-use crate::error::Result;
+use crate::error::{Context, Result};
+use crate::results::TrainCost;
 
 /// Trains models with checkpoints in the cache.
 pub struct Trainer {
@@ -29,22 +30,43 @@ pub struct Fit<'a> {
 }
 
 impl Trainer {
-    /// Trains `model` on `data`, resuming from (or reading back) the cached checkpoint.
-    pub fn fit<M: Trainable>(&self, model: M, data: Data<'_>, run: Fit<'_>) -> Result<M> {
+    /// Trains `model` on `data`, resuming from (or reading back) the cached checkpoint; also
+    /// returns what the training cost (read from the checkpoint, so a cached model costs what
+    /// training it did).
+    pub fn fit<M: Trainable>(
+        &self,
+        model: M,
+        data: Data<'_>,
+        run: Fit<'_>,
+    ) -> Result<(M, TrainCost)> {
         let fingerprint = fingerprint(run.identity);
+        let checkpoint = Checkpoint::new(self.cache_root.join(&fingerprint), fingerprint);
         let options = FitOptions {
             device: run.device.clone(),
             seed: run.seed,
             label: run.label,
-            checkpoint: Some(Checkpoint::new(
-                self.cache_root.join(&fingerprint),
-                fingerprint,
-            )),
+            checkpoint: Some(checkpoint.clone()),
             quiet: self.quiet,
             stop_after: None,
             distill: run.distill,
         };
-        Ok(fit(model, data, run.config, &options)?)
+        let model = fit(model, data, run.config, &options)?;
+        let Some(state) = checkpoint.state()? else {
+            // Nothing to train (no epochs): nothing stored either.
+            return Ok((model, TrainCost::default()));
+        };
+        let stored_bytes = match checkpoint.last_model()? {
+            Some(path) => std::fs::metadata(&path).context(path.display())?.len(),
+            None => 0,
+        };
+        let cost = TrainCost {
+            wall_seconds: state.totals.wall_seconds,
+            steps: state.totals.steps,
+            samples: state.totals.samples,
+            stored_bytes,
+            trainings: 1,
+        };
+        Ok((model, cost))
     }
 }
 

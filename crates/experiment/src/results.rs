@@ -68,6 +68,36 @@ pub struct MethodResult {
     /// Split conformal prediction sets, calibrated on the validation split, on the test set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conformal: Option<ConformalReport>,
+    /// What it took to train everything the method stands on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub train_cost: Option<TrainCost>,
+}
+
+/// The training a method stands on: the base models it uses and what it trains itself, each
+/// counted in full even when read back from the cache (it is the training the result needs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TrainCost {
+    /// Wall seconds of the training epochs, as measured when they ran.
+    pub wall_seconds: f64,
+    /// Optimiser steps.
+    pub steps: u64,
+    /// Training samples seen (with repeats over epochs).
+    pub samples: u64,
+    /// Bytes of the trained weights a user keeps to have the method (one checkpoint per
+    /// training: base models, members, adapters).
+    pub stored_bytes: u64,
+    /// Trainings (models or adapter sets trained).
+    pub trainings: usize,
+}
+
+impl std::ops::AddAssign for TrainCost {
+    fn add_assign(&mut self, other: Self) {
+        self.wall_seconds += other.wall_seconds;
+        self.steps += other.steps;
+        self.samples += other.samples;
+        self.stored_bytes += other.stored_bytes;
+        self.trainings += other.trainings;
+    }
 }
 
 /// Diversity on the test set (with the ensemble gain), and per OOD set (no labels there, so

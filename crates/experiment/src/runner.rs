@@ -113,6 +113,7 @@ impl<'a> Setup<'a> {
             device: &self.device,
             trainer: &self.trainer,
             base_fingerprint: &base.fingerprint,
+            trained: Default::default(),
         }
     }
 }
@@ -223,8 +224,13 @@ fn run_seed(
                 pool.pause();
             }
         }
-        let built =
-            (spec.method.build(&setup.context(spec, &data, &base, seed))).context(&place)?;
+        let ctx = setup.context(spec, &data, &base, seed);
+        let built = spec.method.build(&ctx).context(&place)?;
+        // The base models the method uses, and what it trained itself.
+        let mut train_cost = ctx.trained.into_inner();
+        for cost in &base.costs[..spec.method.base_models()] {
+            train_cost += *cost;
+        }
         if let Some(pool) = &pool {
             pool.done(Job::Method(i));
             if timing {
@@ -246,6 +252,7 @@ fn run_seed(
                 None => spec.name.clone(),
             };
             result.kind = spec.kind.to_string();
+            result.train_cost = Some(train_cost);
             result.extra = built.extra.clone();
             result
                 .extra

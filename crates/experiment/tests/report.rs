@@ -79,6 +79,13 @@ fn run(
         temperature: None,
         diversity: None,
         conformal: None,
+        train_cost: Some(experiment::TrainCost {
+            wall_seconds: params as f64 / 50.0,
+            steps: params,
+            samples: 32 * params,
+            stored_bytes: 4 * params,
+            trainings: members,
+        }),
     }
 }
 
@@ -255,6 +262,13 @@ fn summary_json_has_exactly_the_contract_keys() {
         let mut want = set(&base);
         if !src.extra.is_empty() {
             want.insert("extra");
+        }
+        if src.train_cost.is_some() {
+            want.insert("train_cost");
+            assert_eq!(
+                keys(&m["train_cost"]),
+                set(&["wall_seconds", "steps", "samples", "stored_bytes", "trainings"])
+            );
         }
         assert_eq!(keys(m), want);
         assert_eq!(
@@ -589,4 +603,16 @@ fn comparisons_pair_seeds_and_the_report_counts_verdicts() {
     let of_ens = s.comparisons.iter().filter(|c| c.method == "ens").count();
     assert_eq!(wins + ties + losses, of_ens);
     assert!(wins >= 1 && ties >= 1, "{counts:?}");
+}
+
+/// The training-cost table: each column as ×single, from the summary's numbers.
+#[test]
+fn training_cost_is_shown_against_single() {
+    let md = render_markdown(&summary());
+    let ens = row(&md, "## Training cost", "ens");
+    // ens: 3 trainings of 300 steps (single: 1 of 100), the same over both seeds.
+    assert_eq!(ens[1..3], ["3", "3.00×"]);
+    assert_eq!(ens[5..7], ["300", "3.00×"]);
+    let mcd = row(&md, "## Training cost", "mcd");
+    assert_eq!(mcd[5..7], ["100", "1.00×"]);
 }

@@ -110,9 +110,12 @@ fn writes_the_output_contract_and_repeats_exactly() {
     // Same seed, fresh cache (so everything is trained again): identical metrics.
     let second = run(&config, &options(b.path())).unwrap();
     assert_eq!(metrics(&first.summary), metrics(&second.summary));
-    // Reusing the first cache skips training and still gives the same metrics.
+    // Reusing the first cache skips training and still gives the same metrics, and counts the
+    // training the cached models stand for.
     let cached = run(&config, &options(a.path())).unwrap();
     assert_eq!(metrics(&first.summary), metrics(&cached.summary));
+    let train_costs = |s: &Summary| s.methods.iter().map(|m| m.train_cost).collect::<Vec<_>>();
+    assert_eq!(train_costs(&first.summary), train_costs(&cached.summary));
     assert_ne!(cached.dir, first.dir, "each run gets its own folder");
 }
 
@@ -232,6 +235,26 @@ fn calibrated_entries_diversity_and_comparisons() {
             assert!((0.0..=1.0).contains(&conformal.coverage));
             assert!((0.0..=10.0).contains(&conformal.set_size));
         }
+    }
+    // Training cost: the Deep Ensemble stands on two trainings of the base recipe (300
+    // samples in batches of 50, one epoch: 6 steps each), single and MC Dropout on one.
+    for seed in [3, 4] {
+        let cost = |name: &str| find(name, seed).train_cost.unwrap();
+        let single = cost("single");
+        assert_eq!(
+            (single.trainings, single.steps, single.samples),
+            (1, 6, 300)
+        );
+        assert!(single.wall_seconds > 0.0 && single.stored_bytes > 0);
+        let de = cost("deep_ensemble");
+        assert_eq!((de.trainings, de.steps, de.samples), (2, 12, 600));
+        assert_eq!(
+            de.stored_bytes,
+            2 * single.stored_bytes,
+            "two checkpoints alike"
+        );
+        assert_eq!(cost("mc_dropout"), single);
+        assert_eq!(cost("deep_ensemble+ts"), de);
     }
     // Every other method against the Deep Ensemble, paired by seed.
     let c = (s.comparisons.iter())

@@ -22,6 +22,17 @@ pub struct CheckpointState {
     pub epochs_done: usize,
     /// Identifies the run (recipe, data, seed): a checkpoint of another run is never resumed.
     pub fingerprint: String,
+    /// What the epochs done cost, summed over every session that trained them.
+    #[serde(default)]
+    pub totals: TrainTotals,
+}
+
+/// The cost of training so far: wall seconds of the epochs, optimiser steps, samples seen.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct TrainTotals {
+    pub wall_seconds: f64,
+    pub steps: u64,
+    pub samples: u64,
 }
 
 /// A checkpoint folder.
@@ -63,12 +74,18 @@ impl Checkpoint {
         Ok(Some(state))
     }
 
-    /// Saves model and optimiser after `epochs_done` epochs.
+    /// The model file of the last checkpoint, if there is one.
+    pub fn last_model(&self) -> Result<Option<PathBuf>, TrainError> {
+        Ok(self.state()?.map(|s| self.model_path(s.epochs_done)))
+    }
+
+    /// Saves model and optimiser after `epochs_done` epochs, which cost `totals`.
     pub fn save<M: Module + Clone>(
         &self,
         model: &M,
         optim: &ModuleOptimizer,
         epochs_done: usize,
+        totals: TrainTotals,
     ) -> Result<(), TrainError> {
         fs::create_dir_all(&self.dir).map_err(|e| TrainError::io(&self.dir, e))?;
         let record = |r: Result<burn::tensor::Bytes, burn::store::RecordError>| {
@@ -83,6 +100,7 @@ impl Checkpoint {
         let state = CheckpointState {
             epochs_done,
             fingerprint: self.fingerprint.clone(),
+            totals,
         };
         let state_path = self.dir.join("state.json");
         let json = serde_json::to_vec_pretty(&state).expect("state serialises");

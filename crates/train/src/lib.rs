@@ -17,7 +17,7 @@ mod schedule;
 mod trainer;
 
 pub use atomic::{atomic_write, with_path};
-pub use checkpoint::{Checkpoint, CheckpointState};
+pub use checkpoint::{Checkpoint, CheckpointState, TrainTotals};
 pub use config::TrainConfig;
 pub use error::TrainError;
 pub use loss::{cross_entropy, distillation};

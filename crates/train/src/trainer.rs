@@ -12,7 +12,7 @@ use data::{
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
-use crate::checkpoint::Checkpoint;
+use crate::checkpoint::{Checkpoint, TrainTotals};
 use crate::config::TrainConfig;
 use crate::error::TrainError;
 use crate::loss::{cross_entropy, distillation};
@@ -264,10 +264,12 @@ pub fn fit<'a, M: Trainable>(
         .init();
 
     let mut start = 0;
+    let mut totals = TrainTotals::default();
     if let Some(checkpoint) = &opts.checkpoint
         && let Some((m, o, done)) = checkpoint.load(model.clone(), optim.clone())?
     {
         (model, optim, start) = (m, o, done);
+        totals = checkpoint.state()?.map(|s| s.totals).unwrap_or_default();
     }
     let augment_config = AugmentConfig {
         pad: config.crop_padding,
@@ -291,6 +293,7 @@ pub fn fit<'a, M: Trainable>(
         device.seed(epoch_seed);
         let mut rng = StdRng::seed_from_u64(epoch_seed ^ 0x05EE_DA06);
         progress.start_epoch(epoch);
+        let started = std::time::Instant::now();
         for (i, indices) in plan.epoch(epoch as u64).enumerate() {
             let step = epoch * steps_per_epoch + i;
             let input = data.batch(
@@ -328,10 +331,13 @@ pub fn fit<'a, M: Trainable>(
             let lr = cosine_with_warmup(config.lr, step, warmup, total_steps);
             model = optim.step(lr, model, grads);
             progress.step(i, loss_value, correct, indices.len());
+            totals.steps += 1;
+            totals.samples += indices.len() as u64;
         }
         progress.end_epoch();
+        totals.wall_seconds += started.elapsed().as_secs_f64();
         if let Some(checkpoint) = &opts.checkpoint {
-            checkpoint.save(&model, &optim, epoch + 1)?;
+            checkpoint.save(&model, &optim, epoch + 1, totals)?;
         }
     }
     Ok(model)

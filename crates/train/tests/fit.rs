@@ -211,7 +211,10 @@ fn resumed_run_equals_uninterrupted_run() {
         ..options(&device, Some(checkpoint.clone()))
     };
     fit(model(&device), data, &recipe(3), &killed).unwrap();
-    assert_eq!(checkpoint.state().unwrap().unwrap().epochs_done, 1);
+    let after_one = checkpoint.state().unwrap().unwrap();
+    assert_eq!(after_one.epochs_done, 1);
+    // 64 samples in batches of 16: 4 steps and 64 samples an epoch.
+    assert_eq!((after_one.totals.steps, after_one.totals.samples), (4, 64));
     // A fresh process: a freshly initialised model, then the checkpoint takes over.
     let resumed = fit(
         model(&device),
@@ -220,7 +223,11 @@ fn resumed_run_equals_uninterrupted_run() {
         &options(&device, Some(checkpoint.clone())),
     )
     .unwrap();
-    assert_eq!(checkpoint.state().unwrap().unwrap().epochs_done, 3);
+    let done = checkpoint.state().unwrap().unwrap();
+    assert_eq!(done.epochs_done, 3);
+    // The totals carry over the interruption: what the three epochs cost, not the last two.
+    assert_eq!((done.totals.steps, done.totals.samples), (12, 192));
+    assert!(done.totals.wall_seconds > after_one.totals.wall_seconds);
     assert_eq!(
         params(&resumed),
         params(&straight),

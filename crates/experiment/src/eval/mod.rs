@@ -160,6 +160,7 @@ impl Evaluator<'_> {
             temperature: None,
             diversity: diversity_metrics(&p.test, &named)?,
             conformal,
+            train_cost: None,
         })
     }
 

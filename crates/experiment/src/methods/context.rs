@@ -1,5 +1,6 @@
 //! What a method sees while it is built, and what it hands back.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use backbone::{Classifier, ViTConfig, VisionTransformer};
@@ -11,6 +12,7 @@ use super::MethodSpec;
 use crate::cache::{Fit, Trainer, fnv1a};
 use crate::data::Prep;
 use crate::error::{ExperimentError, Result};
+use crate::results::TrainCost;
 
 /// One seed's view of the experiment, given to [`super::Method::build`]: the base models and the
 /// training and validation data, never the evaluation sets.
@@ -37,6 +39,8 @@ pub struct Context<'a> {
     pub(crate) trainer: &'a Trainer,
     /// The cache fingerprint of `base[0]`, so that derived models are cached per base model.
     pub(crate) base_fingerprint: &'a str,
+    /// What the method's own trainings ([`Context::fit`]) cost so far.
+    pub(crate) trained: RefCell<TrainCost>,
 }
 
 /// What a method builds: the model to evaluate plus what it wants kept with the results.
@@ -154,7 +158,7 @@ impl<'a> Context<'a> {
             "data": [data.name(), data.len()],
             "distill": distill.as_ref().map(|d| [d.alpha, d.temperature]),
         });
-        self.trainer.fit(
+        let (model, cost) = self.trainer.fit(
             model,
             data,
             Fit {
@@ -165,6 +169,8 @@ impl<'a> Context<'a> {
                 distill,
                 device: &self.autodiff(),
             },
-        )
+        )?;
+        *self.trained.borrow_mut() += cost;
+        Ok(model)
     }
 }

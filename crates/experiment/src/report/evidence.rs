@@ -11,6 +11,7 @@ use crate::results::{Comparison, Summary};
 /// Appends every evidence section the summary has data for.
 pub(super) fn render(out: &mut String, summary: &Summary, groups: &[Group]) {
     latency_spread(out, groups);
+    training(out, groups);
     diversity(out, summary, groups);
     conformal(out, groups);
     comparisons(out, summary);
@@ -45,6 +46,58 @@ fn latency_spread(out: &mut String, groups: &[Group]) {
             ),
             spread(|c| c.latency_ms_q1, |c| c.latency_ms, |c| c.latency_ms_q3),
         ]
+    });
+    md_table(out, &header, &rows, 1);
+}
+
+/// A training-cost column: header, unit, and how to read it.
+type TrainColumn = (&'static str, Unit, fn(&crate::results::TrainCost) -> f64);
+
+const TRAINING: [TrainColumn; 5] = [
+    ("Trainings", Unit::Count, |c| c.trainings as f64),
+    ("Wall (s)", Unit::Seconds, |c| c.wall_seconds),
+    ("Optimiser steps", Unit::Count, |c| c.steps as f64),
+    ("Samples seen", Unit::Count, |c| c.samples as f64),
+    ("Stored (MiB)", Unit::Mib, |c| c.stored_bytes as f64),
+];
+
+fn training(out: &mut String, groups: &[Group]) {
+    if !(groups.iter()).any(|g| g.runs.iter().any(|r| r.train_cost.is_some())) {
+        return;
+    }
+    out.push_str(
+        "## Training cost
+
+",
+    );
+    out.push_str(
+        "Everything a method stands on: the base models it uses (a Deep Ensemble's M) and what it \
+         trains itself (fine-tuned members, adapters, models trained from scratch), each counted \
+         in full even when read back from the cache. Wall seconds are those of the training \
+         epochs when they ran; samples seen count repeats over epochs (the training budget); \
+         stored is the trained weights a user keeps to have the method. ×single is the ratio to \
+         the `single` method.\n\n",
+    );
+    let base = groups.iter().find(|g| g.kind == super::BASELINE_KIND);
+    let mut header = vec!["Method".to_string()];
+    for (name, ..) in TRAINING {
+        header.push(name.to_string());
+        if base.is_some() {
+            header.push("×single".to_string());
+        }
+    }
+    let rows = method_rows(groups, |g| {
+        let mut row = Vec::new();
+        for (_, unit, f) in TRAINING {
+            let value = |g: &Group| g.stat(|r| r.train_cost.as_ref().map(f));
+            let stat = value(g);
+            let ratio = base.map(|b| super::ratio(stat.as_ref(), value(b).as_ref()));
+            row.push(cell(stat, unit));
+            if let Some(ratio) = ratio {
+                row.push(ratio.map_or(NA.to_string(), |x| format!("{x:.2}×")));
+            }
+        }
+        row
     });
     md_table(out, &header, &rows, 1);
 }

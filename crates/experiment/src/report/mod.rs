@@ -107,6 +107,8 @@ enum Unit {
     Count,
     /// Bytes shown in MiB, 2 decimals.
     Mib,
+    /// Seconds, 1 decimal.
+    Seconds,
 }
 
 impl Unit {
@@ -115,6 +117,7 @@ impl Unit {
             Unit::Percent => format!("{:.2}", 100.0 * x),
             Unit::Plain => format!("{x:.4}"),
             Unit::Mib => format!("{:.2}", x / (1u64 << 20) as f64),
+            Unit::Seconds => format!("{x:.1}"),
             Unit::Count => {
                 let scaled = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
                     .into_iter()
