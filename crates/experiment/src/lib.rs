@@ -21,6 +21,7 @@ pub mod eval;
 pub mod memory;
 pub mod methods;
 pub mod npy;
+pub mod prep;
 pub mod report;
 pub mod results;
 pub mod runner;

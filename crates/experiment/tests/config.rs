@@ -158,3 +158,60 @@ fn every_experiment_file_in_the_repository_is_valid() {
     }
     assert!(n >= 4, "found {n} experiment files in {}", dir.display());
 }
+
+#[test]
+fn eval_section_and_calibration_are_checked() {
+    let c = ExperimentConfig::parse(VALID).unwrap();
+    assert_eq!(
+        (
+            c.eval.reference.as_str(),
+            c.eval.conformal_alpha,
+            c.eval.timing_rounds
+        ),
+        ("deep_ensemble", 0.1, 9),
+        "[eval] defaults"
+    );
+    let with_eval = |eval: &str| {
+        VALID.replace(
+            "[[method]]\nkind = \"single\"",
+            &format!("[eval]\n{eval}\n\n[[method]]\nkind = \"single\""),
+        )
+    };
+    let e = error_of(&with_eval("conformal_alpha = 1.5"));
+    assert!(
+        e.contains("eval.conformal_alpha") && e.contains("(0, 1)"),
+        "{e}"
+    );
+    let e = error_of(&with_eval("conformal_score = \"raps\""));
+    assert!(e.contains("raps") && e.contains("thr"), "{e}");
+    let e = error_of(&with_eval("calibrate = \"temperature\""));
+    assert!(e.contains("calibrate") && e.contains("reference"), "{e}");
+    let e = error_of(&with_eval("timing_rounds = 0"));
+    assert!(e.contains("eval.timing_rounds"), "{e}");
+    // Temperature scaling needs the validation split it is fitted on.
+    let e = error_of(
+        &with_eval("calibration = \"temperature\"")
+            .replace("[data]\n", "[data]\nval_fraction = 0.0\n"),
+    );
+    assert!(
+        e.contains("data.val_fraction") && e.contains("temperature"),
+        "{e}"
+    );
+    // A method's own key: a string of two values; a number reads as Hydra's old key.
+    let per_method = |value: &str| {
+        VALID.replace(
+            "kind = \"single\"",
+            &format!("kind = \"single\"\ncalibration = {value}"),
+        )
+    };
+    let c = ExperimentConfig::parse(&per_method("\"temperature\"")).unwrap();
+    assert!(c.calibrates(&c.methods[0]) && !c.calibrates(&c.methods[1]));
+    let e = error_of(&per_method("\"platt\""));
+    assert!(e.contains("\"none\" or \"temperature\""), "{e}");
+    let e = error_of(&per_method("256"));
+    assert!(e.contains("calibration_samples"), "{e}");
+    // `single+ts` is the calibrated single's name: no method may take it.
+    let e =
+        error_of(&per_method("\"temperature\"").replace("name = \"mcd\"", "name = \"single+ts\""));
+    assert!(e.contains("`single+ts` is used twice"), "{e}");
+}

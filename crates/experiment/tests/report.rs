@@ -267,7 +267,13 @@ fn summary_json_has_exactly_the_contract_keys() {
             want.insert("train_cost");
             assert_eq!(
                 keys(&m["train_cost"]),
-                set(&["wall_seconds", "steps", "samples", "stored_bytes", "trainings"])
+                set(&[
+                    "wall_seconds",
+                    "steps",
+                    "samples",
+                    "stored_bytes",
+                    "trainings"
+                ])
             );
         }
         assert_eq!(keys(m), want);

@@ -11,8 +11,12 @@ use ensembles::EnsembleModel;
 use crate::memory;
 use crate::results::Cost;
 
-/// Calls at batch 1 per model and round (batch-1 calls are short, so a round takes several).
-const B1_CALLS: usize = 3;
+/// Batch-1 calls per timed block: one call takes about a millisecond, too short to time alone
+/// on a shared machine, so each round times a block of them and records the mean call.
+const B1_BLOCK: usize = 10;
+
+/// Batch-1 blocks per model and round: they are cheap, and batch-1 ratios need many.
+const B1_BLOCKS: usize = 3;
 
 /// The cost of each model on `sample` (one evaluation batch of `batch` inputs), its latency from
 /// `rounds` round-robin rounds.
@@ -24,16 +28,19 @@ pub fn costs(
 ) -> Vec<Cost> {
     let one = sample.clone().narrow(0, 1);
     let full = sample.clone().resized(batch);
+    let block = |model: &&dyn EnsembleModel| {
+        (0..B1_BLOCK).for_each(|_| sync(model.member_logits(one.clone())));
+    };
     for model in models {
-        (0..B1_CALLS).for_each(|_| sync(model.member_logits(one.clone())));
+        block(model);
         sync(model.member_logits(full.clone()));
     }
     let mut b1 = vec![Vec::new(); models.len()];
     let mut at_batch = vec![Vec::new(); models.len()];
     for _ in 0..rounds {
         for (i, model) in models.iter().enumerate() {
-            for _ in 0..B1_CALLS {
-                b1[i].push(time_ms(|| sync(model.member_logits(one.clone()))));
+            for _ in 0..B1_BLOCKS {
+                b1[i].push(time_ms(|| block(model)) / B1_BLOCK as f64);
             }
             at_batch[i].push(time_ms(|| sync(model.member_logits(full.clone()))));
         }

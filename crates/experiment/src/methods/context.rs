@@ -10,8 +10,8 @@ use train::{Data, Distill, ImageData, TrainConfig, Trainable, mix};
 
 use super::MethodSpec;
 use crate::cache::{Fit, Trainer, fnv1a};
-use crate::data::Prep;
 use crate::error::{ExperimentError, Result};
+use crate::prep::Prep;
 use crate::results::TrainCost;
 
 /// One seed's view of the experiment, given to [`super::Method::build`]: the base models and the

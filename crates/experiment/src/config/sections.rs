@@ -1,0 +1,140 @@
+//! The sections of an experiment file, each rejecting unknown keys, with their defaults.
+
+use serde::{Deserialize, Serialize};
+use uq_metrics::ConformalScore;
+
+use crate::methods::Calibration;
+
+/// `[eval]`: what the evaluation adds to every method, and how methods are compared and timed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EvalSection {
+    /// `temperature` adds a temperature-scaled entry `<method>+ts` for every method (a method's
+    /// own `calibration` key does it for that method alone).
+    pub calibration: Calibration,
+    /// The method every other is compared with, paired by seed (absent from the run: none).
+    pub reference: String,
+    /// Miscoverage level α of the split conformal prediction sets (in (0, 1)).
+    pub conformal_alpha: f64,
+    /// Conformal score: `thr` (1 − p of the label) or `aps` (cumulative mass up to the label).
+    pub conformal_score: ConformalScore,
+    /// Round-robin rounds of latency timing (each model timed once per round at the evaluation
+    /// batch, and at batch 1 a few times).
+    pub timing_rounds: usize,
+}
+
+impl Default for EvalSection {
+    fn default() -> Self {
+        Self {
+            calibration: Calibration::None,
+            reference: "deep_ensemble".into(),
+            conformal_alpha: 0.1,
+            conformal_score: ConformalScore::Thr,
+            timing_rounds: 9,
+        }
+    }
+}
+
+/// `[experiment]`: name, seeds, device.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentSection {
+    pub name: String,
+    /// One full run (training, methods, evaluation) per seed; results give mean ± std over them.
+    #[serde(default = "default_seeds")]
+    pub seeds: Vec<u64>,
+    /// `flex` (CPU, default), `ndarray`, `wgpu` or `cuda`, as compiled in.
+    #[serde(default = "default_backend")]
+    pub backend: String,
+}
+
+/// `[data]`: the in-distribution set, OOD sets and shift corruptions.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DataSection {
+    /// A catalog name (`uqformer list` shows them).
+    pub dataset: String,
+    /// Fraction of the training set held out for validation (seeded split).
+    #[serde(default = "default_val_fraction")]
+    pub val_fraction: f64,
+    /// OOD sets evaluated against the in-distribution test set.
+    #[serde(default)]
+    pub ood: Vec<String>,
+    /// Corrupted copies of the test set.
+    #[serde(default)]
+    pub shift: Vec<ShiftSpec>,
+    #[serde(default = "default_eval_batch")]
+    pub eval_batch_size: usize,
+    /// OOD score (higher = more likely OOD): msp, entropy, mutual_info, max_logit, energy, ...
+    #[serde(default = "default_score")]
+    pub ood_score: String,
+    /// Use a seeded stratified subset of this many training images (quick runs).
+    #[serde(default)]
+    pub train_limit: Option<usize>,
+    /// Likewise for every evaluation set (ID test, OOD, shifted).
+    #[serde(default)]
+    pub test_limit: Option<usize>,
+    /// Datasets shipped as one file (the text sets): the stratified fraction held out as the
+    /// test set, drawn with a fixed seed so that every experiment seed tests on the same texts.
+    #[serde(default = "default_test_fraction")]
+    pub test_fraction: f64,
+    /// Text: longest token sequence, `[CLS]` and `[SEP]` included (longer texts are cut).
+    #[serde(default = "default_max_tokens")]
+    pub max_tokens: usize,
+}
+
+/// One corruption at one or more severities (1..=5).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShiftSpec {
+    pub corruption: String,
+    pub severities: Vec<u8>,
+}
+
+/// `[backbone]`: a named preset or pretrained weights, its dropout, and optional overrides of the
+/// preset's shape.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BackboneSection {
+    /// A ViT preset (`uqformer list`), trained from scratch; images only, unless `pretrained`.
+    #[serde(default)]
+    pub preset: Option<String>,
+    /// Pretrained weights: a folder under the data root, fine-tuned with a fresh classifier head
+    /// (the checkpoint gives the architecture). Text datasets need a Hugging Face BERT checkpoint
+    /// there (`config.json`, `model.safetensors`, `vocab.txt`, e.g. `all-minilm-l6-v2`); image
+    /// datasets a DINOv2 ONNX file (one `*.onnx`, e.g. `dinov2-s`), at the dataset's image size
+    /// (a multiple of its patch size).
+    #[serde(default)]
+    pub pretrained: Option<String>,
+    #[serde(default)]
+    pub dropout: f64,
+    #[serde(default)]
+    pub attention_dropout: f64,
+    pub patch_size: Option<usize>,
+    pub d_model: Option<usize>,
+    pub n_layers: Option<usize>,
+    pub n_heads: Option<usize>,
+    pub d_mlp: Option<usize>,
+}
+
+fn default_seeds() -> Vec<u64> {
+    vec![0]
+}
+fn default_backend() -> String {
+    "flex".into()
+}
+fn default_val_fraction() -> f64 {
+    0.1
+}
+fn default_eval_batch() -> usize {
+    256
+}
+fn default_score() -> String {
+    "msp".into()
+}
+fn default_test_fraction() -> f64 {
+    0.2
+}
+fn default_max_tokens() -> usize {
+    128
+}

@@ -1,0 +1,67 @@
+//! How a run's samples become model input: images normalised with the training statistics, or
+//! texts tokenised. Kept apart from the data stage so that methods can prepare data they derive
+//! without depending on the experiment's schema.
+
+use data::{Dataset, Normalization, WordPiece};
+use train::{Data, ImageData, TextData};
+
+use crate::error::{Context, Result};
+
+/// How a run's samples become model input: images normalised with the training statistics, or
+/// texts tokenised.
+#[derive(Debug, Clone)]
+pub enum Prep {
+    Pixels(Normalization),
+    Tokens {
+        tokenizer: WordPiece,
+        max_tokens: usize,
+    },
+}
+
+impl Prep {
+    /// `set` ready for batching.
+    ///
+    /// # Panics
+    /// If `set` is of the other modality (the runner prepares each run's sets one way).
+    pub fn data<'a>(&'a self, set: &'a Dataset) -> Data<'a> {
+        match (self, set) {
+            (Self::Pixels(norm), Dataset::Images(set)) => Data::Images(ImageData { set, norm }),
+            (
+                Self::Tokens {
+                    tokenizer,
+                    max_tokens,
+                },
+                Dataset::Text(set),
+            ) => Data::Text(TextData {
+                set,
+                tokenizer,
+                max_tokens: *max_tokens,
+            }),
+            _ => panic!("{}: prepared for the other modality", set.name()),
+        }
+    }
+
+    /// Text: the mean tokenised length of `set` (`[CLS]`, `[SEP]` and the cut included),
+    /// rounded; 0 for images.
+    pub fn mean_tokens(&self, set: &Dataset) -> Result<usize> {
+        let (
+            Self::Tokens {
+                tokenizer,
+                max_tokens,
+            },
+            Dataset::Text(texts),
+        ) = (self, set)
+        else {
+            return Ok(0);
+        };
+        let mut total = 0;
+        for text in &texts.texts {
+            total += tokenizer
+                .encode(text, *max_tokens)
+                .context(&texts.name)?
+                .ids
+                .len();
+        }
+        Ok((total as f64 / texts.len().max(1) as f64).round() as usize)
+    }
+}
