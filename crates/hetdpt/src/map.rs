@@ -38,6 +38,11 @@ pub struct MapFit {
     pub polynomial: Polynomial,
     /// Coefficient of determination on the points it was fitted to.
     pub r_squared: f64,
+    /// Held-out error: each point predicted by the polynomial fitted to the others
+    /// (leave-one-out), as R² over all points and as the largest absolute error. NaN when
+    /// the other points cannot determine the coefficients.
+    pub loo_r_squared: f64,
+    pub loo_max_abs_error: f64,
 }
 
 /// The chosen grid point and why.
@@ -67,7 +72,7 @@ impl Polynomial {
             .map(|&(a, g, _)| terms.iter().map(|&t| eval_term(t, a, g)).collect())
             .collect();
         let y: Vec<f64> = points.iter().map(|p| p.2).collect();
-        let coefficients = least_squares(rows, &y).map_err(|why| {
+        let coefficients = least_squares(rows.clone(), &y).map_err(|why| {
             HetDptError::Invalid(format!(
                 "the MAP fit of degree {degree} ({} coefficients) on {} points failed: {why}",
                 terms.len(),
@@ -83,8 +88,18 @@ impl Polynomial {
             .iter()
             .map(|&(a, g, _)| polynomial.predict(a, g))
             .collect();
+        let held_out = leave_one_out(&rows, &y);
+        let (loo_r_squared, loo_max_abs_error) = match &held_out {
+            Some(p) => (
+                r_squared(&y, p),
+                (y.iter().zip(p)).fold(0.0f64, |m, (y, p)| m.max((y - p).abs())),
+            ),
+            None => (f64::NAN, f64::NAN),
+        };
         Ok(MapFit {
             r_squared: r_squared(&y, &predicted),
+            loo_r_squared,
+            loo_max_abs_error,
             polynomial,
         })
     }
@@ -96,6 +111,23 @@ impl Polynomial {
             .map(|(&t, c)| c * eval_term(t, m_attn, m_act))
             .sum()
     }
+}
+
+/// Each observation predicted by the least-squares fit to all the others; `None` when some
+/// fit without one point is underdetermined.
+fn leave_one_out(rows: &[Vec<f64>], y: &[f64]) -> Option<Vec<f64>> {
+    (0..rows.len())
+        .map(|i| {
+            let others = |k: &usize| *k != i;
+            let x: Vec<Vec<f64>> = (0..rows.len())
+                .filter(others)
+                .map(|k| rows[k].clone())
+                .collect();
+            let t: Vec<f64> = (0..y.len()).filter(others).map(|k| y[k]).collect();
+            let c = least_squares(x, &t).ok()?;
+            Some(rows[i].iter().zip(&c).map(|(x, c)| x * c).sum())
+        })
+        .collect()
 }
 
 fn eval_term([i, j]: [u32; 2], a: f64, g: f64) -> f64 {
@@ -300,6 +332,72 @@ mod tests {
         // A plane cannot follow the quadratic terms: R² < 1 even without noise.
         let plane = Polynomial::fit(&grid_points(known), 1).unwrap();
         assert!(plane.r_squared < 0.999, "{}", plane.r_squared);
+    }
+
+    #[test]
+    fn leave_one_out_errors_match_the_hat_matrix() {
+        // For least squares, the held-out residual of point i is e_i / (1 - h_ii), with h the
+        // diagonal of X (XᵀX)⁻¹ Xᵀ: an identity independent of refitting. Checked on a plane
+        // (X = [1, m_a, m_g]) fitted to noisy points, with (XᵀX)⁻¹ by Cramer's rule.
+        let mut rng = StdRng::seed_from_u64(3);
+        let pts: Vec<_> = grid_points(known)
+            .into_iter()
+            .map(|(a, g, y)| (a, g, y + rng.random_range(-0.02..0.02)))
+            .collect();
+        let fit = Polynomial::fit(&pts, 1).unwrap();
+        let x: Vec<[f64; 3]> = pts.iter().map(|&(a, g, _)| [1.0, a, g]).collect();
+        let mut m = [[0.0; 3]; 3];
+        for r in &x {
+            for i in 0..3 {
+                for j in 0..3 {
+                    m[i][j] += r[i] * r[j];
+                }
+            }
+        }
+        let det = |m: &[[f64; 3]; 3]| {
+            m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1])
+                - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0])
+                + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
+        };
+        let d = det(&m);
+        let mut inv = [[0.0; 3]; 3];
+        for i in 0..3 {
+            for j in 0..3 {
+                // Cofactor C_ji / det: entry (i, j) of the inverse.
+                let minor: Vec<f64> = (0..3)
+                    .filter(|&r| r != j)
+                    .flat_map(|r| (0..3).filter(move |&c| c != i).map(move |c| (r, c)))
+                    .map(|(r, c)| m[r][c])
+                    .collect();
+                let sign = if (i + j) % 2 == 0 { 1.0 } else { -1.0 };
+                inv[i][j] = sign * (minor[0] * minor[3] - minor[1] * minor[2]) / d;
+            }
+        }
+        let mut worst = 0.0f64;
+        let mut ss_res = 0.0;
+        for (r, &(a, g, y)) in x.iter().zip(&pts) {
+            let h: f64 = (0..3)
+                .flat_map(|i| (0..3).map(move |j| (i, j)))
+                .map(|(i, j)| r[i] * inv[i][j] * r[j])
+                .sum();
+            let e = (y - fit.polynomial.predict(a, g)) / (1.0 - h);
+            worst = worst.max(e.abs());
+            ss_res += e * e;
+        }
+        let mean = pts.iter().map(|p| p.2).sum::<f64>() / pts.len() as f64;
+        let ss_tot: f64 = pts.iter().map(|p| (p.2 - mean).powi(2)).sum();
+        assert!(
+            (fit.loo_max_abs_error - worst).abs() < 1e-10,
+            "{fit:?} vs {worst}"
+        );
+        assert!((fit.loo_r_squared - (1.0 - ss_res / ss_tot)).abs() < 1e-10);
+        // Held out, a fit never does better than in sample.
+        assert!(fit.loo_r_squared < fit.r_squared);
+        // An exact polynomial is predicted exactly held out too; too few points: NaN.
+        let exact = Polynomial::fit(&grid_points(known), 2).unwrap();
+        assert!(exact.loo_max_abs_error < 1e-10 && (exact.loo_r_squared - 1.0).abs() < 1e-10);
+        let six = Polynomial::fit(&grid_points(known)[..6], 2);
+        assert!(six.is_err() || six.unwrap().loo_r_squared.is_nan());
     }
 
     #[test]

@@ -57,6 +57,8 @@ impl Method for HetDpt {
             serde_json::json!({
                 "choice": report.choice,
                 "r_squared": report.fit.r_squared,
+                "loo_r_squared": report.fit.loo_r_squared,
+                "loo_max_abs_error": report.fit.loo_max_abs_error,
                 "speedup": report.speedup,
                 "removal": report.removal,
             }),
