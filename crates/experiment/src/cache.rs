@@ -55,10 +55,8 @@ impl Trainer {
             // Nothing to train (no epochs): nothing stored either.
             return Ok((model, TrainCost::default()));
         };
-        let stored_bytes = match checkpoint.last_model()? {
-            Some(path) => std::fs::metadata(&path).context(path.display())?.len(),
-            None => 0,
-        };
+        let path = checkpoint.model_file(&state);
+        let stored_bytes = std::fs::metadata(&path).context(path.display())?.len();
         let cost = TrainCost {
             wall_seconds: state.totals.wall_seconds,
             steps: state.totals.steps,

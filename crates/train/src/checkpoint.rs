@@ -74,9 +74,9 @@ impl Checkpoint {
         Ok(Some(state))
     }
 
-    /// The model file of the last checkpoint, if there is one.
-    pub fn last_model(&self) -> Result<Option<PathBuf>, TrainError> {
-        Ok(self.state()?.map(|s| self.model_path(s.epochs_done)))
+    /// The model file of the checkpoint whose state is `state`.
+    pub fn model_file(&self, state: &CheckpointState) -> PathBuf {
+        self.model_path(state.epochs_done)
     }
 
     /// Saves model and optimiser after `epochs_done` epochs, which cost `totals`.
@@ -109,12 +109,12 @@ impl Checkpoint {
         Ok(())
     }
 
-    /// Loads the checkpoint into `model` and `optim`, returning them with the epochs done.
+    /// Loads the checkpoint into `model` and `optim`, returning them with its state.
     pub fn load<M: Module>(
         &self,
         model: M,
         optim: ModuleOptimizer,
-    ) -> Result<Option<(M, ModuleOptimizer, usize)>, TrainError> {
+    ) -> Result<Option<(M, ModuleOptimizer, CheckpointState)>, TrainError> {
         let Some(state) = self.state()? else {
             return Ok(None);
         };
@@ -128,7 +128,7 @@ impl Checkpoint {
             .map_err(|e| bad(&model_path, e))?;
         let optim_path = self.optim_path(state.epochs_done);
         let optim = optim.load(&optim_path).map_err(|e| bad(&optim_path, e))?;
-        Ok(Some((model, optim, state.epochs_done)))
+        Ok(Some((model, optim, state)))
     }
 
     fn model_path(&self, epoch: usize) -> PathBuf {

@@ -266,10 +266,9 @@ pub fn fit<'a, M: Trainable>(
     let mut start = 0;
     let mut totals = TrainTotals::default();
     if let Some(checkpoint) = &opts.checkpoint
-        && let Some((m, o, done)) = checkpoint.load(model.clone(), optim.clone())?
+        && let Some((m, o, state)) = checkpoint.load(model.clone(), optim.clone())?
     {
-        (model, optim, start) = (m, o, done);
-        totals = checkpoint.state()?.map(|s| s.totals).unwrap_or_default();
+        (model, optim, start, totals) = (m, o, state.epochs_done, state.totals);
     }
     let augment_config = AugmentConfig {
         pad: config.crop_padding,
