@@ -32,19 +32,21 @@ fn metrics(runs: &[MethodResult]) -> Vec<Metric> {
         ));
     }
     if runs.iter().any(|r| !r.shift.is_empty()) {
-        let mean = |f: fn(&crate::results::ShiftMetrics) -> f64| {
-            move |r: &MethodResult| {
-                (!r.shift.is_empty())
-                    .then(|| r.shift.values().map(f).sum::<f64>() / r.shift.len() as f64)
-            }
-        };
         out.push((
             "shift.mean.accuracy".into(),
             true,
-            Box::new(mean(|m| m.accuracy)),
+            Box::new(|r| r.mean_shift(|m| m.accuracy)),
         ));
-        out.push(("shift.mean.nll".into(), false, Box::new(mean(|m| m.nll))));
-        out.push(("shift.mean.ece".into(), false, Box::new(mean(|m| m.ece))));
+        out.push((
+            "shift.mean.nll".into(),
+            false,
+            Box::new(|r| r.mean_shift(|m| m.nll)),
+        ));
+        out.push((
+            "shift.mean.ece".into(),
+            false,
+            Box::new(|r| r.mean_shift(|m| m.ece)),
+        ));
     }
     out
 }

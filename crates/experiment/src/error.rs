@@ -54,8 +54,8 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-/// Declares [`ExperimentError`] with one variant per wrapped error type, its `From` impls, and
-/// the wrapped error as `Display` and `source`, from one list.
+/// Declares [`ExperimentError`] with one variant per wrapped error type, its `From` impls,
+/// `Display` and `source`, from one list.
 macro_rules! experiment_error {
     ($($variant:ident($ty:ty)),* $(,)?) => {
         /// What went wrong in a run, from the crate where it happened; [`Context::context`]
@@ -72,12 +72,22 @@ macro_rules! experiment_error {
             },
         }
 
-        impl ExperimentError {
-            /// The error of another crate this one wraps, if it is one.
-            fn wrapped(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        impl fmt::Display for ExperimentError {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                match self {
+                    $(Self::$variant(e) => fmt::Display::fmt(e, f),)*
+                    Self::Invalid(message) => f.write_str(message),
+                    Self::At { place, source } => write!(f, "{place}: {source}"),
+                }
+            }
+        }
+
+        impl std::error::Error for ExperimentError {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
                 match self {
                     $(Self::$variant(e) => Some(e),)*
-                    Self::Invalid(_) | Self::At { .. } => None,
+                    Self::Invalid(_) => None,
+                    Self::At { source, .. } => Some(source.as_ref()),
                 }
             }
         }
@@ -108,28 +118,6 @@ impl ExperimentError {
     /// An error found by this crate's own checks.
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::Invalid(message.into())
-    }
-}
-
-impl fmt::Display for ExperimentError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(e) = self.wrapped() {
-            return fmt::Display::fmt(e, f);
-        }
-        match self {
-            Self::At { place, source } => write!(f, "{place}: {source}"),
-            Self::Invalid(message) => f.write_str(message),
-            _ => Ok(()),
-        }
-    }
-}
-
-impl std::error::Error for ExperimentError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Self::At { source, .. } => Some(source.as_ref()),
-            _ => self.wrapped(),
-        }
     }
 }
 

@@ -100,6 +100,14 @@ impl std::ops::AddAssign for TrainCost {
     }
 }
 
+impl MethodResult {
+    /// The mean of a shift metric over all shifted sets; `None` without shifted sets.
+    pub fn mean_shift(&self, f: fn(&ShiftMetrics) -> f64) -> Option<f64> {
+        (!self.shift.is_empty())
+            .then(|| self.shift.values().map(f).sum::<f64>() / self.shift.len() as f64)
+    }
+}
+
 /// Diversity on the test set (with the ensemble gain), and per OOD set (no labels there, so
 /// gain and member accuracy are NaN).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

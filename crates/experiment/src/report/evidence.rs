@@ -6,7 +6,7 @@ use std::fmt::Write;
 use super::markdown::{header_with, md_table, md_text, method_rows};
 use super::{Group, NA, Unit, cell, keys};
 use crate::compare::verdict;
-use crate::results::{Comparison, Summary};
+use crate::results::{Comparison, Cost, Summary};
 
 /// Appends every evidence section the summary has data for.
 pub(super) fn render(out: &mut String, summary: &Summary, groups: &[Group]) {
@@ -28,23 +28,19 @@ fn latency_spread(out: &mut String, groups: &[Group]) {
         ["Latency b1 [Q1, Q3]", "Latency [Q1, Q3]"].into_iter(),
     );
     let rows = method_rows(groups, |g| {
-        let spread = |q1: fn(&crate::results::Cost) -> f64,
-                      median: fn(&crate::results::Cost) -> f64,
-                      q3: fn(&crate::results::Cost) -> f64| {
-            let mean =
-                |f: fn(&crate::results::Cost) -> f64| g.stat(|r| Some(f(&r.cost))).map(|s| s.mean);
-            match (mean(q1), mean(median), mean(q3)) {
+        let mean = |f: fn(&Cost) -> f64| g.stat(|r| Some(f(&r.cost))).map(|s| s.mean);
+        let spread =
+            |[q1, median, q3]: [fn(&Cost) -> f64; 3]| match (mean(q1), mean(median), mean(q3)) {
                 (Some(a), Some(m), Some(b)) => format!("{m:.3} [{a:.3}, {b:.3}]"),
                 _ => NA.to_string(),
-            }
-        };
+            };
         vec![
-            spread(
+            spread([
                 |c| c.latency_ms_b1_q1,
                 |c| c.latency_ms_b1,
                 |c| c.latency_ms_b1_q3,
-            ),
-            spread(|c| c.latency_ms_q1, |c| c.latency_ms, |c| c.latency_ms_q3),
+            ]),
+            spread([|c| c.latency_ms_q1, |c| c.latency_ms, |c| c.latency_ms_q3]),
         ]
     });
     md_table(out, &header, &rows, 1);

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::{BASELINE_KIND, Group, NA, Unit, cell, groups, keys, mean_shift, ratio};
+use super::{BASELINE_KIND, Group, NA, Unit, cell, groups, keys, ratio};
 use crate::results::{Cost, IdMetrics, OodMetrics, ShiftMetrics, Summary};
 
 /// A column: header, how to show it, and how to read it from one run's metrics.
@@ -145,7 +145,7 @@ pub fn render_markdown(summary: &Summary) -> String {
             row.extend(
                 SHIFT
                     .iter()
-                    .map(|(_, unit, f)| cell(g.stat(|r| mean_shift(r, *f)), *unit)),
+                    .map(|(_, unit, f)| cell(g.stat(|r| r.mean_shift(*f)), *unit)),
             );
             rows.push(row);
         }

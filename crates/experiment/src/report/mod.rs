@@ -14,7 +14,7 @@ pub use terminal::render_terminal;
 
 use std::collections::BTreeSet;
 
-use crate::results::{MethodResult, ShiftMetrics, Summary};
+use crate::results::{MethodResult, Summary};
 
 const NA: &str = "n/a";
 /// The kind whose cost the ratios are relative to.
@@ -85,11 +85,6 @@ fn keys<'a, I: Iterator<Item = &'a String>>(
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect()
-}
-
-/// One run's mean of a shift metric over all its shifted sets.
-fn mean_shift(r: &MethodResult, f: fn(&ShiftMetrics) -> f64) -> Option<f64> {
-    (!r.shift.is_empty()).then(|| r.shift.values().map(f).sum::<f64>() / r.shift.len() as f64)
 }
 
 fn ratio(stat: Option<&Stat>, base: Option<&Stat>) -> Option<f64> {

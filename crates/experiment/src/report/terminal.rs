@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::{BASELINE_KIND, NA, Unit, groups, keys, mean_cell, mean_shift, ratio};
+use super::{BASELINE_KIND, NA, Unit, groups, keys, mean_cell, ratio};
 use crate::results::{MethodResult, Summary};
 
 /// A compact fixed-width table of the headline means per method, for the end of a run: accuracy,
@@ -41,7 +41,7 @@ pub fn render_terminal(summary: &Summary) -> String {
             }
             if has_shift {
                 row.push(mean_cell(
-                    g.stat(|r| mean_shift(r, |m| m.accuracy)),
+                    g.stat(|r| r.mean_shift(|m| m.accuracy)),
                     Unit::Percent,
                 ));
             }
