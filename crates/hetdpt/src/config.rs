@@ -20,9 +20,10 @@ pub enum Speed {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Budget {
-    /// Maximise predicted accuracy among grid points at least this much faster than the base.
+    /// Maximise predicted accuracy among points (of the whole search range) at least this much
+    /// faster than the base.
     MinSpeedup(f64),
-    /// Maximise speed among grid points whose predicted accuracy is at most this far (a
+    /// Maximise speed among points whose predicted accuracy is at most this far (a
     /// fraction, 0.01 = one point) below the predicted accuracy of the unpruned model.
     MaxAccuracyDrop(f64),
 }

@@ -15,11 +15,10 @@ pub struct MapPoint {
     pub n_act: usize,
     /// Validation accuracy after the point's short fine-tune.
     pub accuracy: f64,
-    /// Median forward latency of the merged model at `latency_batch` (when measured).
-    pub latency_ms: Option<f64>,
     pub flops: u64,
     pub params: usize,
-    /// Speed relative to the unpruned model, by the configured measure.
+    /// FLOPs of the unpruned model over the point's (its latency is measured only if the
+    /// search checks it).
     pub speedup: f64,
 }
 
@@ -45,14 +44,33 @@ pub struct MapFit {
     pub loo_max_abs_error: f64,
 }
 
-/// The chosen grid point and why.
+/// A point of the search range: its removals, the accuracy the polynomial predicts for it, its
+/// FLOP speed-up (exact for the merged model, so free to compute everywhere), and its speed-up
+/// by the configured measure once the search has checked it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Candidate {
+    pub n_attn: usize,
+    pub n_act: usize,
+    pub predicted_accuracy: f64,
+    pub flop_speedup: f64,
+    pub speedup: Option<f64>,
+}
+
+/// The chosen point and why.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Choice {
     pub n_attn: usize,
     pub n_act: usize,
     pub predicted_accuracy: f64,
+    /// By the configured measure (measured latency ratio, or FLOP ratio).
     pub speedup: f64,
     pub reason: String,
+    /// Points of the search range the polynomial scored (measured or not).
+    pub searched: usize,
+    /// Whether the chosen point is one the MAP measured (false: only predicted so far).
+    pub measured_point: bool,
+    /// The candidates whose speed the search checked, in the order it checked them.
+    pub checked: Vec<Candidate>,
 }
 
 fn monomials(degree: usize) -> Vec<[u32; 2]> {
@@ -193,89 +211,118 @@ fn least_squares(rows: Vec<Vec<f64>>, y: &[f64]) -> Result<Vec<f64>, String> {
     Ok(x)
 }
 
-/// Picks the grid point the budget asks for, ranking points by the fitted accuracy at their
-/// ratios (`layers` = L) and their measured speed-up; ties go to the faster point, then to the
-/// more accurate.
+/// Picks the point of `candidates` (the whole search range, scored by the polynomial) that the
+/// budget asks for, checking the speed of only the candidates it considers: `speed` gives the
+/// speed-ups of a chunk of at most `chunk` candidates (timed together on a machine, so the
+/// chunk shares its conditions). Candidates are ranked by their FLOP speed-up, which the
+/// search assumes a measured speed-up does not exceed:
+/// - `min_speedup = s`: among points at least `s`x faster by FLOPs, by predicted accuracy,
+///   chunk after chunk until one is measured at least `s`x faster; if none is, the fastest
+///   checked (or, when no point is fast enough by FLOPs, the fastest of the fastest chunk);
+/// - `max_accuracy_drop = d`: among points predicted within `d` of the unpruned model's
+///   prediction, the FLOP-fastest chunk is checked and its fastest point chosen.
 pub(crate) fn choose(
-    points: &[MapPoint],
-    fit: &Polynomial,
-    layers: usize,
+    mut candidates: Vec<Candidate>,
+    measured: &[(usize, usize)],
     budget: Budget,
-) -> Choice {
-    let l = layers as f64;
-    let predicted = |p: &MapPoint| fit.predict(p.n_attn as f64 / l, p.n_act as f64 / l);
-    let choice = |p: &MapPoint, reason: String| Choice {
-        n_attn: p.n_attn,
-        n_act: p.n_act,
-        predicted_accuracy: predicted(p),
-        speedup: p.speedup,
-        reason,
+    chunk: usize,
+    mut speed: impl FnMut(&[Candidate]) -> Result<Vec<f64>, HetDptError>,
+) -> Result<Choice, HetDptError> {
+    let searched = candidates.len();
+    let mut checked: Vec<Candidate> = Vec::new();
+    let mut check = |group: &[Candidate], checked: &mut Vec<Candidate>| {
+        let speeds = speed(group)?;
+        let done: Vec<Candidate> = (group.iter().zip(speeds))
+            .map(|(c, s)| Candidate {
+                speedup: Some(s),
+                ..c.clone()
+            })
+            .collect();
+        checked.extend(done.iter().cloned());
+        Ok::<_, HetDptError>(done)
     };
-    let by_speed = |a: &&MapPoint, b: &&MapPoint| {
-        a.speedup
-            .total_cmp(&b.speedup)
-            .then(predicted(a).total_cmp(&predicted(b)))
+    let speed_of = |c: &Candidate| c.speedup.expect("checked");
+    let by_accuracy = |a: &Candidate, b: &Candidate| {
+        (b.predicted_accuracy.total_cmp(&a.predicted_accuracy))
+            .then(b.flop_speedup.total_cmp(&a.flop_speedup))
     };
-    let by_accuracy = |a: &&MapPoint, b: &&MapPoint| {
-        predicted(a)
-            .total_cmp(&predicted(b))
-            .then(a.speedup.total_cmp(&b.speedup))
+    let by_flops = |a: &Candidate, b: &Candidate| {
+        (b.flop_speedup.total_cmp(&a.flop_speedup))
+            .then(b.predicted_accuracy.total_cmp(&a.predicted_accuracy))
     };
-    let fastest = || {
-        points
-            .iter()
-            .max_by(by_speed)
-            .expect("the MAP grid has points")
+    let fastest = |cs: &[Candidate]| -> Candidate {
+        cs.iter()
+            .max_by(|a, b| {
+                speed_of(a)
+                    .total_cmp(&speed_of(b))
+                    .then(a.predicted_accuracy.total_cmp(&b.predicted_accuracy))
+            })
+            .expect("a checked chunk is not empty")
+            .clone()
     };
-    match budget {
-        Budget::MinSpeedup(s) => match points.iter().filter(|p| p.speedup >= s).max_by(by_accuracy)
-        {
-            Some(p) => choice(
-                p,
-                format!("highest predicted accuracy among the points at least {s}x faster"),
-            ),
-            None => {
-                let p = fastest();
-                choice(
-                    p,
-                    format!(
-                        "no grid point reaches the {s}x speed-up asked for; chose the fastest \
-                         ({:.3}x)",
-                        p.speedup
-                    ),
-                )
+    let (pick, reason) = match budget {
+        Budget::MinSpeedup(s) => {
+            let (mut fast, mut slow): (Vec<_>, Vec<_>) =
+                candidates.drain(..).partition(|c| c.flop_speedup >= s);
+            fast.sort_by(by_accuracy);
+            let mut found = None;
+            for group in fast.chunks(chunk.max(1)) {
+                let done = check(group, &mut checked)?;
+                if let Some(c) = done.into_iter().find(|c| speed_of(c) >= s) {
+                    found = Some(c);
+                    break;
+                }
             }
-        },
-        Budget::MaxAccuracyDrop(d) => {
-            let floor = fit.predict(0.0, 0.0) - d;
-            match points
-                .iter()
-                .filter(|p| predicted(p) >= floor)
-                .max_by(by_speed)
-            {
-                Some(p) => choice(
-                    p,
+            match found {
+                Some(c) => (
+                    c,
                     format!(
-                        "fastest point whose predicted accuracy is at least {floor:.4} (the \
-                         unpruned model's prediction minus {d})"
+                        "highest predicted accuracy among the points measured at least {s}x faster"
                     ),
                 ),
                 None => {
-                    let p = points
-                        .iter()
-                        .max_by(by_accuracy)
-                        .expect("the MAP grid has points");
-                    choice(
-                        p,
-                        format!(
-                            "no grid point is predicted within {d} of the unpruned model; chose \
-                             the most accurate"
-                        ),
-                    )
+                    if checked.is_empty() {
+                        slow.sort_by(by_flops);
+                        let n = chunk.max(1).min(slow.len());
+                        check(&slow[..n], &mut checked)?;
+                    }
+                    let c = fastest(&checked);
+                    let reason = format!(
+                        "no point reaches the {s}x speed-up asked for; chose the fastest checked \
+                         ({:.3}x)",
+                        speed_of(&c)
+                    );
+                    (c, reason)
                 }
             }
         }
-    }
+        Budget::MaxAccuracyDrop(d) => {
+            let unpruned = (candidates.iter())
+                .find(|c| c.n_attn == 0 && c.n_act == 0)
+                .map_or(f64::NAN, |c| c.predicted_accuracy);
+            let floor = unpruned - d;
+            // The unpruned point always passes (d >= 0), so the list is never empty.
+            candidates.retain(|c| c.predicted_accuracy >= floor || (c.n_attn, c.n_act) == (0, 0));
+            candidates.sort_by(by_flops);
+            let n = chunk.max(1).min(candidates.len());
+            let done = check(&candidates[..n], &mut checked)?;
+            let reason = format!(
+                "fastest checked point whose predicted accuracy is at least {floor:.4} (the \
+                 unpruned model's prediction minus {d})"
+            );
+            (fastest(&done), reason)
+        }
+    };
+    Ok(Choice {
+        n_attn: pick.n_attn,
+        n_act: pick.n_act,
+        predicted_accuracy: pick.predicted_accuracy,
+        speedup: speed_of(&pick),
+        reason,
+        searched,
+        measured_point: measured.contains(&(pick.n_attn, pick.n_act)),
+        checked,
+    })
 }
 
 #[cfg(test)]
@@ -432,45 +479,117 @@ mod tests {
         assert!(Polynomial::fit(&pts[..3], 2).is_err());
     }
 
-    fn point(n_attn: usize, n_act: usize, speedup: f64) -> MapPoint {
-        MapPoint {
-            n_attn,
-            n_act,
-            accuracy: 0.0,
-            latency_ms: None,
-            flops: 0,
-            params: 0,
-            speedup,
+    /// The (n_a, n_g) range 0..=4 each, predicted 0.9 - 0.2·m_a - 0.4·m_g at L = 4 (attention
+    /// is cheaper to remove), FLOP speed-up 1 + 0.1·n_a + 0.15·n_g.
+    fn range() -> Vec<Candidate> {
+        let mut out = Vec::new();
+        for a in 0..=4 {
+            for g in 0..=4 {
+                out.push(Candidate {
+                    n_attn: a,
+                    n_act: g,
+                    predicted_accuracy: 0.9 - 0.2 * a as f64 / 4.0 - 0.4 * g as f64 / 4.0,
+                    flop_speedup: 1.0 + 0.1 * a as f64 + 0.15 * g as f64,
+                    speedup: None,
+                });
+            }
+        }
+        out
+    }
+
+    /// A measure that gives `factor` of the FLOP speed-up and counts the candidates it timed.
+    fn measure(
+        factor: f64,
+        timed: &mut usize,
+    ) -> impl FnMut(&[Candidate]) -> Result<Vec<f64>, HetDptError> + '_ {
+        move |cs| {
+            *timed += cs.len();
+            Ok(cs.iter().map(|c| c.flop_speedup * factor).collect())
         }
     }
 
     #[test]
-    fn choice_follows_the_budget() {
-        // Accuracy 0.9 - 0.2·m_a - 0.4·m_g with L = 4: attention is cheaper to remove.
-        let fit = Polynomial {
-            degree: 1,
-            terms: vec![[0, 0], [1, 0], [0, 1]],
-            coefficients: vec![0.9, -0.2, -0.4],
-        };
-        let points = vec![
-            point(0, 0, 1.0),
-            point(1, 0, 1.2),
-            point(0, 1, 1.3),
-            point(2, 0, 1.5),
-            point(1, 1, 1.6),
-            point(2, 2, 2.0),
-        ];
-        let c = choose(&points, &fit, 4, Budget::MinSpeedup(1.3));
+    fn choice_follows_the_budget_and_checks_few_candidates() {
+        let grid: Vec<(usize, usize)> =
+            (0..=2).flat_map(|a| (0..=2).map(move |g| (a, g))).collect();
+        // Speed measured as the FLOPs say: 1.3x needs n_a + 1.5·n_g >= 3; the most accurate such
+        // point is (3, 0) at 0.75 (beyond the measured grid), and it is the first one checked.
+        let mut timed = 0;
+        let c = choose(
+            range(),
+            &grid,
+            Budget::MinSpeedup(1.3),
+            4,
+            measure(1.0, &mut timed),
+        )
+        .unwrap();
+        assert_eq!((c.n_attn, c.n_act), (3, 0));
+        assert!((c.predicted_accuracy - 0.75).abs() < 1e-12);
+        assert!((c.speedup - 1.3).abs() < 1e-12);
+        assert_eq!((c.searched, timed, c.checked.len()), (25, 4, 4));
+        assert!(!c.measured_point);
+        // Measured 10% slower than the FLOPs: a point needs 1.3 / 0.9 = 1.444x by FLOPs, and the
+        // most accurate such point (found by brute force) is only the fifth by predicted
+        // accuracy among those 1.3x by FLOPs: the search checks a second chunk.
+        let mut timed = 0;
+        let c = choose(
+            range(),
+            &grid,
+            Budget::MinSpeedup(1.3),
+            4,
+            measure(0.9, &mut timed),
+        )
+        .unwrap();
+        let best = range()
+            .into_iter()
+            .filter(|p| p.flop_speedup * 0.9 >= 1.3)
+            .max_by(|a, b| {
+                a.predicted_accuracy
+                    .total_cmp(&b.predicted_accuracy)
+                    .then(a.flop_speedup.total_cmp(&b.flop_speedup))
+            })
+            .unwrap();
+        assert_eq!((c.n_attn, c.n_act), (best.n_attn, best.n_act));
+        assert_eq!((c.n_attn, c.n_act, timed), (3, 1, 8));
+        assert!(c.speedup >= 1.3);
+        // Out of reach: every point fast enough by FLOPs (only (4, 4)) is checked, and the
+        // fastest checked chosen.
+        let mut timed = 0;
+        let c = choose(
+            range(),
+            &grid,
+            Budget::MinSpeedup(2.0),
+            4,
+            measure(0.5, &mut timed),
+        )
+        .unwrap();
+        assert!(c.reason.contains("no point reaches"), "{}", c.reason);
+        assert_eq!((c.n_attn, c.n_act), (4, 4));
+        assert_eq!(timed, 1);
+        // Nothing fast enough even by FLOPs: the FLOP-fastest chunk is checked.
+        let mut timed = 0;
+        let c = choose(
+            range(),
+            &grid,
+            Budget::MinSpeedup(3.0),
+            4,
+            measure(1.0, &mut timed),
+        )
+        .unwrap();
+        assert_eq!(((c.n_attn, c.n_act), timed), ((4, 4), 4));
+        // Within 0.11 of 0.9 (predicted >= 0.79): (2, 0), (0, 1), (1, 0), (0, 0); the fastest of
+        // that one chunk is (2, 0), a measured point.
+        let mut timed = 0;
+        let c = choose(
+            range(),
+            &grid,
+            Budget::MaxAccuracyDrop(0.11),
+            4,
+            measure(1.0, &mut timed),
+        )
+        .unwrap();
         assert_eq!((c.n_attn, c.n_act), (2, 0));
-        assert!((c.predicted_accuracy - 0.8).abs() < 1e-12);
-        assert_eq!(c.speedup, 1.5);
-        // Within 0.11 of 0.9: (1, 0) at 0.85, (0, 1) and (2, 0) at 0.8; (2, 0) is fastest.
-        let c = choose(&points, &fit, 4, Budget::MaxAccuracyDrop(0.11));
-        assert_eq!((c.n_attn, c.n_act), (2, 0));
-        let c = choose(&points, &fit, 4, Budget::MaxAccuracyDrop(0.06));
-        assert_eq!((c.n_attn, c.n_act), (1, 0));
-        let c = choose(&points, &fit, 4, Budget::MinSpeedup(3.0));
-        assert_eq!((c.n_attn, c.n_act), (2, 2));
-        assert!(c.reason.contains("no grid point"), "{}", c.reason);
+        assert!(c.measured_point);
+        assert_eq!(timed, 4);
     }
 }

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use backbone::{ViTConfig, VisionTransformer};
 use burn::module::Module;
-use burn::tensor::{Device, Tensor};
+use burn::tensor::Device;
 use data::{ImageDataset, SubsetSize, stratified_subset};
 use serde::Serialize;
 use train::{Distill, FitOptions, ImageData, TrainConfig, fit, mix};
@@ -13,10 +13,13 @@ use train::{Distill, FitOptions, ImageData, TrainConfig, fit, mix};
 use crate::config::{HetDptConfig, Speed};
 use crate::error::HetDptError;
 use crate::importance::{RemovalOrder, removal_order};
-use crate::map::{Choice, MapFit, MapPoint, Polynomial, choose};
+use crate::map::{Candidate, Choice, MapFit, MapPoint, Polynomial, choose};
 use crate::measure::{accuracy, latencies, latency_sample};
 use crate::pruned::{PrunedViT, Removal, merge};
 use crate::width::{self, WidthReport};
+
+/// Candidates whose latency the search times together (with the unpruned model).
+const CHECK_CHUNK: usize = 4;
 
 /// The pruned model (plain device) and what led to it.
 #[derive(Debug)]
@@ -52,7 +55,7 @@ pub struct HetDptReport {
     pub importance: RemovalOrder,
     /// The measure behind every `speedup`.
     pub speed: Speed,
-    /// One per (n_a, n_g) of the grid, n_a major.
+    /// One per (n_a, n_g) of the measured grid, n_a major.
     pub points: Vec<MapPoint>,
     pub fit: MapFit,
     pub choice: Choice,
@@ -73,7 +76,8 @@ pub struct HetDptReport {
 /// choices seeded from `seed`:
 /// 1. removal orders of attention branches and GELUs (learnable gate scores, alternating kinds);
 /// 2. the MAP: every (n_a, n_g) of the grid merged, fine-tuned briefly on a subset of `train`,
-///    its `val` accuracy and speed measured; a polynomial fitted; (n_a, n_g) chosen by budget;
+///    its `val` accuracy measured; a polynomial fitted; (n_a, n_g) chosen by budget over the
+///    whole range 0..=L of each kind, the speed of only the candidates considered measured;
 /// 3. the chosen model merged (and width-pruned for HetDPT+), then fine-tuned on `train` with
 ///    distillation from `base`.
 pub fn prune(
@@ -108,14 +112,12 @@ pub fn prune(
     let order = removal_order(base, train, max_attn, max_act, cfg, device, mix(seed, 1))?;
     let importance_s = start.elapsed().as_secs_f64();
 
-    let sample = latency_sample(val, cfg.latency_batch, device)?;
     let points = map_points(
         base,
         &order,
         (max_attn, max_act),
         train,
         val,
-        &sample,
         cfg,
         device,
         seed,
@@ -126,7 +128,40 @@ pub fn prune(
         .map(|p| (p.n_attn as f64 / l, p.n_act as f64 / l, p.accuracy))
         .collect();
     let fit = Polynomial::fit(&observed, cfg.degree)?;
-    let choice = choose(&points, &fit.polynomial, layers, cfg.budget);
+    let reference = merge(base, &Removal::none(layers))?;
+    let sample = latency_sample(val, cfg.latency_batch, device)?;
+    let merged =
+        |a: usize, g: usize| merge(base, &Removal::first(layers, &order.attn, a, &order.act, g));
+    let mut candidates = Vec::new();
+    for n_attn in 0..=order.attn.len() {
+        for n_act in 0..=order.act.len() {
+            candidates.push(Candidate {
+                n_attn,
+                n_act,
+                predicted_accuracy: fit.polynomial.predict(n_attn as f64 / l, n_act as f64 / l),
+                flop_speedup: reference.flops() as f64 / merged(n_attn, n_act)?.flops() as f64,
+                speedup: None,
+            });
+        }
+    }
+    let grid: Vec<(usize, usize)> = points.iter().map(|p| (p.n_attn, p.n_act)).collect();
+    let choice = choose(candidates, &grid, cfg.budget, CHECK_CHUNK, |chunk| {
+        Ok(match cfg.speed {
+            Speed::Flops => chunk.iter().map(|c| c.flop_speedup).collect(),
+            Speed::Latency => {
+                let models: Vec<PrunedViT> = (chunk.iter())
+                    .map(|c| merged(c.n_attn, c.n_act))
+                    .collect::<Result<_, _>>()?;
+                let timed = latencies(
+                    &std::iter::once(&reference)
+                        .chain(&models)
+                        .collect::<Vec<_>>(),
+                    &sample,
+                );
+                timed[1..].iter().map(|t| timed[0] / t).collect()
+            }
+        })
+    })?;
     let map_s = start.elapsed().as_secs_f64() - importance_s;
 
     let removal = Removal::first(layers, &order.attn, choice.n_attn, &order.act, choice.n_act);
@@ -161,7 +196,6 @@ pub fn prune(
     )?;
     let finetune_s = start.elapsed().as_secs_f64() - importance_s - map_s;
 
-    let reference = merge(base, &Removal::none(layers))?;
     let timed = latencies(&[&reference, &model], &sample);
     let summary = |m: &PrunedViT, latency_ms: f64| -> Result<ModelSummary, HetDptError> {
         Ok(ModelSummary {
@@ -193,9 +227,8 @@ pub fn prune(
     Ok(Outcome { model, report })
 }
 
-/// The MAP's measurements: every (n_a, n_g) up to `max` (n_a major) merged, timed on `sample`
-/// when speed is latency (all candidates interleaved), fine-tuned briefly on a subset of
-/// `train`, and evaluated on `val`.
+/// The MAP's measurements: every (n_a, n_g) up to `max` (n_a major) merged, fine-tuned briefly
+/// on a subset of `train`, and evaluated on `val`.
 #[allow(clippy::too_many_arguments)]
 fn map_points(
     base: &VisionTransformer,
@@ -203,7 +236,6 @@ fn map_points(
     (max_attn, max_act): (usize, usize),
     train: ImageData<'_>,
     val: ImageData<'_>,
-    sample: &Tensor<4>,
     cfg: &HetDptConfig,
     device: &Device,
     seed: u64,
@@ -214,43 +246,33 @@ fn map_points(
         set: &map_set,
         norm: train.norm,
     };
-    let grid: Vec<(usize, usize)> = (0..=max_attn)
-        .flat_map(|a| (0..=max_act).map(move |g| (a, g)))
-        .collect();
-    let candidates: Vec<PrunedViT> = grid
-        .iter()
-        .map(|&(a, g)| merge(base, &Removal::first(layers, &order.attn, a, &order.act, g)))
-        .collect::<Result<_, _>>()?;
-    let measured = (cfg.speed == Speed::Latency)
-        .then(|| latencies(&candidates.iter().collect::<Vec<_>>(), sample));
-    // Grid point 0 is (0, 0), the unpruned model.
-    let base_flops = candidates[0].flops();
-    let mut points = Vec::with_capacity(grid.len());
-    for (i, (&(n_attn, n_act), model)) in grid.iter().zip(candidates).enumerate() {
-        let (flops, params) = (model.flops(), model.num_params());
-        let latency_ms = measured.as_ref().map(|t| t[i]);
-        let speedup = match &measured {
-            Some(t) => t[0] / t[i],
-            None => base_flops as f64 / flops as f64,
-        };
-        let tuned = finetune(
-            model,
-            map_data,
-            &cfg.recipe(cfg.map_epochs),
-            None,
-            device,
-            mix(seed, 100 + i as u64),
-            format!("hetdpt MAP n_a={n_attn} n_g={n_act}"),
-        )?;
-        points.push(MapPoint {
-            n_attn,
-            n_act,
-            accuracy: accuracy(&tuned, val, device)?,
-            latency_ms,
-            flops,
-            params,
-            speedup,
-        });
+    let base_flops = merge(base, &Removal::none(layers))?.flops();
+    let mut points = Vec::new();
+    for n_attn in 0..=max_attn {
+        for n_act in 0..=max_act {
+            let model = merge(
+                base,
+                &Removal::first(layers, &order.attn, n_attn, &order.act, n_act),
+            )?;
+            let (flops, params) = (model.flops(), model.num_params());
+            let tuned = finetune(
+                model,
+                map_data,
+                &cfg.recipe(cfg.map_epochs),
+                None,
+                device,
+                mix(seed, 100 + points.len() as u64),
+                format!("hetdpt MAP n_a={n_attn} n_g={n_act}"),
+            )?;
+            points.push(MapPoint {
+                n_attn,
+                n_act,
+                accuracy: accuracy(&tuned, val, device)?,
+                flops,
+                params,
+                speedup: base_flops as f64 / flops as f64,
+            });
+        }
     }
     Ok(points)
 }

@@ -53,14 +53,25 @@ fn pipeline_is_consistent_and_deterministic() {
     // L = 3 gives the default grid 0..=1 for each kind, n_a major.
     let grid: Vec<_> = report.points.iter().map(|p| (p.n_attn, p.n_act)).collect();
     assert_eq!(grid, [(0, 0), (0, 1), (1, 0), (1, 1)]);
-    assert_eq!(report.importance.attn.len(), 1);
-    assert_eq!(report.importance.act.len(), 1);
+    // Both kinds are ordered over all 3 blocks, so the search scores 4 x 4 points, measuring
+    // speed (here FLOPs) of only those it checks.
+    assert_eq!(report.importance.attn.len(), 3);
+    assert_eq!(report.importance.act.len(), 3);
     for p in &report.points {
         assert_eq!(p.speedup, report.points[0].flops as f64 / p.flops as f64);
         assert!((0.0..=1.0).contains(&p.accuracy));
     }
     let c = &report.choice;
-    if !c.reason.contains("no grid point") {
+    assert_eq!(c.searched, 16);
+    assert!(!c.checked.is_empty() && c.checked.len() < 16, "{c:?}");
+    assert!(c.checked.iter().all(|k| k.speedup == Some(k.flop_speedup)));
+    assert!(
+        c.checked
+            .iter()
+            .any(|k| (k.n_attn, k.n_act) == (c.n_attn, c.n_act))
+    );
+    assert_eq!(c.measured_point, c.n_attn <= 1 && c.n_act <= 1);
+    if !c.reason.contains("no point reaches") {
         assert!(c.speedup >= 1.1, "{c:?}");
     }
     assert_eq!(model.attention_kept(), 3 - c.n_attn);
