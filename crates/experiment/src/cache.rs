@@ -39,6 +39,7 @@ impl Trainer {
         data: Data<'_>,
         run: Fit<'_>,
     ) -> Result<(M, TrainCost)> {
+        let trainable_params = train::trainable_params(&model) as u64;
         let fingerprint = fingerprint(run.identity);
         let checkpoint = Checkpoint::new(self.cache_root.join(&fingerprint), fingerprint);
         let options = FitOptions {
@@ -63,6 +64,7 @@ impl Trainer {
             samples: state.totals.samples,
             stored_bytes,
             trainings: 1,
+            trainable_params,
         };
         Ok((model, cost))
     }

@@ -88,6 +88,10 @@ pub struct TrainCost {
     pub stored_bytes: u64,
     /// Trainings (models or adapter sets trained).
     pub trainings: usize,
+    /// Parameters the trainings update, summed over them (a frozen backbone counts only in the
+    /// training that made it).
+    #[serde(default)]
+    pub trainable_params: u64,
 }
 
 impl std::ops::AddAssign for TrainCost {
@@ -97,6 +101,7 @@ impl std::ops::AddAssign for TrainCost {
         self.samples += other.samples;
         self.stored_bytes += other.stored_bytes;
         self.trainings += other.trainings;
+        self.trainable_params += other.trainable_params;
     }
 }
 

@@ -85,6 +85,7 @@ fn run(
             samples: 32 * params,
             stored_bytes: 4 * params,
             trainings: members,
+            trainable_params: params,
         }),
     }
 }
@@ -272,7 +273,8 @@ fn summary_json_has_exactly_the_contract_keys() {
                     "steps",
                     "samples",
                     "stored_bytes",
-                    "trainings"
+                    "trainings",
+                    "trainable_params"
                 ])
             );
         }
@@ -618,7 +620,8 @@ fn training_cost_is_shown_against_single() {
     let ens = row(&md, "## Training cost", "ens");
     // ens: 3 trainings of 300 steps (single: 1 of 100), the same over both seeds.
     assert_eq!(ens[1..3], ["3", "3.00×"]);
-    assert_eq!(ens[5..7], ["300", "3.00×"]);
+    assert_eq!(ens[3..5], ["300", "3.00×"], "trainable parameters");
+    assert_eq!(ens[7..9], ["300", "3.00×"]);
     let mcd = row(&md, "## Training cost", "mcd");
-    assert_eq!(mcd[5..7], ["100", "1.00×"]);
+    assert_eq!(mcd[7..9], ["100", "1.00×"]);
 }

@@ -246,8 +246,11 @@ fn calibrated_entries_diversity_and_comparisons() {
             (1, 6, 300)
         );
         assert!(single.wall_seconds > 0.0 && single.stored_bytes > 0);
+        // Every parameter of the single model trains; the Deep Ensemble trains two of them.
+        assert_eq!(single.trainable_params, find("single", seed).cost.params);
         let de = cost("deep_ensemble");
         assert_eq!((de.trainings, de.steps, de.samples), (2, 12, 600));
+        assert_eq!(de.trainable_params, 2 * single.trainable_params);
         assert_eq!(
             de.stored_bytes,
             2 * single.stored_bytes,

@@ -9,7 +9,9 @@ use std::sync::Mutex;
 use data::{ImageDataset, Normalization, Pixels};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use train::{Checkpoint, Distill, FitOptions, ImageData, TrainConfig, TrainError, fit};
+use train::{
+    Checkpoint, Distill, FitOptions, ImageData, TrainConfig, TrainError, fit, trainable_params,
+};
 
 /// Two classes of 8x8 images: a bright top half (class 0) or a bright bottom half (class 1).
 fn halves(n: usize, seed: u64) -> ImageDataset {
@@ -295,4 +297,23 @@ fn nan_loss_stops_with_the_last_checkpoint_intact() {
     let (restored, _, state) = checkpoint.load(model(&device), optim).unwrap().unwrap();
     assert_eq!(state.epochs_done, 1);
     assert_eq!(params(&restored), params(&after_one));
+}
+
+#[test]
+fn trainable_params_leave_out_frozen_ones() {
+    let _guard = serial();
+    let autodiff = Device::flex().autodiff();
+    let vit = model(&autodiff);
+    assert_eq!(trainable_params(&vit), vit.num_params());
+    // Frozen embedding: what is left is the parameters outside it, counted part by part.
+    let embedding =
+        vit.patch_embed.num_params() + vit.cls_token.num_params() + vit.pos_embed.num_params();
+    let mut frozen = vit.clone();
+    frozen.patch_embed = frozen.patch_embed.no_grad();
+    frozen.cls_token = frozen.cls_token.no_grad();
+    frozen.pos_embed = frozen.pos_embed.no_grad();
+    assert!(embedding > 0);
+    assert_eq!(trainable_params(&frozen), vit.num_params() - embedding);
+    // Off autodiff nothing trains.
+    assert_eq!(trainable_params(&model(&Device::flex())), 0);
 }

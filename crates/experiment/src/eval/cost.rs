@@ -15,8 +15,9 @@ use crate::results::Cost;
 /// on a shared machine, so each round times a block of them and records the mean call.
 const B1_BLOCK: usize = 10;
 
-/// Batch-1 blocks per model and round: they are cheap, and batch-1 ratios need many.
-const B1_BLOCKS: usize = 3;
+/// Batch-1 blocks per model and round, themselves round-robin over the models: they are cheap,
+/// and batch-1 ratios need many.
+const B1_BLOCKS: usize = 6;
 
 /// The cost of each model on `sample` (one evaluation batch of `batch` inputs), its latency from
 /// `rounds` round-robin rounds.
@@ -38,10 +39,12 @@ pub fn costs(
     let mut b1 = vec![Vec::new(); models.len()];
     let mut at_batch = vec![Vec::new(); models.len()];
     for _ in 0..rounds {
-        for (i, model) in models.iter().enumerate() {
-            for _ in 0..B1_BLOCKS {
+        for _ in 0..B1_BLOCKS {
+            for (i, model) in models.iter().enumerate() {
                 b1[i].push(time_ms(|| block(model)) / B1_BLOCK as f64);
             }
+        }
+        for (i, model) in models.iter().enumerate() {
             at_batch[i].push(time_ms(|| sync(model.member_logits(full.clone()))));
         }
     }

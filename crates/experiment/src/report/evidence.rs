@@ -49,8 +49,11 @@ fn latency_spread(out: &mut String, groups: &[Group]) {
 /// A training-cost column: header, unit, and how to read it.
 type TrainColumn = (&'static str, Unit, fn(&crate::results::TrainCost) -> f64);
 
-const TRAINING: [TrainColumn; 5] = [
+const TRAINING: [TrainColumn; 6] = [
     ("Trainings", Unit::Count, |c| c.trainings as f64),
+    ("Trainable params", Unit::Count, |c| {
+        c.trainable_params as f64
+    }),
     ("Wall (s)", Unit::Seconds, |c| c.wall_seconds),
     ("Optimiser steps", Unit::Count, |c| c.steps as f64),
     ("Samples seen", Unit::Count, |c| c.samples as f64),
@@ -70,7 +73,8 @@ fn training(out: &mut String, groups: &[Group]) {
         "Everything a method stands on: the base models it uses (a Deep Ensemble's M) and what it \
          trains itself (fine-tuned members, adapters, models trained from scratch), each counted \
          in full even when read back from the cache. Wall seconds are those of the training \
-         epochs when they ran; samples seen count repeats over epochs (the training budget); \
+         epochs when they ran; trainable parameters are those the trainings update, summed over \
+         them; samples seen count repeats over epochs (the training budget); \
          stored is the trained weights a user keeps to have the method. ×single is the ratio to \
          the `single` method.\n\n",
     );
