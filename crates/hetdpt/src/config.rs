@@ -88,6 +88,10 @@ pub struct HetDptConfig {
     pub map_images: usize,
     /// Fine-tune epochs of each MAP point (0: measure without fine-tuning).
     pub map_epochs: usize,
+    /// How many values of each removal count the MAP measures, spread evenly over 0..=max_attn
+    /// (0..=max_act), both ends included (default degree + 2, at least degree + 1; capped at
+    /// every value). The budget search scores every point of the grid, measured or not.
+    pub map_values: Option<usize>,
     /// Total degree of the MAP polynomial in (m_a, m_g).
     pub degree: usize,
     pub speed: Speed,
@@ -122,6 +126,7 @@ impl Default for HetDptConfig {
             importance_images: 1000,
             map_images: 1000,
             map_epochs: 1,
+            map_values: None,
             degree: 2,
             speed: Speed::Latency,
             latency_batch: 64,
@@ -179,6 +184,20 @@ impl HetDptConfig {
             if v == 0 {
                 return Err(HetDptError::config(field, v, "a positive integer"));
             }
+        }
+        if let Some(v) = self.map_values
+            && v < self.degree + 1
+        {
+            return Err(HetDptError::config(
+                "map_values",
+                v,
+                format!(
+                    "at least degree + 1 = {} (fewer values along an axis make the degree-{} fit \
+                     singular)",
+                    self.degree + 1,
+                    self.degree
+                ),
+            ));
         }
         if self.finetune_images == Some(0) {
             return Err(HetDptError::config(
@@ -274,6 +293,16 @@ impl HetDptConfig {
             pick("max_attn", self.max_attn)?,
             pick("max_act", self.max_act)?,
         ))
+    }
+
+    /// The removal counts the MAP measures along an axis whose largest is `max`: `map_values`
+    /// of 0..=max, evenly spread (rounded), both ends included.
+    pub(crate) fn measured_values(&self, max: usize) -> Vec<usize> {
+        let k = self.map_values.unwrap_or(self.degree + 2).min(max + 1);
+        if k <= 1 {
+            return vec![0];
+        }
+        (0..k).map(|i| (i * max + (k - 1) / 2) / (k - 1)).collect()
     }
 
     /// The recipe of a fine-tune of `epochs` epochs: AdamW at `lr` with cosine decay and no
@@ -379,5 +408,26 @@ mod tests {
             ..HetDptConfig::default()
         };
         assert_eq!(field_of(cfg.grid(4).unwrap_err()), "hetdpt.max_act");
+    }
+
+    #[test]
+    fn measured_values_spread_over_the_grid() {
+        // Default degree 2: four values, or every value of a short axis.
+        let cfg = HetDptConfig::default();
+        assert_eq!(cfg.measured_values(6), [0, 2, 4, 6]);
+        assert_eq!(cfg.measured_values(2), [0, 1, 2]);
+        assert_eq!(cfg.measured_values(9), [0, 3, 6, 9]);
+        let three = HetDptConfig {
+            map_values: Some(3),
+            ..HetDptConfig::default()
+        };
+        assert_eq!(three.measured_values(5), [0, 3, 5]);
+        assert_eq!(three.measured_values(12), [0, 6, 12]);
+        let two = HetDptConfig {
+            map_values: Some(2),
+            ..HetDptConfig::default()
+        };
+        assert_eq!(field_of(two.check().unwrap_err()), "hetdpt.map_values");
+        assert!(HetDptConfig { degree: 1, ..two }.check().is_ok());
     }
 }

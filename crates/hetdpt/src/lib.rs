@@ -7,9 +7,10 @@
 //!    one kind's scores (restarted from `importance_init` with a seeded jitter) and removes its
 //!    lowest-scoring candidate; kinds alternate (attention first) and are never compared.
 //! 2. **How many** (the Model Accuracy Predictor): every (n_a, n_g) of the grid is merged,
-//!    fine-tuned briefly and measured (validation accuracy; speed by measured latency or
-//!    FLOPs); a least-squares polynomial in (n_a / L, n_g / L) predicts accuracy, its R² is
-//!    reported, and the [`Budget`] picks the grid point (ranked by predicted accuracy).
+//!    fine-tuned briefly and its validation accuracy measured; a least-squares polynomial in
+//!    (n_a / L, n_g / L) predicts accuracy (in-sample and leave-one-out R² reported) over the
+//!    whole range 0..=L of each kind, and the [`Budget`] picks a point of that range, timing
+//!    only the candidates it considers (speed by measured latency or FLOPs).
 //! 3. **Merge and recover**: the chosen model is merged into a [`PrunedViT`] (removed
 //!    attention branches lose their parameters and LN1; an MLP without GELU becomes one linear
 //!    map `x·W1·W2 + b1·W2 + b2`), optionally width-pruned (HetDPT+, [`WidthConfig`]: heads

@@ -55,7 +55,7 @@ pub struct HetDptReport {
     pub importance: RemovalOrder,
     /// The measure behind every `speedup`.
     pub speed: Speed,
-    /// One per (n_a, n_g) of the measured grid, n_a major.
+    /// One per measured (n_a, n_g) of the grid, n_a major.
     pub points: Vec<MapPoint>,
     pub fit: MapFit,
     pub choice: Choice,
@@ -75,9 +75,9 @@ pub struct HetDptReport {
 /// Runs HetDPT on `base` (a trained ViT built from `vit`, on the plain `device`), all random
 /// choices seeded from `seed`:
 /// 1. removal orders of attention branches and GELUs (learnable gate scores, alternating kinds);
-/// 2. the MAP: every (n_a, n_g) of the grid merged, fine-tuned briefly on a subset of `train`,
-///    its `val` accuracy measured; a polynomial fitted; (n_a, n_g) chosen by budget over the
-///    whole range 0..=L of each kind, the speed of only the candidates considered measured;
+/// 2. the MAP: the measured (n_a, n_g) of the grid merged, fine-tuned briefly on a subset of
+///    `train`, their `val` accuracy measured; a polynomial fitted; (n_a, n_g) chosen by budget
+///    over every point of the grid, the speed of only the candidates considered measured;
 /// 3. the chosen model merged (and width-pruned for HetDPT+), then fine-tuned on `train` with
 ///    distillation from `base`.
 pub fn prune(
@@ -133,8 +133,8 @@ pub fn prune(
     let merged =
         |a: usize, g: usize| merge(base, &Removal::first(layers, &order.attn, a, &order.act, g));
     let mut candidates = Vec::new();
-    for n_attn in 0..=order.attn.len() {
-        for n_act in 0..=order.act.len() {
+    for n_attn in 0..=max_attn {
+        for n_act in 0..=max_act {
             candidates.push(Candidate {
                 n_attn,
                 n_act,
@@ -227,8 +227,8 @@ pub fn prune(
     Ok(Outcome { model, report })
 }
 
-/// The MAP's measurements: every (n_a, n_g) up to `max` (n_a major) merged, fine-tuned briefly
-/// on a subset of `train`, and evaluated on `val`.
+/// The MAP's measurements: the (n_a, n_g) of `cfg.measured_values` up to `max` (n_a major)
+/// merged, fine-tuned briefly on a subset of `train`, and evaluated on `val`.
 #[allow(clippy::too_many_arguments)]
 fn map_points(
     base: &VisionTransformer,
@@ -248,8 +248,8 @@ fn map_points(
     };
     let base_flops = merge(base, &Removal::none(layers))?.flops();
     let mut points = Vec::new();
-    for n_attn in 0..=max_attn {
-        for n_act in 0..=max_act {
+    for n_attn in cfg.measured_values(max_attn) {
+        for n_act in cfg.measured_values(max_act) {
             let model = merge(
                 base,
                 &Removal::first(layers, &order.attn, n_attn, &order.act, n_act),

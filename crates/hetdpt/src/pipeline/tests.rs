@@ -35,8 +35,12 @@ fn pipeline_is_consistent_and_deterministic() {
         set: &val_set,
         norm: &norm,
     };
-    // HetDPT+: one head of two per block, half the MLP channels.
+    // HetDPT+: one head of two per block, half the MLP channels. The grid 0..=2 of each kind,
+    // of which the MAP measures the values 0 and 2.
     let cfg = HetDptConfig {
+        max_attn: Some(2),
+        max_act: Some(2),
+        map_values: Some(2),
         width: Some(WidthConfig {
             mlp_keep: 0.5,
             heads: Some(HeadWidth {
@@ -50,27 +54,26 @@ fn pipeline_is_consistent_and_deterministic() {
     };
     let Outcome { model, report } = prune(&base, &vit, train, val, &cfg, &device, 7).unwrap();
 
-    // L = 3 gives the default grid 0..=1 for each kind, n_a major.
-    let grid: Vec<_> = report.points.iter().map(|p| (p.n_attn, p.n_act)).collect();
-    assert_eq!(grid, [(0, 0), (0, 1), (1, 0), (1, 1)]);
-    // Both kinds are ordered over all 3 blocks, so the search scores 4 x 4 points, measuring
+    // Measured points n_a major; the search scores all 3 x 3 points of the grid, measuring the
     // speed (here FLOPs) of only those it checks.
-    assert_eq!(report.importance.attn.len(), 3);
-    assert_eq!(report.importance.act.len(), 3);
+    let grid: Vec<_> = report.points.iter().map(|p| (p.n_attn, p.n_act)).collect();
+    assert_eq!(grid, [(0, 0), (0, 2), (2, 0), (2, 2)]);
+    assert_eq!(report.importance.attn.len(), 2);
+    assert_eq!(report.importance.act.len(), 2);
     for p in &report.points {
         assert_eq!(p.speedup, report.points[0].flops as f64 / p.flops as f64);
         assert!((0.0..=1.0).contains(&p.accuracy));
     }
     let c = &report.choice;
-    assert_eq!(c.searched, 16);
-    assert!(!c.checked.is_empty() && c.checked.len() < 16, "{c:?}");
+    assert_eq!(c.searched, 9);
+    assert!(!c.checked.is_empty() && c.checked.len() < 9, "{c:?}");
     assert!(c.checked.iter().all(|k| k.speedup == Some(k.flop_speedup)));
     assert!(
         c.checked
             .iter()
             .any(|k| (k.n_attn, k.n_act) == (c.n_attn, c.n_act))
     );
-    assert_eq!(c.measured_point, c.n_attn <= 1 && c.n_act <= 1);
+    assert_eq!(c.measured_point, grid.contains(&(c.n_attn, c.n_act)));
     if !c.reason.contains("no point reaches") {
         assert!(c.speedup >= 1.1, "{c:?}");
     }
