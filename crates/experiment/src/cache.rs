@@ -39,7 +39,6 @@ impl Trainer {
         data: Data<'_>,
         run: Fit<'_>,
     ) -> Result<(M, TrainCost)> {
-        let trainable_params = train::trainable_params(&model) as u64;
         let fingerprint = fingerprint(run.identity);
         let checkpoint = Checkpoint::new(self.cache_root.join(&fingerprint), fingerprint);
         let options = FitOptions {
@@ -51,6 +50,7 @@ impl Trainer {
             stop_after: None,
             distill: run.distill,
         };
+        let trainable_params = train::trainable_params(&model) as u64;
         let model = fit(model, data, run.config, &options)?;
         let Some(state) = checkpoint.state()? else {
             // Nothing to train (no epochs): nothing stored either.

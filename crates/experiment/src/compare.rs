@@ -77,13 +77,13 @@ pub fn compare(runs: &[MethodResult], reference: &str) -> Vec<Comparison> {
             })
             .collect();
         for (metric, higher_is_better, value) in &metrics {
-            let diffs: Vec<f64> = (pairs.iter())
-                .filter_map(|(r, base)| Some(value(r)? - value(base)?))
-                .collect();
-            if diffs.is_empty() {
+            let (method, base): (Vec<f64>, Vec<f64>) = (pairs.iter())
+                .filter_map(|(r, base)| Some((value(r)?, value(base)?)))
+                .unzip();
+            if method.is_empty() {
                 continue;
             }
-            let interval = uq_metrics::mean_ci(&diffs);
+            let interval = uq_metrics::paired(&method, &base).expect("one value per pair");
             out.push(Comparison {
                 method: name.to_string(),
                 reference: reference.to_string(),

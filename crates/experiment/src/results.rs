@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use uq_metrics::{ConformalReport, Diversity};
 
 /// Everything a run measured: one [`MethodResult`] per method and seed.
@@ -28,11 +28,11 @@ pub struct Comparison {
     pub reference: String,
     /// `id.accuracy`, `ood.<set>.auroc`, `shift.mean.nll`, ...
     pub metric: String,
-    #[serde(deserialize_with = "null_as_nan")]
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
     pub mean_diff: f64,
-    #[serde(deserialize_with = "null_as_nan")]
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
     pub ci_low: f64,
-    #[serde(deserialize_with = "null_as_nan")]
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
     pub ci_high: f64,
     pub n_seeds: usize,
     /// Whether a higher value of the metric is better.
@@ -127,41 +127,41 @@ pub struct DiversityMetrics {
 /// In-distribution test metrics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IdMetrics {
-    #[serde(deserialize_with = "null_as_nan")]
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
     pub accuracy: f64,
-    #[serde(deserialize_with = "null_as_nan")]
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
     pub nll: f64,
-    #[serde(deserialize_with = "null_as_nan")]
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
     pub brier: f64,
-    #[serde(deserialize_with = "null_as_nan")]
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
     pub ece: f64,
-    #[serde(deserialize_with = "null_as_nan")]
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
     pub aece: f64,
-    #[serde(deserialize_with = "null_as_nan")]
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
     pub aurc: f64,
 }
 
 /// Separating the in-distribution test set (positive) from one OOD set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OodMetrics {
-    #[serde(deserialize_with = "null_as_nan")]
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
     pub auroc: f64,
-    #[serde(deserialize_with = "null_as_nan")]
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
     pub aupr_in: f64,
-    #[serde(deserialize_with = "null_as_nan")]
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
     pub aupr_out: f64,
-    #[serde(deserialize_with = "null_as_nan")]
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
     pub fpr95: f64,
 }
 
 /// Metrics on one corrupted copy of the test set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ShiftMetrics {
-    #[serde(deserialize_with = "null_as_nan")]
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
     pub accuracy: f64,
-    #[serde(deserialize_with = "null_as_nan")]
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
     pub nll: f64,
-    #[serde(deserialize_with = "null_as_nan")]
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
     pub ece: f64,
 }
 
@@ -171,19 +171,19 @@ pub struct Cost {
     pub params: u64,
     /// Per sample.
     pub flops: u64,
-    #[serde(deserialize_with = "null_as_nan")]
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
     pub latency_ms_b1: f64,
     /// At the evaluation batch size, per batch.
-    #[serde(deserialize_with = "null_as_nan")]
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
     pub latency_ms: f64,
     /// Quartiles of the timed calls (methods timed round-robin, see [`crate::eval`]).
-    #[serde(default = "nan", deserialize_with = "null_as_nan")]
+    #[serde(default = "nan", deserialize_with = "uq_metrics::nan_if_null")]
     pub latency_ms_b1_q1: f64,
-    #[serde(default = "nan", deserialize_with = "null_as_nan")]
+    #[serde(default = "nan", deserialize_with = "uq_metrics::nan_if_null")]
     pub latency_ms_b1_q3: f64,
-    #[serde(default = "nan", deserialize_with = "null_as_nan")]
+    #[serde(default = "nan", deserialize_with = "uq_metrics::nan_if_null")]
     pub latency_ms_q1: f64,
-    #[serde(default = "nan", deserialize_with = "null_as_nan")]
+    #[serde(default = "nan", deserialize_with = "uq_metrics::nan_if_null")]
     pub latency_ms_q3: f64,
     /// `None` (`null`) where the backend cannot measure it.
     pub peak_mem_bytes: Option<u64>,
@@ -191,8 +191,4 @@ pub struct Cost {
 
 fn nan() -> f64 {
     f64::NAN
-}
-
-fn null_as_nan<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }

@@ -228,7 +228,7 @@ fn run_seed(
         let built = spec.method.build(&ctx).context(&place)?;
         // The base models the method uses, and what it trained itself.
         let mut train_cost = ctx.trained.into_inner();
-        for cost in &base.costs[..spec.method.base_models()] {
+        for cost in &base.costs[..spec.method.base_models_trained_from()] {
             train_cost += *cost;
         }
         if let Some(pool) = &pool {

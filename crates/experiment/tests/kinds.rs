@@ -110,6 +110,24 @@ fn every_kind_runs_and_its_resolved_config_parses_back() {
             spec.name
         );
     }
+    // Training cost: the ensembles trained from scratch stand on their own training alone (one,
+    // of the base recipe's 4 steps here); Hydra on the base model and its members' fine-tunes.
+    let cost = |name: &str| {
+        (out.summary.methods.iter())
+            .find(|m| m.name == name)
+            .and_then(|m| m.train_cost)
+            .unwrap()
+    };
+    let single = cost("single");
+    for name in ["batch_ensemble", "mimo", "packed_ensemble"] {
+        let c = cost(name);
+        assert_eq!((c.trainings, c.steps), (1, single.steps), "{name}: {c:?}");
+    }
+    assert_eq!(
+        cost("hydra_taylor").trainings,
+        1 + 2,
+        "base model and two members"
+    );
     // Method-specific results: head scores, the pruning analysis, the HetDPT report.
     let hydra = &out.summary.methods[7];
     assert!(hydra.extra.contains_key("head_scores") && hydra.extra.contains_key("kept_heads"));

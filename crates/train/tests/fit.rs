@@ -303,9 +303,32 @@ fn nan_loss_stops_with_the_last_checkpoint_intact() {
 fn trainable_params_leave_out_frozen_ones() {
     let _guard = serial();
     let autodiff = Device::flex().autodiff();
-    let vit = model(&autodiff);
+    let set = halves(4, 9);
+    let norm = Normalization::fit(&set).unwrap();
+    let images = (ImageData {
+        set: &set,
+        norm: &norm,
+    })
+    .batch(&[0, 1, 2, 3], None, &autodiff)
+    .unwrap();
+    let forward = |m: &VisionTransformer| {
+        m.forward(images.clone(), &Gates::none(), Mode::Deterministic)
+            .into_data()
+            .to_vec::<f32>()
+            .unwrap()
+    };
+    // Counting draws no weight: a model counted before its first forward pass computes what
+    // an uncounted one does.
+    // (Each model's weights are drawn at its first forward, right after `model` seeds the device.)
+    let counted = model(&autodiff);
+    assert_eq!(trainable_params(&counted), counted.num_params());
+    let counted_out = forward(&counted);
+    let plain = model(&autodiff);
+    assert_eq!(counted_out, forward(&plain));
+    // A frozen part is a trained one (its weights drawn, here by that forward pass): what is
+    // left is the parameters outside the frozen embedding, counted part by part.
+    let vit = counted;
     assert_eq!(trainable_params(&vit), vit.num_params());
-    // Frozen embedding: what is left is the parameters outside it, counted part by part.
     let embedding =
         vit.patch_embed.num_params() + vit.cls_token.num_params() + vit.pos_embed.num_params();
     let mut frozen = vit.clone();

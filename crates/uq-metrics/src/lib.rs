@@ -52,6 +52,7 @@ pub use conformal::{
 pub use diversity::{Diversity, diversity};
 pub use error::{MetricsError, Result};
 pub use input::{DEFAULT_SUM_TOL, Logits, MemberProbs, Probs};
+pub use nonfinite::{inf_if_null, nan_if_null};
 pub use ood::{OodReport, aupr_in, aupr_out, auroc, fpr95, ood_report};
 pub use report::{Options, Report, evaluate};
 pub use scores::{Score, ScoreInput, score};

@@ -3,12 +3,12 @@
 
 use serde::{Deserialize, Deserializer};
 
-/// A number, or `null` read as NaN.
-pub(crate) fn nan_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+/// A number, or `null` read as NaN (for `#[serde(deserialize_with = ...)]`).
+pub fn nan_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 /// A number, or `null` read as +inf.
-pub(crate) fn inf_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+pub fn inf_if_null<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY))
 }

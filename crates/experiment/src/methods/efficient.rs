@@ -48,6 +48,10 @@ impl Method for BatchEnsemble {
         true
     }
 
+    fn base_models_trained_from(&self) -> usize {
+        0
+    }
+
     fn check(&self, _setting: &Setting) -> Result<()> {
         at_least_two(self.members)
     }
@@ -78,6 +82,10 @@ impl Method for Mimo {
 
     fn trains(&self) -> bool {
         true
+    }
+
+    fn base_models_trained_from(&self) -> usize {
+        0
     }
 
     fn check(&self, _setting: &Setting) -> Result<()> {
@@ -127,6 +135,10 @@ impl Method for PackedEnsemble {
 
     fn trains(&self) -> bool {
         true
+    }
+
+    fn base_models_trained_from(&self) -> usize {
+        0
     }
 
     fn check(&self, _setting: &Setting) -> Result<()> {

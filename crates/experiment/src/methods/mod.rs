@@ -61,6 +61,13 @@ pub trait Method: Debug + Send + Sync {
         1
     }
 
+    /// How many of those base models its result is trained from, so that their training counts
+    /// in its `train_cost`: all of them, unless it borrows only the base model's shape (the
+    /// ensembles trained from scratch).
+    fn base_models_trained_from(&self) -> usize {
+        self.base_models()
+    }
+
     /// Whether building it trains models (into the cache), so that a worker process can do it
     /// in parallel with the rest of the run.
     fn trains(&self) -> bool {
