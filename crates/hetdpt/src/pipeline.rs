@@ -112,8 +112,10 @@ pub fn prune(
     let order = removal_order(base, train, max_attn, max_act, cfg, device, mix(seed, 1))?;
     let importance_s = start.elapsed().as_secs_f64();
 
+    let reference = merge(base, &Removal::none(layers))?;
     let points = map_points(
         base,
+        reference.flops(),
         &order,
         (max_attn, max_act),
         train,
@@ -128,7 +130,6 @@ pub fn prune(
         .map(|p| (p.n_attn as f64 / l, p.n_act as f64 / l, p.accuracy))
         .collect();
     let fit = Polynomial::fit(&observed, cfg.degree)?;
-    let reference = merge(base, &Removal::none(layers))?;
     let sample = latency_sample(val, cfg.latency_batch, device)?;
     let merged =
         |a: usize, g: usize| merge(base, &Removal::first(layers, &order.attn, a, &order.act, g));
@@ -228,10 +229,12 @@ pub fn prune(
 }
 
 /// The MAP's measurements: the (n_a, n_g) of `cfg.measured_values` up to `max` (n_a major)
-/// merged, fine-tuned briefly on a subset of `train`, and evaluated on `val`.
+/// merged, fine-tuned briefly on a subset of `train`, and evaluated on `val`; `base_flops` are
+/// the unpruned model's.
 #[allow(clippy::too_many_arguments)]
 fn map_points(
     base: &VisionTransformer,
+    base_flops: u64,
     order: &RemovalOrder,
     (max_attn, max_act): (usize, usize),
     train: ImageData<'_>,
@@ -246,7 +249,6 @@ fn map_points(
         set: &map_set,
         norm: train.norm,
     };
-    let base_flops = merge(base, &Removal::none(layers))?.flops();
     let mut points = Vec::new();
     for n_attn in cfg.measured_values(max_attn) {
         for n_act in cfg.measured_values(max_act) {
