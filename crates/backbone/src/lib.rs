@@ -40,6 +40,7 @@ mod cost;
 mod dropout;
 mod error;
 mod gates;
+mod gelu;
 mod input;
 mod mlp;
 mod onnx;
@@ -55,6 +56,7 @@ pub use cost::{BlockShape, bert_flops, block_flops, flops_per_sample, vit_flops}
 pub use dropout::{Dropout, Mode};
 pub use error::BackboneError;
 pub use gates::{BlockGates, Gates};
+pub use gelu::{GeluBackend, gelu};
 pub use input::Input;
 pub use mlp::{Mlp, MlpConfig};
 pub use onnx::{

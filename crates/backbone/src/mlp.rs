@@ -1,7 +1,7 @@
+use crate::gelu::gelu;
 use burn::config::Config;
 use burn::module::Module;
 use burn::nn::{Linear, LinearConfig};
-use burn::tensor::activation::gelu;
 use burn::tensor::{Device, Tensor};
 
 use crate::error::{BackboneError, positive};

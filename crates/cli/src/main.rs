@@ -44,6 +44,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    experiment::memory::keep_freed_memory();
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Run(args) => run::run(args),

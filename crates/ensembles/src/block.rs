@@ -1,11 +1,11 @@
 //! The pre-norm transformer block and token embedding shared by BatchEnsemble and
 //! Packed-Ensembles, generic over their linear and normalisation layers.
 
+use backbone::gelu;
 use backbone::{Dropout, Mode, attend};
 use burn::module::{Module, Param};
 use burn::nn::LayerNorm;
 use burn::tensor::Tensor;
-use burn::tensor::activation::gelu;
 
 use crate::grouped::{GroupedLayerNorm, GroupedLinear};
 

@@ -15,6 +15,7 @@ use lora_ensemble::LoraConfig;
 static ALLOCATOR: experiment::memory::PeakAlloc = experiment::memory::PeakAlloc;
 
 fn main() {
+    experiment::memory::keep_freed_memory();
     let device = Device::flex();
     let vit = ViTConfig::preset("vit_tiny_28").expect("preset");
     let flops = backbone::flops_per_sample(&vit);

@@ -4,9 +4,9 @@
 use std::fmt;
 use std::str::FromStr;
 
+use backbone::gelu;
 use backbone::{BlockShape, Classifier, Dropout, Input, Mode, attend};
 use burn::module::Module;
-use burn::tensor::activation::gelu;
 use burn::tensor::{Bool, Tensor};
 use ensembles::EnsembleModel;
 use serde::{Deserialize, Serialize};
