@@ -2,12 +2,17 @@
 //! it (recipe, data, seed, base model), checkpointed after every epoch, and read back instead of
 //! retrained when the same recipe comes again.
 
-use std::path::PathBuf;
+use std::fs;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
 
 use burn::tensor::Device;
-use train::{Checkpoint, Data, Distill, FitOptions, TrainConfig, Trainable, fit};
+use train::{
+    Checkpoint, CheckpointState, Data, Distill, FitOptions, TrainConfig, Trainable, fit_with_report,
+};
 
-use crate::error::{Context, Result};
+use crate::error::{Context, ExperimentError, Result};
 use crate::results::TrainCost;
 
 /// Trains models with checkpoints in the cache.
@@ -30,9 +35,10 @@ pub struct Fit<'a> {
 }
 
 impl Trainer {
-    /// Trains `model` on `data`, resuming from (or reading back) the cached checkpoint; also
-    /// returns what the training cost (read from the checkpoint, so a cached model costs what
-    /// training it did).
+    /// Trains `model` on `data`, resuming from (or reading back) the cached checkpoint, or
+    /// training afresh when it is damaged; also returns what the training cost (read from the
+    /// checkpoint, so a cached model costs what training it did, resumes and recoveries
+    /// included).
     pub fn fit<M: Trainable>(
         &self,
         model: M,
@@ -51,13 +57,21 @@ impl Trainer {
             distill: run.distill,
         };
         let trainable_params = train::trainable_params(&model) as u64;
-        let model = fit(model, data, run.config, &options)?;
-        let Some(state) = checkpoint.state()? else {
+        let (model, report) = fit_with_report(model, data, run.config, &options)?;
+        let Some(state) = report.state else {
             // Nothing to train (no epochs): nothing stored either.
             return Ok((model, TrainCost::default()));
         };
-        let path = checkpoint.model_file(&state);
-        let stored_bytes = std::fs::metadata(&path).context(path.display())?.len();
+        // `fit` checked (or wrote) the model file and returns its length in the state; only a
+        // state without one (none is written so) needs the file itself.
+        let stored_bytes = match state.model {
+            Some(check) => check.bytes,
+            None => {
+                let path = checkpoint.model_file(&state);
+                std::fs::metadata(&path).context(path.display())?.len()
+            }
+        };
+        // From the state, not the report: a worker process may have done the training.
         let cost = TrainCost {
             wall_seconds: state.totals.wall_seconds,
             steps: state.totals.steps,
@@ -65,9 +79,73 @@ impl Trainer {
             stored_bytes,
             trainings: 1,
             trainable_params,
+            resumed: usize::from(!state.history.resumed_from.is_empty()),
+            recovered: usize::from(!state.history.recovered.is_empty()),
         };
         Ok((model, cost))
     }
+}
+
+/// One folder of the model cache, as `uqformer cache list` shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheEntry {
+    /// The folder's name: the training's fingerprint (`<fingerprint>.damaged` once set aside).
+    pub name: String,
+    /// Epochs done, from `state.json`; `None` without a readable one.
+    pub epochs_done: Option<usize>,
+    /// Bytes of the files in the folder.
+    pub bytes: u64,
+    /// Unix seconds of the folder's newest file (of the folder itself when empty).
+    pub modified: Option<u64>,
+}
+
+/// The checkpoint folders under `cache_root`, by name; other files there (the workers'
+/// configs) are left out. Reads only: nothing is checked, moved or removed.
+pub fn list_cache(cache_root: &Path) -> Result<Vec<CacheEntry>> {
+    let place = cache_root.display();
+    let entries = match fs::read_dir(cache_root) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            return Err(ExperimentError::invalid(format!(
+                "{place}: no model cache here (`uqformer run` makes one under <out>/.cache; see --cache)"
+            )));
+        }
+        Err(e) => return Err(e).context(&place),
+    };
+    let mut found = Vec::new();
+    for entry in entries {
+        let dir = entry.context(&place)?.path();
+        if !dir.is_dir() {
+            continue;
+        }
+        let mut item = CacheEntry {
+            name: (dir.file_name()).map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+            epochs_done: fs::read(dir.join("state.json"))
+                .ok()
+                .and_then(|text| serde_json::from_slice::<CheckpointState>(&text).ok())
+                .map(|state| state.epochs_done),
+            bytes: 0,
+            modified: unix_seconds(&fs::metadata(&dir).context(dir.display())?),
+        };
+        for file in fs::read_dir(&dir).context(dir.display())? {
+            let meta = file
+                .context(dir.display())?
+                .metadata()
+                .context(dir.display())?;
+            if meta.is_file() {
+                item.bytes += meta.len();
+                item.modified = item.modified.max(unix_seconds(&meta));
+            }
+        }
+        found.push(item);
+    }
+    found.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(found)
+}
+
+fn unix_seconds(meta: &fs::Metadata) -> Option<u64> {
+    let modified = meta.modified().ok()?;
+    Some(modified.duration_since(UNIX_EPOCH).ok()?.as_secs())
 }
 
 /// The cache key of an identity: FNV-1a of its JSON text.
@@ -80,4 +158,45 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_checkpoint_folders_with_epochs_size_and_time() {
+        let root = tempfile::tempdir().unwrap();
+        let write = |path: &str, bytes: &[u8]| {
+            let path = root.path().join(path);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, bytes).unwrap();
+        };
+        // An old-style state (no checksums) still tells its epochs.
+        let state = br#"{"epochs_done": 3, "fingerprint": "aaa"}"#;
+        write("aaa/state.json", state);
+        write("aaa/model-3.bpk", &[1; 10]);
+        write("aaa/optim-3.bpk", &[2; 5]);
+        write("aaa.damaged/state.json", b"garbage");
+        write("worker-config-x.toml", b"[experiment]");
+        fs::create_dir(root.path().join("empty")).unwrap();
+        let listed = list_cache(root.path()).unwrap();
+        let rows: Vec<_> = (listed.iter())
+            .map(|e| (e.name.as_str(), e.epochs_done, e.bytes))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("aaa", Some(3), state.len() as u64 + 15),
+                ("aaa.damaged", None, 7),
+                ("empty", None, 0),
+            ]
+        );
+        assert!(listed.iter().all(|e| e.modified.is_some()));
+
+        let e = list_cache(&root.path().join("nope"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("nope") && e.contains("no model cache"), "{e}");
+    }
 }
