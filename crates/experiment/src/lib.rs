@@ -28,6 +28,7 @@ pub mod runner;
 pub mod store;
 pub mod workers;
 
+pub use cache::{CacheEntry, list_cache};
 pub use config::ExperimentConfig;
 pub use error::{ConfigError, ExperimentError};
 pub use methods::{Built, Calibration, Context, KINDS, Method, MethodSpec, Setting, Sweep};
