@@ -42,9 +42,14 @@ pub fn run(args: &CacheArgs) -> Result<(), String> {
         );
     }
     let bytes: u64 = entries.iter().map(|e| e.bytes).sum();
+    let damaged = entries.iter().filter(|e| e.set_aside()).count();
+    let set_aside = match damaged {
+        0 => String::new(),
+        n => format!(" and {n} damaged checkpoint(s) set aside"),
+    };
     println!(
-        "{} trainings, {bytes} bytes in {}",
-        entries.len(),
+        "{} training(s){set_aside}, {bytes} bytes in {}",
+        entries.len() - damaged,
         cache.display()
     );
     Ok(())

@@ -99,6 +99,13 @@ pub struct CacheEntry {
     pub modified: Option<u64>,
 }
 
+impl CacheEntry {
+    /// Whether this is a damaged checkpoint set aside (`<fingerprint>.damaged`, `.damaged-N`).
+    pub fn set_aside(&self) -> bool {
+        self.name.contains(".damaged")
+    }
+}
+
 /// The checkpoint folders under `cache_root`, by name; other files there (the workers'
 /// configs) are left out. Reads only: nothing is checked, moved or removed.
 pub fn list_cache(cache_root: &Path) -> Result<Vec<CacheEntry>> {
@@ -182,14 +189,14 @@ mod tests {
         fs::create_dir(root.path().join("empty")).unwrap();
         let listed = list_cache(root.path()).unwrap();
         let rows: Vec<_> = (listed.iter())
-            .map(|e| (e.name.as_str(), e.epochs_done, e.bytes))
+            .map(|e| (e.name.as_str(), e.epochs_done, e.bytes, e.set_aside()))
             .collect();
         assert_eq!(
             rows,
             [
-                ("aaa", Some(3), state.len() as u64 + 15),
-                ("aaa.damaged", None, 7),
-                ("empty", None, 0),
+                ("aaa", Some(3), state.len() as u64 + 15, false),
+                ("aaa.damaged", None, 7, true),
+                ("empty", None, 0, false),
             ]
         );
         assert!(listed.iter().all(|e| e.modified.is_some()));
