@@ -53,7 +53,10 @@ fn main() -> ExitCode {
         Command::Metrics(args) => metrics::run(args),
         Command::List => list::run(),
         Command::Cache(args) => cache::run(args),
-        Command::Worker(args) => worker::run(args),
+        // The main process re-runs a job whose worker failed and reports the error itself.
+        Command::Worker(args) => {
+            return worker::run(args).map_or(ExitCode::FAILURE, |()| ExitCode::SUCCESS);
+        }
         Command::Embed(args) => embed::run(args),
     };
     match result {

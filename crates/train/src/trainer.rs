@@ -48,7 +48,9 @@ pub struct FitOptions {
     /// Shown in the progress line and in errors.
     pub label: String,
     pub checkpoint: Option<Checkpoint>,
-    /// No progress output (tests).
+    /// No progress output (tests). The resume line and a damaged checkpoint's warning are
+    /// printed regardless: they say how the result came about, and worker processes (always
+    /// quiet) pass them on.
     pub quiet: bool,
     /// Stop after this many epochs in this call (as if the process were killed); for tests.
     pub stop_after: Option<usize>,
@@ -116,7 +118,9 @@ pub struct FitReport {
 }
 
 /// [`fit`], also reporting resumption and recovery. A damaged checkpoint is set aside with a
-/// warning on stderr (always: it is not progress output), and training starts from scratch.
+/// warning on stderr and training starts from scratch; a resume prints
+/// `resumed <label> from epoch k of n (checkpoint <file>)`. Both lines are printed even when
+/// quiet: they are not progress output.
 pub fn fit_with_report<'a, M: Trainable>(
     mut model: M,
     data: impl Into<Data<'a>>,
@@ -173,14 +177,12 @@ pub fn fit_with_report<'a, M: Trainable>(
                 if start < config.epochs {
                     history.resumed_from.push(start);
                     report.resumed_from = Some(start);
-                    if !opts.quiet {
-                        eprintln!(
-                            "resumed {} from epoch {start} of {} (checkpoint {})",
-                            opts.label,
-                            config.epochs,
-                            checkpoint.model_file(&state).display()
-                        );
-                    }
+                    eprintln!(
+                        "resumed {} from epoch {start} of {} (checkpoint {})",
+                        opts.label,
+                        config.epochs,
+                        checkpoint.model_file(&state).display()
+                    );
                 }
                 report.state = Some(state);
             }

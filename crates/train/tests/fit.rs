@@ -131,13 +131,10 @@ fn resumed_run_equals_uninterrupted_run() {
     // 64 samples in batches of 16: 4 steps and 64 samples an epoch.
     assert_eq!((after_one.totals.steps, after_one.totals.samples), (4, 64));
     assert!(after_one.history.resumed_from.is_empty());
-    // A fresh process: a freshly initialised model, then the checkpoint takes over. Not quiet,
-    // so the `resumed ...` line is printed (libtest shows it on failure or with --nocapture).
-    let loud = FitOptions {
-        quiet: false,
-        ..options(&device, Some(checkpoint.clone()))
-    };
-    let (resumed, report) = fit_with_report(model(&device), data, &recipe(3), &loud).unwrap();
+    // A fresh process: a freshly initialised model, then the checkpoint takes over (printing
+    // the `resumed ...` line, which libtest shows on failure or with --nocapture).
+    let resume = options(&device, Some(checkpoint.clone()));
+    let (resumed, report) = fit_with_report(model(&device), data, &recipe(3), &resume).unwrap();
     assert_eq!(report.resumed_from, Some(1));
     assert_eq!(report.recovered, None);
     let done = checkpoint.state().unwrap().unwrap();
@@ -158,7 +155,7 @@ fn resumed_run_equals_uninterrupted_run() {
     );
 
     // Fully trained: read back, which is no resume; the recorded history stays.
-    let (cached, report) = fit_with_report(model(&device), data, &recipe(3), &loud).unwrap();
+    let (cached, report) = fit_with_report(model(&device), data, &recipe(3), &resume).unwrap();
     assert_eq!(report.resumed_from, None);
     assert_eq!(report.state.unwrap().history.resumed_from, [1]);
     assert_eq!(params(&cached), params(&straight));
