@@ -1,5 +1,5 @@
 //! `uqformer`: run experiment files, evaluate saved predictions, list what is available, list
-//! the model cache, embed texts with a pretrained BERT.
+//! and clean the model cache, embed texts with a pretrained BERT.
 
 mod cache;
 mod embed;
@@ -39,7 +39,8 @@ enum Command {
     Worker(worker::WorkerArgs),
     /// List method kinds, backbone presets, datasets, corruptions, OOD scores and backends.
     List,
-    /// The trained-model cache: `cache list [--cache DIR]`.
+    /// The trained-model cache: `cache list`, `cache clean [--unused-by FILES...] [--older-than
+    /// DAYS] [--dry-run]`.
     Cache(cache::CacheArgs),
     /// Token ids and mean-pooled, L2-normalised sentence embeddings from a Hugging Face BERT
     /// checkpoint (e.g. all-MiniLM-L6-v2), to check the import against another implementation.

@@ -1,6 +1,7 @@
 //! `uqformer run` over a cache with damaged checkpoints: each damaged file is named in exactly
 //! one warning (also when a worker process found it, and under `--quiet`), its folder is set
-//! aside, and the metrics are those of the undamaged run. `uqformer cache list` shows both.
+//! aside, and the metrics are those of the undamaged run. `uqformer cache list` shows both;
+//! `uqformer cache clean --unused-by` removes the damaged ones and keeps what the run used.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -52,9 +53,25 @@ fn uqformer(args: &[&std::ffi::OsStr]) -> Output {
     out
 }
 
-/// Runs the experiment (quiet, one worker); returns its stderr and the methods' metrics and
-/// `train_cost.recovered`.
-fn run(dir: &Path) -> (String, serde_json::Value, Vec<u64>) {
+/// `uqformer cache ARGS --cache CACHE`: its stdout, or its stderr when it fails.
+fn cache(cache: &Path, args: &[&str]) -> Result<String, String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_uqformer"))
+        .arg("cache")
+        .args(args)
+        .arg("--cache")
+        .arg(cache)
+        .output()
+        .unwrap();
+    let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
+    match out.status.success() {
+        true => Ok(text(out.stdout)),
+        false => Err(text(out.stderr)),
+    }
+}
+
+/// Runs the experiment (quiet, one worker); returns its stderr, the methods' metrics and
+/// `train_cost`.
+fn run(dir: &Path) -> (String, serde_json::Value, Vec<serde_json::Value>) {
     let file = dir.join("heal.toml");
     fs::write(&file, CONFIG).unwrap();
     let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets");
@@ -77,10 +94,14 @@ fn run(dir: &Path) -> (String, serde_json::Value, Vec<u64>) {
     let metrics = (methods.iter())
         .map(|m| serde_json::json!([m["name"], m["id"], m["ood"]]))
         .collect();
-    let recovered = (methods.iter())
-        .map(|m| m["train_cost"]["recovered"].as_u64().unwrap_or(0))
-        .collect();
-    (String::from_utf8(out.stderr).unwrap(), metrics, recovered)
+    let costs = methods.iter().map(|m| m["train_cost"].clone()).collect();
+    (String::from_utf8(out.stderr).unwrap(), metrics, costs)
+}
+
+fn recovered(costs: &[serde_json::Value]) -> Vec<u64> {
+    (costs.iter())
+        .map(|c| c["recovered"].as_u64().unwrap_or(0))
+        .collect()
 }
 
 fn checkpoints(cache: &Path) -> Vec<PathBuf> {
@@ -95,11 +116,11 @@ fn checkpoints(cache: &Path) -> Vec<PathBuf> {
 #[test]
 fn each_damaged_checkpoint_is_named_once_set_aside_and_retrained() {
     let dir = tempfile::tempdir().unwrap();
-    let (stderr, first, recovered) = run(dir.path());
+    let (stderr, first, costs) = run(dir.path());
     assert!(!stderr.contains("warning"), "{stderr}");
-    assert_eq!(recovered, [0, 0]);
-    let cache = dir.path().join("results/.cache");
-    let folders = checkpoints(&cache);
+    assert_eq!(recovered(&costs), [0, 0]);
+    let cache_dir = dir.path().join("results/.cache");
+    let folders = checkpoints(&cache_dir);
     assert_eq!(folders.len(), 3, "three members, the first also `single`'s");
 
     // Three kinds of damage: truncated, same length with bytes flipped, removed.
@@ -112,7 +133,7 @@ fn each_damaged_checkpoint_is_named_once_set_aside_and_retrained() {
     fs::write(&files[1], &bytes).unwrap();
     fs::remove_file(&files[2]).unwrap();
 
-    let (stderr, healed, recovered) = run(dir.path());
+    let (stderr, healed, healed_costs) = run(dir.path());
     let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
     assert_eq!(warnings.len(), 3, "one warning per damaged file:\n{stderr}");
     for (file, why) in files
@@ -125,7 +146,11 @@ fn each_damaged_checkpoint_is_named_once_set_aside_and_retrained() {
         assert_eq!(named.len(), 1, "{} ({why}) in\n{stderr}", file.display());
     }
     assert_eq!(healed, first, "retrained to the undamaged run's metrics");
-    assert_eq!(recovered, [1, 3], "single stands on one member");
+    assert_eq!(
+        recovered(&healed_costs),
+        [1, 3],
+        "single stands on one member"
+    );
     let aside = |folder: &Path| PathBuf::from(format!("{}.damaged", folder.display()));
     for folder in &folders {
         assert!(
@@ -141,13 +166,7 @@ fn each_damaged_checkpoint_is_named_once_set_aside_and_retrained() {
         "the damaged file is kept as it was"
     );
 
-    let listed = uqformer(&[
-        "cache".as_ref(),
-        "list".as_ref(),
-        "--cache".as_ref(),
-        cache.as_ref(),
-    ]);
-    let listed = String::from_utf8(listed.stdout).unwrap();
+    let listed = cache(&cache_dir, &["list"]).unwrap();
     assert_eq!(
         listed.lines().filter(|l| l.contains(".damaged")).count(),
         3,
@@ -158,8 +177,43 @@ fn each_damaged_checkpoint_is_named_once_set_aside_and_retrained() {
         "{listed}"
     );
 
-    // Healed: read back from the cache without a word.
-    let (stderr, again, _) = run(dir.path());
+    // What the healed run did not use: the damaged checkpoints set aside.
+    let file = dir.path().join("heal.toml");
+    let results = dir.path().join("results");
+    let unused = [
+        "--unused-by",
+        file.to_str().unwrap(),
+        "--out",
+        results.to_str().unwrap(),
+    ];
+    let dry = cache(&cache_dir, &[&["clean", "--dry-run"], &unused[..]].concat()).unwrap();
+    assert!(dry.contains("would remove 3 folder(s)"), "{dry}");
+    assert_eq!(dry.lines().filter(|l| l.contains(".damaged")).count(), 3);
+    assert_eq!(
+        checkpoints(&cache_dir).len(),
+        6,
+        "a dry run removes nothing"
+    );
+    // Refused: no condition, a folder that is not the cache.
+    let e = cache(&cache_dir, &["clean"]).unwrap_err();
+    assert!(e.contains("say what to remove"), "{e}");
+    let e = cache(&results, &["clean", "--older-than", "0"]).unwrap_err();
+    assert!(e.contains("not a model cache"), "{e}");
+    let e = cache(&cache_dir, &["clean", "--unused-by", "nope.toml"]).unwrap_err();
+    assert!(e.contains("nope.toml"), "{e}");
+    assert_eq!(checkpoints(&cache_dir).len(), 6);
+    let cleaned = cache(&cache_dir, &[&["clean"], &unused[..]].concat()).unwrap();
+    assert!(cleaned.contains("removed 3 folder(s)"), "{cleaned}");
+    assert_eq!(
+        checkpoints(&cache_dir),
+        folders,
+        "the healed checkpoints stay"
+    );
+
+    // Healed and cleaned: read back from the cache without a word (not retrained: the same
+    // recorded costs, wall seconds included).
+    let (stderr, again, costs) = run(dir.path());
     assert!(!stderr.contains("warning"), "{stderr}");
     assert_eq!(again, first);
+    assert_eq!(costs, healed_costs);
 }
