@@ -1,6 +1,7 @@
-//! `uqformer`: run experiment files, evaluate saved predictions, list what is available, embed
-//! texts with a pretrained BERT.
+//! `uqformer`: run experiment files, evaluate saved predictions, list what is available, list
+//! and clean the model cache, embed texts with a pretrained BERT.
 
+mod cache;
 mod embed;
 mod list;
 mod metrics;
@@ -38,6 +39,9 @@ enum Command {
     Worker(worker::WorkerArgs),
     /// List method kinds, backbone presets, datasets, corruptions, OOD scores and backends.
     List,
+    /// The trained-model cache: `cache list`, `cache clean [--unused-by FILES...] [--older-than
+    /// DAYS] [--dry-run]`.
+    Cache(cache::CacheArgs),
     /// Token ids and mean-pooled, L2-normalised sentence embeddings from a Hugging Face BERT
     /// checkpoint (e.g. all-MiniLM-L6-v2), to check the import against another implementation.
     Embed(embed::EmbedArgs),
@@ -50,7 +54,11 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Metrics(args) => metrics::run(args),
         Command::List => list::run(),
-        Command::Worker(args) => worker::run(args),
+        Command::Cache(args) => cache::run(args),
+        // The main process re-runs a job whose worker failed and reports the error itself.
+        Command::Worker(args) => {
+            return worker::run(args).map_or(ExitCode::FAILURE, |()| ExitCode::SUCCESS);
+        }
         Command::Embed(args) => embed::run(args),
     };
     match result {

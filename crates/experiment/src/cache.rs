@@ -2,18 +2,32 @@
 //! it (recipe, data, seed, base model), checkpointed after every epoch, and read back instead of
 //! retrained when the same recipe comes again.
 
+use std::collections::BTreeSet;
+use std::fs;
+use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::SystemTime;
 
 use burn::tensor::Device;
-use train::{Checkpoint, Data, Distill, FitOptions, TrainConfig, Trainable, fit};
+use train::{Checkpoint, Data, Distill, FitOptions, TrainConfig, Trainable, fit_with_report};
 
 use crate::error::{Context, Result};
 use crate::results::TrainCost;
 
-/// Trains models with checkpoints in the cache.
+mod manage;
+
+use manage::in_use_file;
+pub use manage::{CACHE_KEYS, CacheEntry, Clean, clean_cache, list_cache, used_by_latest_run};
+
+/// Trains models with checkpoints in the cache, and marks the folders it uses as in use (a
+/// file `in-use-<pid>.txt` in the cache, removed when the trainer is dropped) so that
+/// `uqformer cache clean` leaves them alone.
 pub struct Trainer {
     pub cache_root: PathBuf,
     pub quiet: bool,
+    /// The fingerprints fitted or read back so far.
+    used: Mutex<BTreeSet<String>>,
 }
 
 /// One training run: what identifies it in the cache, and how it runs.
@@ -30,9 +44,39 @@ pub struct Fit<'a> {
 }
 
 impl Trainer {
-    /// Trains `model` on `data`, resuming from (or reading back) the cached checkpoint; also
-    /// returns what the training cost (read from the checkpoint, so a cached model costs what
-    /// training it did).
+    pub fn new(cache_root: PathBuf, quiet: bool) -> Self {
+        Self {
+            cache_root,
+            quiet,
+            used: Mutex::default(),
+        }
+    }
+
+    /// The fingerprints of the cache folders this trainer used, in order.
+    pub fn used(&self) -> Vec<String> {
+        let used = self.used.lock().unwrap_or_else(|e| e.into_inner());
+        used.iter().cloned().collect()
+    }
+
+    /// Records `fingerprint` as used, in memory and in the in-use file (best effort: a cache
+    /// that cannot take the file cannot be cleaned either).
+    fn mark_used(&self, fingerprint: &str) {
+        let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
+        if used.insert(fingerprint.to_string()) {
+            let _ = fs::create_dir_all(&self.cache_root).and_then(|()| {
+                let mut file = fs::File::options()
+                    .create(true)
+                    .append(true)
+                    .open(in_use_file(&self.cache_root, std::process::id()))?;
+                writeln!(file, "{fingerprint}")
+            });
+        }
+    }
+
+    /// Trains `model` on `data`, resuming from (or reading back) the cached checkpoint, or
+    /// training afresh when it is damaged; also returns what the training cost (read from the
+    /// checkpoint, so a cached model costs what training it did, resumes and recoveries
+    /// included).
     pub fn fit<M: Trainable>(
         &self,
         model: M,
@@ -40,6 +84,7 @@ impl Trainer {
         run: Fit<'_>,
     ) -> Result<(M, TrainCost)> {
         let fingerprint = fingerprint(run.identity);
+        self.mark_used(&fingerprint);
         let checkpoint = Checkpoint::new(self.cache_root.join(&fingerprint), fingerprint);
         let options = FitOptions {
             device: run.device.clone(),
@@ -51,13 +96,29 @@ impl Trainer {
             distill: run.distill,
         };
         let trainable_params = train::trainable_params(&model) as u64;
-        let model = fit(model, data, run.config, &options)?;
-        let Some(state) = checkpoint.state()? else {
+        let (model, report) = fit_with_report(model, data, run.config, &options)?;
+        let Some(state) = report.state else {
             // Nothing to train (no epochs): nothing stored either.
             return Ok((model, TrainCost::default()));
         };
-        let path = checkpoint.model_file(&state);
-        let stored_bytes = std::fs::metadata(&path).context(path.display())?.len();
+        // A cache hit writes nothing: its time on `state.json` says when the folder was last
+        // used (`cache list`, `cache clean --older-than`). Best effort, as for the in-use file.
+        if let Ok(file) = fs::File::options()
+            .write(true)
+            .open(checkpoint.dir().join("state.json"))
+        {
+            let _ = file.set_modified(SystemTime::now());
+        }
+        // `fit` checked (or wrote) the model file and returns its length in the state; only a
+        // state without one (none is written so) needs the file itself.
+        let stored_bytes = match state.model {
+            Some(check) => check.bytes,
+            None => {
+                let path = checkpoint.model_file(&state);
+                fs::metadata(&path).context(path.display())?.len()
+            }
+        };
+        // From the state, not the report: a worker process may have done the training.
         let cost = TrainCost {
             wall_seconds: state.totals.wall_seconds,
             steps: state.totals.steps,
@@ -65,8 +126,16 @@ impl Trainer {
             stored_bytes,
             trainings: 1,
             trainable_params,
+            resumed: usize::from(!state.history.resumed_from.is_empty()),
+            recovered: usize::from(!state.history.recovered.is_empty()),
         };
         Ok((model, cost))
+    }
+}
+
+impl Drop for Trainer {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(in_use_file(&self.cache_root, std::process::id()));
     }
 }
 

@@ -92,6 +92,18 @@ pub struct TrainCost {
     /// training that made it).
     #[serde(default)]
     pub trainable_params: u64,
+    /// Trainings that were interrupted and resumed from their last checkpoint (the epochs are
+    /// in the checkpoint's `state.json`; a model read back fully trained is no resume).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub resumed: usize,
+    /// Trainings whose checkpoint was found damaged, set aside and trained again from scratch
+    /// (the set-aside files are named in the checkpoint's `state.json`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub recovered: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl std::ops::AddAssign for TrainCost {
@@ -102,6 +114,8 @@ impl std::ops::AddAssign for TrainCost {
         self.stored_bytes += other.stored_bytes;
         self.trainings += other.trainings;
         self.trainable_params += other.trainable_params;
+        self.resumed += other.resumed;
+        self.recovered += other.recovered;
     }
 }
 

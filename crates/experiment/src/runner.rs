@@ -60,10 +60,7 @@ impl<'a> Setup<'a> {
         let device = device(&config.experiment.backend).map_err(ExperimentError::Invalid)?;
         let loaded = load(config, &opts.data_root)?;
         let spec = BaseSpec::new(config, &opts.data_root, &loaded.train_full)?;
-        let trainer = Trainer {
-            cache_root: opts.cache_root.clone(),
-            quiet: opts.quiet,
-        };
+        let trainer = Trainer::new(opts.cache_root.clone(), opts.quiet);
         Ok(Self {
             config,
             device,
@@ -153,6 +150,11 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput> {
         methods.extend(results);
         files.extend(seed_files);
     }
+    // What `uqformer cache clean --unused-by` keeps for this experiment.
+    let keys: String = (setup.trainer.used().iter())
+        .map(|k| format!("{k}\n"))
+        .collect();
+    files.push((crate::cache::CACHE_KEYS.to_string(), keys.into_bytes()));
     let summary = Summary {
         experiment: config.experiment.name.clone(),
         seeds: config.experiment.seeds.clone(),

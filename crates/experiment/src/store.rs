@@ -124,8 +124,8 @@ fn point_latest(exp_dir: &Path, run_id: &str) -> io::Result<()> {
     Ok(())
 }
 
-/// UTC `YYYYMMDD-HHMMSS` of a Unix time.
-fn timestamp(unix_secs: u64) -> String {
+/// UTC `YYYYMMDD-HHMMSS` of a Unix time (as run ids are named).
+pub fn timestamp(unix_secs: u64) -> String {
     let (days, secs) = (unix_secs / 86_400, unix_secs % 86_400);
     let (y, m, d) = civil_from_days(days);
     format!(

@@ -259,7 +259,10 @@ pub(crate) fn command(
         .arg(cache_root)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        // A worker is quiet (no progress lines) and keeps its errors to itself (the main
+        // process re-runs a failed job and reports them), so what it prints is the notices
+        // that are this run's too: a resumed training, a damaged checkpoint set aside.
+        .stderr(Stdio::inherit());
     command
 }
 

@@ -86,6 +86,7 @@ fn run(
             stored_bytes: 4 * params,
             trainings: members,
             trainable_params: params,
+            ..Default::default()
         }),
     }
 }

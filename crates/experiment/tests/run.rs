@@ -103,6 +103,15 @@ fn writes_the_output_contract_and_repeats_exactly() {
         methods[2]["cost"]["flops"].as_u64().unwrap()
             == 3 * methods[0]["cost"]["flops"].as_u64().unwrap()
     );
+    // The cache folders the run used (for `uqformer cache clean --unused-by`): every one there,
+    // and no process marks any as in use once the run is over.
+    let mut folders: Vec<String> = (std::fs::read_dir(a.path().join("cache")).unwrap())
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    folders.sort();
+    let keys = std::fs::read_to_string(first.dir.join(experiment::CACHE_KEYS)).unwrap();
+    assert_eq!(keys.lines().collect::<Vec<_>>(), folders);
+    assert_eq!(folders.len(), 2, "two base models");
     // The resolved config is itself a valid experiment file.
     ExperimentConfig::parse(&std::fs::read_to_string(first.dir.join("config.toml")).unwrap())
         .unwrap();

@@ -2,7 +2,8 @@
 //! optional label smoothing, per-parameter gradient-norm clipping and seeded augmentation
 //! (random padded crop, flips), shows a progress line (loss, accuracy, throughput, ETA), stops
 //! with a clear error on a non-finite loss, and writes a [`Checkpoint`] (Burn records, written
-//! atomically) after every epoch, from which a restarted run resumes.
+//! atomically, with checksums in its state file) after every epoch, from which a restarted run
+//! resumes; a damaged checkpoint is set aside and the model trained from scratch.
 //!
 //! Any [`Trainable`] model (member logits `[M, B, C]`) can be trained; the Vision Transformer
 //! is one, and ensemble methods with trainable members implement it too.
@@ -11,6 +12,7 @@ mod atomic;
 mod checkpoint;
 mod config;
 mod error;
+mod inputs;
 mod loss;
 mod params;
 mod progress;
@@ -18,11 +20,14 @@ mod schedule;
 mod trainer;
 
 pub use atomic::{atomic_write, with_path};
-pub use checkpoint::{Checkpoint, CheckpointState, TrainTotals};
+pub use checkpoint::{
+    Checkpoint, CheckpointState, Damage, FileCheck, History, Loaded, TrainTotals,
+};
 pub use config::TrainConfig;
 pub use error::TrainError;
+pub use inputs::{Data, ImageData, TextData};
 pub use loss::{cross_entropy, distillation};
 pub use params::trainable_params;
 pub use progress::Progress;
 pub use schedule::cosine_with_warmup;
-pub use trainer::{Data, Distill, FitOptions, ImageData, TextData, Trainable, fit, mix};
+pub use trainer::{Distill, FitOptions, FitReport, Trainable, fit, fit_with_report, mix};

@@ -5,16 +5,15 @@ use backbone::{Classifier, Gates, Input, Mode, VisionTransformer};
 use burn::grad_clipping::GradientClippingConfig;
 use burn::module::Module;
 use burn::optim::{AdamWConfig, GradientsParams};
-use burn::tensor::{Device, Int, Tensor, TensorData};
-use data::{
-    AugmentConfig, BatchPlan, ImageDataset, Normalization, TextDataset, WordPiece, augment,
-};
+use burn::tensor::{Device, Tensor};
+use data::{AugmentConfig, BatchPlan};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
-use crate::checkpoint::{Checkpoint, TrainTotals};
+use crate::checkpoint::{Checkpoint, CheckpointState, Damage, History, Loaded, TrainTotals};
 use crate::config::TrainConfig;
 use crate::error::TrainError;
+use crate::inputs::Data;
 use crate::loss::{cross_entropy, distillation};
 use crate::progress::Progress;
 use crate::schedule::cosine_with_warmup;
@@ -49,7 +48,9 @@ pub struct FitOptions {
     /// Shown in the progress line and in errors.
     pub label: String,
     pub checkpoint: Option<Checkpoint>,
-    /// No progress output (tests).
+    /// No progress output (tests). The resume line and a damaged checkpoint's warning are
+    /// printed regardless: they say how the result came about, and worker processes (always
+    /// quiet) pass them on.
     pub quiet: bool,
     /// Stop after this many epochs in this call (as if the process were killed); for tests.
     pub stop_after: Option<usize>,
@@ -92,150 +93,40 @@ impl Distill {
     }
 }
 
-/// Images and the normalisation applied to every batch.
-#[derive(Debug, Clone, Copy)]
-pub struct ImageData<'a> {
-    pub set: &'a ImageDataset,
-    pub norm: &'a Normalization,
-}
-
-impl ImageData<'_> {
-    /// The normalised batch `[B, C, H, W]` for `indices`, augmented when `augment` is given.
-    pub fn batch(
-        &self,
-        indices: &[usize],
-        augment_with: Option<(&AugmentConfig, &mut StdRng)>,
-        device: &Device,
-    ) -> Result<Tensor<4>, TrainError> {
-        let [c, h, w] = self.set.dims;
-        let mut x = self.set.batch_f32(indices);
-        if let Some((config, rng)) = augment_with {
-            for image in x.chunks_exact_mut(c * h * w) {
-                augment(image, self.set.dims, config, rng)
-                    .map_err(|e| TrainError::Invalid(e.to_string()))?;
-            }
-        }
-        self.norm
-            .apply(&mut x, c, h * w)
-            .map_err(|e| TrainError::Invalid(e.to_string()))?;
-        Ok(Tensor::from_data(
-            TensorData::new(x, [indices.len(), c, h, w]),
-            device,
-        ))
-    }
-
-    pub fn labels(&self, indices: &[usize], device: &Device) -> Tensor<1, Int> {
-        labels(&self.set.labels, indices, device)
-    }
-}
-
-/// Texts and the tokenizer that turns every batch into ids and a mask.
-#[derive(Debug, Clone, Copy)]
-pub struct TextData<'a> {
-    pub set: &'a TextDataset,
-    pub tokenizer: &'a WordPiece,
-    /// Longest sequence, `[CLS]` and `[SEP]` included; longer texts are cut.
-    pub max_tokens: usize,
-}
-
-impl TextData<'_> {
-    /// Ids and mask `[B, T]` for `indices`, padded to the longest text of the batch.
-    pub fn batch(&self, indices: &[usize], device: &Device) -> Result<Input, TrainError> {
-        let texts: Vec<&str> = indices
-            .iter()
-            .map(|&i| self.set.texts[i].as_str())
-            .collect();
-        let encoded = (self.tokenizer.encode_batch(&texts, self.max_tokens))
-            .map_err(|e| TrainError::Invalid(format!("{}: {e}", self.set.name)))?;
-        let tokens = encoded.first().map_or(0, |e| e.ids.len());
-        let tensor = |rows: Vec<i64>| {
-            Tensor::<2, Int>::from_data(TensorData::new(rows, [indices.len(), tokens]), device)
-        };
-        let ids = encoded.iter().flat_map(|e| e.ids.iter().map(|&i| i as i64));
-        let mask = encoded
-            .iter()
-            .flat_map(|e| e.attention_mask.iter().map(|&m| m as i64));
-        Ok(Input::Tokens {
-            ids: tensor(ids.collect()),
-            mask: tensor(mask.collect()),
-        })
-    }
-}
-
-/// Labelled training or evaluation data of either modality, batched into [`Input`]s.
-#[derive(Debug, Clone, Copy)]
-pub enum Data<'a> {
-    Images(ImageData<'a>),
-    Text(TextData<'a>),
-}
-
-impl<'a> From<ImageData<'a>> for Data<'a> {
-    fn from(d: ImageData<'a>) -> Self {
-        Self::Images(d)
-    }
-}
-
-impl<'a> From<TextData<'a>> for Data<'a> {
-    fn from(d: TextData<'a>) -> Self {
-        Self::Text(d)
-    }
-}
-
-impl Data<'_> {
-    pub fn name(&self) -> &str {
-        match self {
-            Self::Images(d) => &d.set.name,
-            Self::Text(d) => &d.set.name,
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        self.all_labels().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Every sample's label.
-    pub fn all_labels(&self) -> &[u32] {
-        match self {
-            Self::Images(d) => &d.set.labels,
-            Self::Text(d) => &d.set.labels,
-        }
-    }
-
-    /// The input for `indices`; images are augmented when `augment` is given (texts never).
-    pub fn batch(
-        &self,
-        indices: &[usize],
-        augment_with: Option<(&AugmentConfig, &mut StdRng)>,
-        device: &Device,
-    ) -> Result<Input, TrainError> {
-        match self {
-            Self::Images(d) => d.batch(indices, augment_with, device).map(Input::Images),
-            Self::Text(d) => d.batch(indices, device),
-        }
-    }
-
-    pub fn labels(&self, indices: &[usize], device: &Device) -> Tensor<1, Int> {
-        labels(self.all_labels(), indices, device)
-    }
-}
-
-fn labels(all: &[u32], indices: &[usize], device: &Device) -> Tensor<1, Int> {
-    let labels: Vec<i64> = indices.iter().map(|&i| all[i] as i64).collect();
-    Tensor::from_data(TensorData::new(labels, [indices.len()]), device)
-}
-
 /// Trains `model` (already on `opts.device`) and returns it, resuming from the checkpoint when
 /// one exists. The returned model is still on the autodiff device: call `.valid()` to evaluate.
 pub fn fit<'a, M: Trainable>(
-    mut model: M,
+    model: M,
     data: impl Into<Data<'a>>,
     config: &TrainConfig,
     opts: &FitOptions,
 ) -> Result<M, TrainError> {
+    fit_with_report(model, data, config, opts).map(|(model, _)| model)
+}
+
+/// What one [`fit_with_report`] call did with the checkpoint.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FitReport {
+    /// The checkpoint's state after training (its `history` spans every session); `None`
+    /// without a checkpoint or before the first epoch is done.
+    pub state: Option<CheckpointState>,
+    /// The epoch this call resumed from; `None` when it started afresh or found the model
+    /// fully trained (a cache hit is no resume).
+    pub resumed_from: Option<usize>,
+    /// The damaged checkpoint this call set aside before training from scratch.
+    pub recovered: Option<Damage>,
+}
+
+/// [`fit`], also reporting resumption and recovery. A damaged checkpoint is set aside with a
+/// warning on stderr and training starts from scratch; a resume prints
+/// `resumed <label> from epoch k of n (checkpoint <file>)`. Both lines are printed even when
+/// quiet: they are not progress output.
+pub fn fit_with_report<'a, M: Trainable>(
+    mut model: M,
+    data: impl Into<Data<'a>>,
+    config: &TrainConfig,
+    opts: &FitOptions,
+) -> Result<(M, FitReport), TrainError> {
     let data = data.into();
     config.check().map_err(TrainError::Invalid)?;
     if let Some(distill) = &opts.distill {
@@ -265,10 +156,37 @@ pub fn fit<'a, M: Trainable>(
 
     let mut start = 0;
     let mut totals = TrainTotals::default();
-    if let Some(checkpoint) = &opts.checkpoint
-        && let Some((m, o, state)) = checkpoint.load(model.clone(), optim.clone())?
-    {
-        (model, optim, start, totals) = (m, o, state.epochs_done, state.totals);
+    let mut history = History::default();
+    let mut report = FitReport::default();
+    if let Some(checkpoint) = &opts.checkpoint {
+        match checkpoint.load(model.clone(), optim.clone())? {
+            Loaded::Nothing => {}
+            Loaded::Damaged(damage) => {
+                eprintln!("warning: {}: {damage}, retraining from scratch", opts.label);
+                let file = damage.set_aside_file();
+                history.recovered.push(file.display().to_string());
+                report.recovered = Some(damage);
+            }
+            Loaded::Checkpoint {
+                model: m,
+                optim: o,
+                state,
+            } => {
+                (model, optim, start, totals) = (m, o, state.epochs_done, state.totals);
+                history = state.history.clone();
+                if start < config.epochs {
+                    history.resumed_from.push(start);
+                    report.resumed_from = Some(start);
+                    eprintln!(
+                        "resumed {} from epoch {start} of {} (checkpoint {})",
+                        opts.label,
+                        config.epochs,
+                        checkpoint.model_file(&state).display()
+                    );
+                }
+                report.state = Some(state);
+            }
+        }
     }
     let augment_config = AugmentConfig {
         pad: config.crop_padding,
@@ -336,10 +254,10 @@ pub fn fit<'a, M: Trainable>(
         progress.end_epoch();
         totals.wall_seconds += started.elapsed().as_secs_f64();
         if let Some(checkpoint) = &opts.checkpoint {
-            checkpoint.save(&model, &optim, epoch + 1, totals)?;
+            report.state = Some(checkpoint.save(&model, &optim, epoch + 1, totals, &history)?);
         }
     }
-    Ok(model)
+    Ok((model, report))
 }
 
 /// Mixes two integers into a well-spread seed (SplitMix64 finaliser).

@@ -1,86 +1,19 @@
 //! The training loop end to end on a tiny ViT: it learns, a resumed run equals an
-//! uninterrupted one, and a NaN loss stops training with the last checkpoint intact.
+//! uninterrupted one (and says it resumed), and a NaN loss stops training with the last
+//! checkpoint intact. Damaged checkpoints: `heal.rs`.
 
-use backbone::{Gates, Mode, ViTConfig, VisionTransformer};
+mod common;
+
+use backbone::{Gates, Mode, VisionTransformer};
 use burn::module::Module;
 use burn::tensor::Device;
-use std::sync::Mutex;
 
+use common::{halves, model, options, params, recipe, serial};
 use data::{ImageDataset, Normalization, Pixels};
-use rand::rngs::StdRng;
-use rand::{RngExt, SeedableRng};
 use train::{
-    Checkpoint, Distill, FitOptions, ImageData, TrainConfig, TrainError, fit, trainable_params,
+    Checkpoint, Distill, FitOptions, ImageData, Loaded, TrainConfig, TrainError, fit,
+    fit_with_report, trainable_params,
 };
-
-/// Two classes of 8x8 images: a bright top half (class 0) or a bright bottom half (class 1).
-fn halves(n: usize, seed: u64) -> ImageDataset {
-    let mut rng = StdRng::seed_from_u64(seed);
-    let mut pixels = Vec::with_capacity(n * 64);
-    let mut labels = Vec::with_capacity(n);
-    for i in 0..n {
-        let class = (i % 2) as u32;
-        for row in 0..8 {
-            let bright = (row < 4) == (class == 0);
-            for _ in 0..8 {
-                pixels.push(if bright { 0.7 } else { 0.2 } + rng.random_range(-0.2f32..0.2));
-            }
-        }
-        labels.push(class);
-    }
-    ImageDataset {
-        name: "halves".into(),
-        pixels: Pixels::F32(pixels),
-        labels,
-        dims: [1, 8, 8],
-        num_classes: 2,
-    }
-}
-
-fn model(device: &Device) -> VisionTransformer {
-    device.seed(3);
-    ViTConfig::new()
-        .with_image_size(8)
-        .with_patch_size(4)
-        .with_d_model(16)
-        .with_n_layers(1)
-        .with_n_heads(2)
-        .with_d_mlp(32)
-        .with_num_classes(2)
-        .with_dropout(0.1)
-        .init(device)
-        .unwrap()
-}
-
-fn recipe(epochs: usize) -> TrainConfig {
-    TrainConfig {
-        epochs,
-        batch_size: 16,
-        lr: 3e-3,
-        warmup_epochs: 0.5,
-        label_smoothing: 0.1,
-        ..Default::default()
-    }
-}
-
-/// Burn's flex RNG is global: tests that seed it must not interleave.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn options(device: &Device, checkpoint: Option<Checkpoint>) -> FitOptions {
-    FitOptions {
-        device: device.clone(),
-        seed: 11,
-        label: "test".into(),
-        checkpoint,
-        quiet: true,
-        stop_after: None,
-        distill: None,
-    }
-}
 
 fn accuracy(
     model: &VisionTransformer,
@@ -107,26 +40,6 @@ fn accuracy(
         .filter(|(p, l)| **p == **l as i64)
         .count() as f64
         / set.len() as f64
-}
-
-/// The model's function, compared bit for bit: deterministic logits on a fixed probe batch.
-fn params(model: &VisionTransformer) -> Vec<f32> {
-    let device = Device::flex();
-    let probe = halves(16, 99);
-    let norm = Normalization::new(vec![0.0], vec![1.0]).unwrap();
-    let indices: Vec<usize> = (0..16).collect();
-    let images = ImageData {
-        set: &probe,
-        norm: &norm,
-    }
-    .batch(&indices, None, &device)
-    .unwrap();
-    model
-        .valid()
-        .forward(images, &Gates::none(), Mode::Deterministic)
-        .into_data()
-        .try_into_vec::<f32>()
-        .unwrap()
 }
 
 #[test]
@@ -217,16 +130,21 @@ fn resumed_run_equals_uninterrupted_run() {
     assert_eq!(after_one.epochs_done, 1);
     // 64 samples in batches of 16: 4 steps and 64 samples an epoch.
     assert_eq!((after_one.totals.steps, after_one.totals.samples), (4, 64));
-    // A fresh process: a freshly initialised model, then the checkpoint takes over.
-    let resumed = fit(
-        model(&device),
-        data,
-        &recipe(3),
-        &options(&device, Some(checkpoint.clone())),
-    )
-    .unwrap();
+    assert!(after_one.history.resumed_from.is_empty());
+    // A fresh process: a freshly initialised model, then the checkpoint takes over (printing
+    // the `resumed ...` line, which libtest shows on failure or with --nocapture).
+    let resume = options(&device, Some(checkpoint.clone()));
+    let (resumed, report) = fit_with_report(model(&device), data, &recipe(3), &resume).unwrap();
+    assert_eq!(report.resumed_from, Some(1));
+    assert_eq!(report.recovered, None);
     let done = checkpoint.state().unwrap().unwrap();
+    assert_eq!(report.state.as_ref(), Some(&done));
     assert_eq!(done.epochs_done, 3);
+    assert_eq!(
+        done.history.resumed_from,
+        [1],
+        "the resume is recorded in state.json"
+    );
     // The totals carry over the interruption: what the three epochs cost, not the last two.
     assert_eq!((done.totals.steps, done.totals.samples), (12, 192));
     assert!(done.totals.wall_seconds > after_one.totals.wall_seconds);
@@ -235,6 +153,12 @@ fn resumed_run_equals_uninterrupted_run() {
         params(&straight),
         "resuming must reproduce the uninterrupted run exactly"
     );
+
+    // Fully trained: read back, which is no resume; the recorded history stays.
+    let (cached, report) = fit_with_report(model(&device), data, &recipe(3), &resume).unwrap();
+    assert_eq!(report.resumed_from, None);
+    assert_eq!(report.state.unwrap().history.resumed_from, [1]);
+    assert_eq!(params(&cached), params(&straight));
 
     let other = Checkpoint::new(dir.path(), "run-b");
     let e = fit(
@@ -294,7 +218,14 @@ fn nan_loss_stops_with_the_last_checkpoint_intact() {
     );
     assert_eq!(checkpoint.state().unwrap().unwrap().epochs_done, 1);
     let optim = burn::optim::AdamWConfig::new().init();
-    let (restored, _, state) = checkpoint.load(model(&device), optim).unwrap().unwrap();
+    let Loaded::Checkpoint {
+        model: restored,
+        state,
+        ..
+    } = checkpoint.load(model(&device), optim).unwrap()
+    else {
+        panic!("the checkpoint after one epoch should load");
+    };
     assert_eq!(state.epochs_done, 1);
     assert_eq!(params(&restored), params(&after_one));
 }
