@@ -22,6 +22,28 @@ impl LowRank {
         let delta = x.clone().matmul(self.a.val()).matmul(self.b.val());
         base.forward(x) + delta.mul_scalar(scale)
     }
+
+    /// Members `start..start + n` with their adapters merged into the base weight: `x W_n + b0`
+    /// with `W_n = W0 + scale · A_n B_n`, for `x` `[n, M, D_in]` -> `[n, M, D_out]`. One
+    /// batched matmul instead of the base, the two adapter matmuls and two element-wise
+    /// passes; the merge itself costs `D_in·r·D_out` per member, independent of the batch.
+    pub fn project_merged(
+        &self,
+        base: &Linear,
+        x: Tensor<3>,
+        scale: f64,
+        start: usize,
+        n: usize,
+    ) -> Tensor<3> {
+        let a = self.a.val().narrow(0, start, n);
+        let b = self.b.val().narrow(0, start, n);
+        let weight = a.matmul(b).mul_scalar(scale) + base.weight.val().unsqueeze_dim(0);
+        let y = x.matmul(weight);
+        match &base.bias {
+            Some(bias) => y + bias.val().unsqueeze_dims(&[0, 1]),
+            None => y,
+        }
+    }
 }
 
 /// The adapters of one block's attention, named as its projections.
@@ -45,7 +67,15 @@ pub struct MemberHeads {
 impl MemberHeads {
     /// Member features `[N, B, D]` -> member logits `[N, B, C]`.
     pub fn forward(&self, features: Tensor<3>) -> Tensor<3> {
-        features.matmul(self.weight.val()) + self.bias.val().unsqueeze_dim(1)
+        self.forward_members(features, 0)
+    }
+
+    /// Features `[n, B, D]` of members `start..start + n` -> their logits `[n, B, C]`.
+    pub fn forward_members(&self, features: Tensor<3>, start: usize) -> Tensor<3> {
+        let n = features.dims()[0];
+        let weight = self.weight.val().narrow(0, start, n);
+        let bias = self.bias.val().narrow(0, start, n);
+        features.matmul(weight) + bias.unsqueeze_dim(1)
     }
 }
 

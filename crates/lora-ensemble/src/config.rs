@@ -71,6 +71,11 @@ pub struct LoraConfig {
     /// a ViT, whose token count is fixed by its shapes.
     #[config(default = 128)]
     pub text_tokens: usize,
+    /// Evaluation runs members in groups of at most this many rows (members × samples, at
+    /// least one member per group): memory of one such pass instead of N members' at once,
+    /// while a small batch still runs many members together.
+    #[config(default = 256)]
+    pub eval_rows: usize,
 }
 
 impl LoraConfig {
@@ -88,6 +93,13 @@ impl LoraConfig {
                 "LoraConfig.rank",
                 0,
                 "a rank of at least 1",
+            ));
+        }
+        if self.eval_rows == 0 {
+            return Err(LoraError::invalid(
+                "LoraConfig.eval_rows",
+                0,
+                "at least 1 row",
             ));
         }
         if self.text_tokens == 0 {
@@ -141,6 +153,7 @@ impl LoraConfig {
             adapters: Adapters { blocks, heads },
             scale: self.scale,
             text_tokens: self.text_tokens,
+            eval_rows: self.eval_rows,
         })
     }
 

@@ -8,8 +8,9 @@ use train::Trainable;
 use crate::adapters::{Adapters, BlockAdapters, LowRank};
 
 /// A frozen encoder classifier (ViT or BERT) shared by N members, each with its own low-rank
-/// adapters on the Q, K, V and output projections of every block and its own classifier. All
-/// members run in one pass over the input repeated N times.
+/// adapters on the Q, K, V and output projections of every block and its own classifier.
+/// Training runs all members in one pass over the input repeated N times; evaluation merges
+/// each member's adapters into its weights ([`LoraEnsemble::forward_merged`]).
 #[derive(Module, Debug)]
 pub struct LoraEnsemble {
     /// The shared backbone; its parameters do not require gradients. Its own classifier
@@ -22,6 +23,18 @@ pub struct LoraEnsemble {
     /// Text: the sequence length at which [`EnsembleModel::flops_per_sample`] counts (a ViT's
     /// token count is fixed by its shapes).
     pub text_tokens: usize,
+    /// Evaluation runs members in groups of at most this many rows (members × samples):
+    /// [`LoraConfig`](crate::LoraConfig)'s `eval_rows`, 256 by default.
+    pub eval_rows: usize,
+}
+
+/// How a block's adapted projections are computed.
+#[derive(Clone, Copy)]
+enum Projection {
+    /// Base weight on the whole stack plus the batched low-rank path (training, MC sampling).
+    Adapter,
+    /// Members `start..start + n` with merged weights (evaluation).
+    Merged { start: usize, n: usize },
 }
 
 impl LoraEnsemble {
@@ -32,26 +45,13 @@ impl LoraEnsemble {
     /// If the input is of the other modality than the backbone (see [`Classifier::embed`]).
     pub fn member_features(&self, input: Input, mode: Mode) -> Tensor<3> {
         let members = self.members();
-        let batch = input.batch_size();
         // Member-major: rows n·B..(n+1)·B are member n's copy of the batch.
         let stacked = input.repeat(members);
-        let key_padding = stacked.key_padding();
-        let mut x = self.backbone.embed(&stacked, mode);
-        for (block, adapters) in self
-            .backbone
-            .encoder()
-            .layer
-            .iter()
-            .zip(&self.adapters.blocks)
-        {
-            x = self.block(block, adapters, x, key_padding.clone(), mode);
-        }
-        let features = self.backbone.features(x, &stacked, mode);
-        let width = features.dims()[1];
-        features.reshape([members, batch, width])
+        let x = self.backbone.embed(&stacked, mode);
+        self.encode(x, &stacked, members, Projection::Adapter, mode)
     }
 
-    /// Member logits `[N, B, C]`.
+    /// Member logits `[N, B, C]` by the vectorised adapter path.
     ///
     /// # Panics
     /// If the input is of the other modality than the backbone.
@@ -61,19 +61,70 @@ impl LoraEnsemble {
             .forward(self.member_features(input, mode))
     }
 
+    /// Member logits `[N, B, C]` without dropout, each member's adapters merged into its
+    /// weights (`W0 + s·A_n B_n`): what evaluation runs. The frozen input embedding is computed
+    /// once for all members, and members run in groups of at most [`Self::eval_rows`] rows
+    /// (members × samples, at least one member), so evaluation memory stays that of one such
+    /// pass however many members there are. Equal to [`Self::forward`] up to float rounding.
+    ///
+    /// # Panics
+    /// If the input is of the other modality than the backbone.
+    pub fn forward_merged(&self, input: Input) -> Tensor<3> {
+        let (members, batch) = (self.members(), input.batch_size());
+        let group = (self.eval_rows / batch.max(1)).clamp(1, members);
+        let mode = Mode::Deterministic;
+        let embedded = self.backbone.embed(&input, mode);
+        let groups = (0..members).step_by(group).map(|start| {
+            let n = group.min(members - start);
+            let stacked = input.clone().repeat(n);
+            let x = embedded.clone().repeat_dim(0, n);
+            let features = self.encode(x, &stacked, n, Projection::Merged { start, n }, mode);
+            self.adapters.heads.forward_members(features, start)
+        });
+        Tensor::cat(groups.collect(), 0)
+    }
+
+    /// The blocks and the feature readout on the member-major stack `[n·B, T, D]` of `n`
+    /// members (`stacked`: the input repeated n times) -> features `[n, B, D]`.
+    fn encode(
+        &self,
+        mut x: Tensor<3>,
+        stacked: &Input,
+        n: usize,
+        projection: Projection,
+        mode: Mode,
+    ) -> Tensor<3> {
+        let key_padding = stacked.key_padding();
+        for (block, adapters) in self
+            .backbone
+            .encoder()
+            .layer
+            .iter()
+            .zip(&self.adapters.blocks)
+        {
+            x = self.block(block, adapters, x, key_padding.clone(), n, projection, mode);
+        }
+        let features = self.backbone.features(x, stacked, mode);
+        let [rows, width] = features.dims();
+        features.reshape([n, rows / n, width])
+    }
+
     /// [`backbone::Block::forward`] (no gates) with adapted attention, on the member-major
-    /// stack `[N·B, T, D]` with its key-padding mask `[N·B, T]` (true = padding; `None` for
+    /// stack `[n·B, T, D]` with its key-padding mask `[n·B, T]` (true = padding; `None` for
     /// images).
+    #[allow(clippy::too_many_arguments)]
     fn block(
         &self,
         block: &Block,
         adapters: &BlockAdapters,
         x: Tensor<3>,
         key_padding: Option<Tensor<2, Bool>>,
+        n: usize,
+        projection: Projection,
         mode: Mode,
     ) -> Tensor<3> {
         let attn = |h| {
-            let a = self.attention(block, adapters, h, key_padding, mode);
+            let a = self.attention(block, adapters, h, key_padding, n, projection, mode);
             block.dropout.forward(a, mode)
         };
         let mlp = |h| block.dropout.forward(block.mlp.forward(h, None), mode);
@@ -86,23 +137,30 @@ impl LoraEnsemble {
         }
     }
 
-    /// Self-attention with every projection adapted: `[N·B, T, D] -> [N·B, T, D]`.
+    /// Self-attention with every projection adapted: `[n·B, T, D] -> [n·B, T, D]`.
+    #[allow(clippy::too_many_arguments)]
     fn attention(
         &self,
         block: &Block,
         adapters: &BlockAdapters,
         x: Tensor<3>,
         key_padding: Option<Tensor<2, Bool>>,
+        n: usize,
+        projection: Projection,
         mode: Mode,
     ) -> Tensor<3> {
         let attention = &block.attention;
         let [rows, tokens, _] = x.dims();
-        let members = self.members();
-        // [N·B, T, D] and [N, B·T, D] share one memory layout: the reshapes are free.
+        // [n·B, T, D] and [n, B·T, D] share one memory layout: the reshapes are free.
         let project = |adapter: &LowRank, base: &Linear, h: Tensor<3>| {
             let width = h.dims()[2];
-            let stacked = h.reshape([members, rows / members * tokens, width]);
-            let y = adapter.project(base, stacked, self.scale);
+            let stacked = h.reshape([n, rows / n * tokens, width]);
+            let y = match projection {
+                Projection::Adapter => adapter.project(base, stacked, self.scale),
+                Projection::Merged { start, n } => {
+                    adapter.project_merged(base, stacked, self.scale, start, n)
+                }
+            };
             let out = y.dims()[2];
             y.reshape([rows, tokens, out])
         };
@@ -119,15 +177,6 @@ impl LoraEnsemble {
         );
         project(&adapters.output, &attention.output, context)
     }
-
-    /// Tokens per sample through the blocks: the ViT's patches plus class token, or
-    /// `text_tokens` for BERT.
-    fn tokens(&self) -> usize {
-        match &self.backbone {
-            Classifier::Vit(vit) => vit.pos_embed.lazy_shape().dims::<3>()[1],
-            Classifier::Bert(_) => self.text_tokens,
-        }
-    }
 }
 
 impl EnsembleModel for LoraEnsemble {
@@ -136,7 +185,7 @@ impl EnsembleModel for LoraEnsemble {
     }
 
     fn member_logits(&self, input: Input) -> Tensor<3> {
-        self.forward(input, Mode::Deterministic)
+        self.forward_merged(input)
     }
 
     /// Backbone (its unused classifier included) plus every member's adapters and classifier.
@@ -144,24 +193,12 @@ impl EnsembleModel for LoraEnsemble {
         Module::num_params(self)
     }
 
-    /// N full backbone passes ([`Classifier::flops`], whose classifier has the shape of each
-    /// member's) plus, per member, block and token, the adapter matmuls `x A` (D_in·r) and
-    /// `(x A) B` (r·D_out), 2 FLOPs per multiply-accumulate. Text counts sequences of
-    /// `text_tokens` tokens.
+    /// What evaluation ([`Self::forward_merged`]) computes: N full backbone passes
+    /// ([`Classifier::flops`], whose classifier has the shape of each member's). The merge,
+    /// `D_in·r·D_out` multiply-accumulates per member and projection, is paid once per batch,
+    /// not per sample, and is left out. Text counts sequences of `text_tokens` tokens.
     fn flops_per_sample(&self) -> u64 {
-        let adapter_macs: u64 = self
-            .adapters
-            .blocks
-            .iter()
-            .flat_map(|b| [&b.query, &b.key, &b.value, &b.output])
-            .map(|adapter| {
-                let [_, d_in, rank] = adapter.a.lazy_shape().dims();
-                let [_, _, d_out] = adapter.b.lazy_shape().dims();
-                (rank * (d_in + d_out)) as u64
-            })
-            .sum();
-        let tokens = self.tokens() as u64;
-        self.members() as u64 * (self.backbone.flops(self.text_tokens) + 2 * tokens * adapter_macs)
+        self.members() as u64 * self.backbone.flops(self.text_tokens)
     }
 }
 

@@ -149,17 +149,34 @@ fn base_features(backbone: &Classifier, input: &Input) -> Vec<f32> {
     to_vec(backbone.features(tokens, input, mode))
 }
 
-/// The vectorised member logits equal each merged member run alone (1e-5 relative), and are
-/// not a vacuous match: members differ from the base model and from each other.
+/// The vectorised member logits (adapter path) and the evaluation path (merged weights, members
+/// in groups of every size from 1 to N) equal each merged member run alone (1e-5 relative),
+/// and are not a vacuous match: members differ from the base model and from each other.
 fn assert_vectorised_equals_merged(model: &LoraEnsemble, input: &Input, classes: usize) {
-    let logits = model.member_logits(input.clone());
-    assert_eq!(logits.dims(), [N, input.batch_size(), classes]);
+    let batch = input.batch_size();
+    let logits = model.forward(input.clone(), Mode::Deterministic);
+    assert_eq!(logits.dims(), [N, batch, classes]);
+    let looped: Vec<_> = (0..N)
+        .map(|n| base_logits(&merged_member(model, n), input))
+        .collect();
+    for group in 1..=N {
+        let mut grouped = model.clone();
+        grouped.eval_rows = group * batch;
+        let merged = grouped.member_logits(input.clone());
+        assert_eq!(merged.dims(), [N, batch, classes]);
+        for (n, looped) in looped.iter().enumerate() {
+            let error = relative_error(&member(&merged, n), looped);
+            assert!(
+                error <= 1e-5,
+                "groups of {group}, member {n}: relative error {error}"
+            );
+        }
+    }
     let base = base_logits(&model.backbone, input);
     let mut seen: Vec<Vec<f32>> = Vec::new();
-    for n in 0..N {
+    for (n, looped) in looped.iter().enumerate() {
         let vectorised = member(&logits, n);
-        let looped = base_logits(&merged_member(model, n), input);
-        let error = relative_error(&vectorised, &looped);
+        let error = relative_error(&vectorised, looped);
         assert!(error <= 1e-5, "member {n}: relative error {error}");
         assert!(
             relative_error(&vectorised, &base) > 1e-2,
