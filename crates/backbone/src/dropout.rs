@@ -1,5 +1,7 @@
 use burn::module::Module;
-use burn::tensor::{Distribution, Tensor};
+use burn::tensor::Tensor;
+
+use crate::kernels::dropout_mask;
 
 /// Whether stochastic layers (dropout) are active in a forward pass.
 ///
@@ -32,8 +34,7 @@ impl Dropout {
         if mode == Mode::Deterministic || self.prob == 0.0 {
             return x;
         }
-        let keep = 1.0 - self.prob;
-        let mask = x.random_like(Distribution::Bernoulli(keep));
-        (x * mask).div_scalar(keep)
+        let mask = dropout_mask(&x, 1.0 - self.prob);
+        x * mask
     }
 }

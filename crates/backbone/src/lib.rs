@@ -40,8 +40,8 @@ mod cost;
 mod dropout;
 mod error;
 mod gates;
-mod gelu;
 mod input;
+mod kernels;
 mod mlp;
 mod onnx;
 mod presets;
@@ -56,8 +56,8 @@ pub use cost::{BlockShape, bert_flops, block_flops, flops_per_sample, vit_flops}
 pub use dropout::{Dropout, Mode};
 pub use error::BackboneError;
 pub use gates::{BlockGates, Gates};
-pub use gelu::{GeluBackend, gelu};
 pub use input::Input;
+pub use kernels::{KernelBackend, dropout_mask, gelu};
 pub use mlp::{Mlp, MlpConfig};
 pub use onnx::{
     Attribute, Dim, Node, ONNX_DOUBLE, ONNX_FLOAT, OnnxGraph, OnnxTensor, ValueInfo,

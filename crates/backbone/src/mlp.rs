@@ -1,4 +1,4 @@
-use crate::gelu::gelu;
+use crate::kernels::gelu;
 use burn::config::Config;
 use burn::module::Module;
 use burn::nn::{Linear, LinearConfig};

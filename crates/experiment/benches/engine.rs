@@ -1,6 +1,7 @@
 //! The engine's speed on the quick-start model (`vit_tiny_28`, patch 7, 10 classes): training
 //! throughput through `train::fit` (batch 32, AdamW, grad clip 1, the real loop with its batch
-//! preparation) and evaluation latency at batch 256 and batch 1.
+//! preparation) and evaluation latency at batch 256 and batch 1, and one MC Dropout sample (a
+//! forward pass with dropout on) at batch 256.
 //!
 //! `cargo bench -p experiment --bench engine [-- ROUNDS]`. Each round trains one short epoch
 //! and times both evaluations; the median and quartiles over rounds are printed, one line per
@@ -24,7 +25,10 @@ fn main() {
         .find_map(|a| a.parse().ok())
         .unwrap_or(5);
     let device = Device::flex();
-    let vit = ViTConfig::preset("vit_tiny_28").expect("preset");
+    // The quick start's backbone: dropout 0.1 in training and MC Dropout.
+    let vit = ViTConfig::preset("vit_tiny_28")
+        .expect("preset")
+        .with_dropout(0.1);
     let set = synthetic(TRAIN_IMAGES, 0);
     let norm = Normalization::fit(&set).expect("norm");
     let config = TrainConfig {
@@ -37,7 +41,8 @@ fn main() {
     let images = Tensor::<4>::random([256, 1, 28, 28], Distribution::Normal(0.0, 1.0), &device);
     let one = images.clone().narrow(0, 0, 1);
 
-    let (mut train, mut eval256, mut eval1) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut train, mut eval256, mut eval1, mut mc256) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for round in 0..rounds {
         let autodiff = device.clone().autodiff();
         autodiff.seed(round as u64);
@@ -60,19 +65,20 @@ fn main() {
         train.push(TRAIN_IMAGES as f64 / t.elapsed().as_secs_f64());
 
         let model = trained.valid();
-        let run = |x: &Tensor<4>| {
-            let _ = model
-                .forward(x.clone(), &Gates::none(), Mode::Deterministic)
-                .into_data();
+        let run = |x: &Tensor<4>, mode| {
+            let _ = model.forward(x.clone(), &Gates::none(), mode).into_data();
         };
-        run(&images);
-        eval256.push(median_ms(5, || run(&images)));
-        run(&one);
-        eval1.push(median_ms(50, || run(&one)));
+        run(&images, Mode::Deterministic);
+        eval256.push(median_ms(5, || run(&images, Mode::Deterministic)));
+        run(&one, Mode::Deterministic);
+        eval1.push(median_ms(50, || run(&one, Mode::Deterministic)));
+        // One MC Dropout sample: a forward pass with dropout on.
+        mc256.push(median_ms(5, || run(&images, Mode::Stochastic)));
     }
     report("train_img_per_s", &mut train);
     report("eval_b256_ms", &mut eval256);
     report("eval_b1_ms", &mut eval1);
+    report("mc_dropout_sample_b256_ms", &mut mc256);
 }
 
 /// Random grey images with labels, as a stand-in for Fashion-MNIST (speed does not depend on

@@ -1,32 +1,41 @@
-//! Exact (erf) GELU with a vectorised, multi-threaded kernel on the flex backend.
+//! Exact (erf) GELU and dropout masks with vectorised, multi-threaded kernels on the flex
+//! backend.
 //!
 //! Why: burn-flex 0.22 evaluates GELU and its gradient one element at a time through libm's
-//! scalar `erff` (about 13 ns an element here). On the quick-start ViT that made GELU dearer
-//! than every matmul of a forward pass: the single largest cost in both training and
-//! evaluation (docs/performance.md). Burn's backend extensions let this crate give flex its own
-//! kernel, with its own backward pass under autodiff, while every other backend keeps Burn's
-//! GELU, so code stays device-independent.
-//!
-//! The kernel: `Φ(x) = ½(1 + erf(x/√2))` from the Abramowitz–Stegun 7.1.26 rational form
-//! (|error of erf| ≤ 1.5e-7, below half an f32 ulp of 1), whose `exp(-x²/2)` is also the
-//! Gaussian density the gradient `Φ(x) + x·φ(x)` needs. Branch-free over blocks of 8 lanes, so
-//! the compiler vectorises it (AVX2+FMA chosen at run time where the CPU has them).
+//! scalar `erff` (about 13 ns an element here), and draws dropout masks one element at a time
+//! from a ChaCha generator behind a lock (about 14 ns an element). On the quick-start ViT both
+//! cost more than the matmuls of a forward pass (docs/performance.md). Burn's backend
+//! extensions let this crate give flex its own kernels, with GELU's backward pass under
+//! autodiff, while every other backend keeps Burn's own ops, so code stays device-independent.
+//! The kernels themselves are in [`cpu`].
 
+use burn::backend::AutodiffBackend;
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::autodiff::grads::Gradients;
 use burn::backend::autodiff::ops::{Backward, Ops, OpsKind, unary};
-use burn::backend::ops::ActivationOps;
+use burn::backend::ops::{ActivationOps, FloatTensorOps};
 use burn::backend::{Autodiff, Backend, Dispatch, Flex, backend_extension, tensor::FloatTensor};
+use burn::backend::{DType, Distribution, FloatDType, TensorMetadata};
 use burn::tensor::{Tensor, TensorData};
+
+mod cpu;
 
 /// GELU, `x·Φ(x)` with the exact Gaussian CDF, on any device; gradients flow under autodiff.
 pub fn gelu<const D: usize>(x: Tensor<D>) -> Tensor<D> {
-    Tensor::from_dispatch(<Dispatch as GeluBackend>::gelu_exact(x.into_dispatch()))
+    Tensor::from_dispatch(<Dispatch as KernelBackend>::gelu_exact(x.into_dispatch()))
 }
 
-/// The GELU operation as a backend extension: flex gets the vectorised kernel, autodiff its
-/// backward pass, every other backend Burn's own GELU (the default bodies).
+/// An inverted-dropout mask shaped like `x`: `1 / keep` with probability `keep`, else 0, drawn
+/// from the device's random generator (reproducible after `device.seed(..)`). A constant: no
+/// gradient flows into it.
+pub fn dropout_mask<const D: usize>(x: &Tensor<D>, keep: f64) -> Tensor<D> {
+    let x = x.clone().into_dispatch();
+    Tensor::from_dispatch(<Dispatch as KernelBackend>::dropout_mask(x, keep))
+}
+
+/// The operations as a backend extension: flex gets the vectorised kernels, autodiff GELU's
+/// backward pass, every other backend Burn's own ops (the default bodies).
 #[backend_extension(
     Flex,
     NdArray: cfg(feature = "ndarray"),
@@ -34,7 +43,7 @@ pub fn gelu<const D: usize>(x: Tensor<D>) -> Tensor<D> {
     LibTorch: cfg(feature = "tch"),
     Autodiff
 )]
-pub trait GeluBackend: Backend {
+pub trait KernelBackend: Backend {
     fn gelu_exact(x: FloatTensor<Self>) -> FloatTensor<Self> {
         Self::gelu(x)
     }
@@ -43,12 +52,24 @@ pub trait GeluBackend: Backend {
     fn gelu_exact_backward(x: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
         Self::gelu_backward(x, grad)
     }
+
+    /// See [`dropout_mask`]; `x` gives the shape, device and dtype.
+    fn dropout_mask(x: FloatTensor<Self>, keep: f64) -> FloatTensor<Self> {
+        bernoulli_mask::<Self>(x, keep)
+    }
 }
 
-impl GeluBackend for Flex {
+/// Burn's own way: a Bernoulli draw, then a division.
+fn bernoulli_mask<B: Backend>(x: FloatTensor<B>, keep: f64) -> FloatTensor<B> {
+    let (shape, dtype) = (x.shape(), x.dtype().into());
+    let mask = B::float_random(shape, Distribution::Bernoulli(keep), &x.device(), dtype);
+    B::float_div_scalar(mask, keep.into())
+}
+
+impl KernelBackend for Flex {
     fn gelu_exact(x: FloatTensor<Self>) -> FloatTensor<Self> {
         match x.as_slice::<f32>() {
-            Some(xs) => flex_tensor(x.layout().shape().clone(), kernel::gelu(xs)),
+            Some(xs) => flex_tensor(x.layout().shape().clone(), cpu::gelu(xs)),
             None => Self::gelu(x),
         }
     }
@@ -57,10 +78,32 @@ impl GeluBackend for Flex {
         let same_shape = x.layout().shape() == grad.layout().shape();
         match (x.as_slice::<f32>(), grad.as_slice::<f32>()) {
             (Some(xs), Some(gs)) if same_shape => {
-                flex_tensor(x.layout().shape().clone(), kernel::gelu_backward(xs, gs))
+                flex_tensor(x.layout().shape().clone(), cpu::gelu_backward(xs, gs))
             }
             _ => Self::gelu_backward(x, grad),
         }
+    }
+
+    fn dropout_mask(x: FloatTensor<Self>, keep: f64) -> FloatTensor<Self> {
+        if x.dtype() != DType::F32 {
+            return bernoulli_mask::<Self>(x, keep);
+        }
+        // The key comes from the device generator, so `device.seed(..)` fixes every mask.
+        let draw = Self::float_random(
+            [2].into(),
+            Distribution::Uniform(0.0, 16_777_216.0),
+            &x.device(),
+            FloatDType::F32,
+        );
+        let key = match draw.as_slice::<f32>() {
+            Some(&[hi, lo]) => ((hi as u64) << 24) | lo as u64,
+            _ => unreachable!("a fresh f32 tensor of 2 elements is contiguous"),
+        };
+        let shape = x.layout().shape().clone();
+        flex_tensor(
+            shape.clone(),
+            cpu::dropout_mask(shape.num_elements(), keep, key),
+        )
     }
 }
 
@@ -70,20 +113,20 @@ fn flex_tensor(shape: burn::tensor::Shape, values: Vec<f32>) -> FloatTensor<Flex
 }
 
 #[cfg(feature = "ndarray")]
-impl GeluBackend for burn::backend::NdArray {}
+impl KernelBackend for burn::backend::NdArray {}
 
 #[cfg(any(feature = "wgpu", feature = "cuda"))]
-impl GeluBackend for burn::backend::Cube {}
+impl KernelBackend for burn::backend::Cube {}
 
 #[cfg(feature = "tch")]
-impl GeluBackend for burn::backend::LibTorch {}
+impl KernelBackend for burn::backend::LibTorch {}
 
-impl<B: GeluBackend, C: CheckpointStrategy> GeluBackend for Autodiff<B, C> {
+impl<B: KernelBackend, C: CheckpointStrategy> KernelBackend for Autodiff<B, C> {
     fn gelu_exact(x: FloatTensor<Self>) -> FloatTensor<Self> {
         #[derive(Debug)]
         struct GeluExact;
 
-        impl<B: GeluBackend> Backward<B, 1> for GeluExact {
+        impl<B: KernelBackend> Backward<B, 1> for GeluExact {
             // The input, kept for the backward pass (a shared handle, not a copy).
             type State = B::FloatTensorPrimitive;
 
@@ -112,155 +155,19 @@ impl<B: GeluBackend, C: CheckpointStrategy> GeluBackend for Autodiff<B, C> {
             OpsKind::UnTracked(prep) => prep.finish(B::gelu_exact(x.into_primitive())),
         }
     }
-}
 
-/// The element-wise kernels on f32 slices.
-pub(crate) mod kernel {
-    use std::f32::consts::{FRAC_1_SQRT_2, LN_2, LOG2_E};
-
-    /// Elements per rayon task: below this a second thread costs more than it saves.
-    const CHUNK: usize = 1 << 15;
-    const LANES: usize = 8;
-
-    /// `x·Φ(x)` for every element.
-    pub fn gelu(x: &[f32]) -> Vec<f32> {
-        map(x, None)
-    }
-
-    /// `g·(Φ(x) + x·φ(x))` for every element pair.
-    pub fn gelu_backward(x: &[f32], g: &[f32]) -> Vec<f32> {
-        map(x, Some(g))
-    }
-
-    fn map(x: &[f32], g: Option<&[f32]>) -> Vec<f32> {
-        use rayon::prelude::*;
-        let mut out = vec![0.0f32; x.len()];
-        out.par_chunks_mut(CHUNK).enumerate().for_each(|(i, out)| {
-            let start = i * CHUNK;
-            let x = &x[start..start + out.len()];
-            let g = g.map(|g| &g[start..start + out.len()]);
-            run(x, g, out);
-        });
-        out
-    }
-
-    fn run(x: &[f32], g: Option<&[f32]>, out: &mut [f32]) {
-        #[cfg(target_arch = "x86_64")]
-        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-            // SAFETY: the CPU has the features the function is compiled for.
-            unsafe { run_avx2(x, g, out) };
-            return;
-        }
-        run_portable(x, g, out);
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
-    fn run_avx2(x: &[f32], g: Option<&[f32]>, out: &mut [f32]) {
-        run_portable(x, g, out);
-    }
-
-    #[inline(always)]
-    fn run_portable(x: &[f32], g: Option<&[f32]>, out: &mut [f32]) {
-        let blocks = x.len() / LANES * LANES;
-        let (x_main, x_tail) = x.split_at(blocks);
-        let (out_main, out_tail) = out.split_at_mut(blocks);
-        match g {
-            None => {
-                for (o, x) in out_main
-                    .chunks_exact_mut(LANES)
-                    .zip(x_main.chunks_exact(LANES))
-                {
-                    for l in 0..LANES {
-                        o[l] = forward(x[l]);
-                    }
-                }
-                for (o, &x) in out_tail.iter_mut().zip(x_tail) {
-                    *o = forward(x);
-                }
-            }
-            Some(g) => {
-                let (g_main, g_tail) = g.split_at(blocks);
-                let blocks = out_main
-                    .chunks_exact_mut(LANES)
-                    .zip(x_main.chunks_exact(LANES).zip(g_main.chunks_exact(LANES)));
-                for (o, (x, g)) in blocks {
-                    for l in 0..LANES {
-                        o[l] = g[l] * derivative(x[l]);
-                    }
-                }
-                for (o, (&x, &g)) in out_tail.iter_mut().zip(x_tail.iter().zip(g_tail)) {
-                    *o = g * derivative(x);
-                }
-            }
-        }
-    }
-
-    /// `(Φ(x), φ(x))`, the Gaussian CDF and density.
-    #[inline(always)]
-    fn cdf_pdf(x: f32) -> (f32, f32) {
-        const P: f32 = 0.327_591_1;
-        const A: [f32; 5] = [
-            0.254_829_6,
-            -0.284_496_74,
-            1.421_413_7,
-            -1.453_152,
-            1.061_405_4,
-        ];
-        const INV_SQRT_2PI: f32 = 0.398_942_28;
-        let z = x.abs() * FRAC_1_SQRT_2;
-        let t = 1.0 / (1.0 + P * z);
-        let poly = t * (A[0] + t * (A[1] + t * (A[2] + t * (A[3] + t * A[4]))));
-        // exp(-z²) = exp(-x²/2)
-        let e = exp_nonpositive(-z * z);
-        // 1 - erf(|x|/√2) = poly·e; Φ(x) = 1 - ½·poly·e for x ≥ 0, ½·poly·e below.
-        let half_tail = 0.5 * poly * e;
-        let cdf = if x >= 0.0 { 1.0 - half_tail } else { half_tail };
-        (cdf, INV_SQRT_2PI * e)
-    }
-
-    #[inline(always)]
-    pub(crate) fn forward(x: f32) -> f32 {
-        x * cdf_pdf(x).0
-    }
-
-    #[inline(always)]
-    pub(crate) fn derivative(x: f32) -> f32 {
-        let (cdf, pdf) = cdf_pdf(x);
-        cdf + x * pdf
-    }
-
-    /// `exp(v)` for `v ≤ 0` (relative error below 2e-7): `2^k · exp(r)`, `|r| ≤ ln2/2`.
-    #[inline(always)]
-    fn exp_nonpositive(v: f32) -> f32 {
-        // Below -87 the result is under f32's smallest normal: 0 for these purposes (and 2^k
-        // stays a normal number). NaN stays NaN: `max` would drop it, so test first.
-        let v = if v < -87.0 { -87.0 } else { v };
-        // Round to nearest by the 1.5·2^23 shift (vectorises, unlike `round`); the shifted
-        // value's low mantissa bits are then k itself, read without a float-to-int conversion.
-        const SHIFT: f32 = 12_582_912.0;
-        let shifted = v * LOG2_E + SHIFT;
-        let k = shifted - SHIFT;
-        let k_int = shifted.to_bits() as i32 - SHIFT.to_bits() as i32;
-        // ln 2 split in two so that k·LN2_HI is exact.
-        const LN2_HI: f32 = 0.693_145_75;
-        let ln2_lo: f32 = LN_2 - LN2_HI;
-        let r = (v - k * LN2_HI) - k * ln2_lo;
-        // Taylor polynomial of degree 7 on |r| ≤ 0.347: truncation error < 5e-9.
-        let p = 1.0
-            + r * (1.0
-                + r * (0.5
-                    + r * (1.0 / 6.0
-                        + r * (1.0 / 24.0
-                            + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
-        let scale = f32::from_bits(((k_int + 127) as u32) << 23);
-        p * scale
+    fn dropout_mask(x: FloatTensor<Self>, keep: f64) -> FloatTensor<Self> {
+        // A constant on the graph: the product with it carries the gradient.
+        Self::from_inner(B::dropout_mask(x.into_primitive(), keep))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::kernel;
+    use super::cpu as kernel;
+
+    /// Flex's random generator is process-wide: tests that seed it must not interleave.
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
     /// The reference: `x·Φ(x)` and its derivative in f64 with libm's erf.
     fn reference(x: f64) -> (f64, f64) {
@@ -334,6 +241,7 @@ mod tests {
     #[test]
     fn tensor_api_matches_burns_gelu_with_gradients() {
         use burn::tensor::{Device, Distribution, Tensor, activation};
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
         let device = Device::flex().autodiff();
         device.seed(7);
         let x = Tensor::<2>::random([37, 29], Distribution::Normal(0.0, 3.0), &device);
@@ -357,6 +265,71 @@ mod tests {
             let tol = burn::tensor::Tolerance::absolute(2e-6);
             y.assert_approx_eq::<f32>(&ry, tol);
             dx.assert_approx_eq::<f32>(&rdx, tol);
+        }
+    }
+
+    /// The kept fraction is within 6 binomial standard deviations of `keep`, values are 0 or
+    /// `1/keep`, a mask depends only on (index, key), and another key gives another mask.
+    #[test]
+    fn dropout_masks_keep_the_right_fraction_and_depend_on_the_key() {
+        let (n, keep) = (300_000, 0.9);
+        let mask = kernel::dropout_mask(n, keep, 12_345);
+        let kept = mask.iter().filter(|&&v| v != 0.0).count() as f64;
+        let sd = (n as f64 * keep * (1.0 - keep)).sqrt();
+        assert!(
+            (kept - n as f64 * keep).abs() < 6.0 * sd,
+            "kept {kept} of {n}"
+        );
+        let scale = (1.0 / keep) as f32;
+        assert!(mask.iter().all(|&v| v == 0.0 || v == scale));
+        assert_eq!(kernel::dropout_mask(1000, keep, 12_345), mask[..1000]);
+        let other = kernel::dropout_mask(n, keep, 12_346);
+        let same = mask.iter().zip(&other).filter(|(a, b)| a == b).count() as f64;
+        // Independent masks agree where both keep or both drop: keep² + (1 - keep)² = 0.82.
+        let agree = keep * keep + (1.0 - keep) * (1.0 - keep);
+        assert!((same - n as f64 * agree).abs() < 6.0 * (n as f64 * agree * (1.0 - agree)).sqrt());
+        // Neighbouring elements are not correlated: P(both dropped) ≈ (1 - keep)².
+        let pairs = mask
+            .windows(2)
+            .filter(|w| w[0] == 0.0 && w[1] == 0.0)
+            .count() as f64;
+        let p = (1.0 - keep) * (1.0 - keep);
+        assert!(
+            (pairs - n as f64 * p).abs() < 6.0 * (n as f64 * p).sqrt(),
+            "pairs {pairs}"
+        );
+    }
+
+    /// Dropout through the tensor API on flex with autodiff: reproducible after seeding, a new
+    /// mask per call, and the gradient of `sum(dropout(x))` is the mask itself.
+    #[test]
+    fn dropout_is_seeded_and_passes_the_gradient_through_its_mask() {
+        use crate::{Dropout, Mode};
+        use burn::tensor::{Device, Distribution, Tensor};
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let device = Device::flex().autodiff();
+        let dropout = Dropout { prob: 0.25 };
+        let x = Tensor::<2>::random([64, 48], Distribution::Uniform(1.0, 2.0), &device);
+        let draw = |seed: u64| {
+            device.seed(seed);
+            let x = x.clone().require_grad();
+            let y = dropout.forward(x.clone(), Mode::Stochastic);
+            let grads = y.clone().sum().backward();
+            let y: Vec<f32> = y.inner().into_data().to_vec().unwrap();
+            let dx: Vec<f32> = x.grad(&grads).unwrap().into_data().to_vec().unwrap();
+            (y, dx)
+        };
+        let (y, dx) = draw(3);
+        assert_eq!(draw(3).0, y, "same seed, same mask");
+        assert_ne!(draw(4).0, y, "another seed, another mask");
+        let xs: Vec<f32> = x.inner().into_data().to_vec().unwrap();
+        for ((y, dx), x) in y.iter().zip(&dx).zip(&xs) {
+            // y = x · m with m ∈ {0, 4/3}; dy/dx = m.
+            assert!(
+                *dx == 0.0 || (*dx - 4.0 / 3.0).abs() < 1e-6,
+                "mask value {dx}"
+            );
+            assert!((y - x * dx).abs() < 1e-6);
         }
     }
 }

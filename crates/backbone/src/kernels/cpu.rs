@@ -1,0 +1,189 @@
+//! The element-wise kernels on f32 slices, split over rayon's threads in chunks.
+
+use std::f32::consts::{FRAC_1_SQRT_2, LN_2, LOG2_E};
+
+/// Elements per rayon task: below this a second thread costs more than it saves.
+const CHUNK: usize = 1 << 15;
+const LANES: usize = 8;
+
+/// `x·Φ(x)` for every element.
+pub fn gelu(x: &[f32]) -> Vec<f32> {
+    map(x, None)
+}
+
+/// `g·(Φ(x) + x·φ(x))` for every element pair.
+pub fn gelu_backward(x: &[f32], g: &[f32]) -> Vec<f32> {
+    map(x, Some(g))
+}
+
+/// An inverted-dropout mask of `len` elements: `1 / keep` where a counter-based hash of the
+/// element's index and `key` falls below `keep · 2^32`, else 0. Element i's value depends only
+/// on (i, key), so the threads' split does not change the mask.
+pub fn dropout_mask(len: usize, keep: f64, key: u64) -> Vec<f32> {
+    let threshold = (keep * 4_294_967_296.0).min(u32::MAX as f64) as u32;
+    let scale = (1.0 / keep) as f32;
+    par_fill(len, |start, out| {
+        #[cfg(target_arch = "x86_64")]
+        if avx2() {
+            // SAFETY: the CPU has the features the function is compiled for.
+            return unsafe { mask_avx2(start, out, threshold, scale, key) };
+        }
+        mask(start, out, threshold, scale, key)
+    })
+}
+
+/// `len` values computed chunk by chunk on rayon's threads by `fill(start, chunk)`.
+fn par_fill(len: usize, fill: impl Fn(usize, &mut [f32]) + Sync) -> Vec<f32> {
+    use rayon::prelude::*;
+    let mut out = vec![0.0f32; len];
+    (out.par_chunks_mut(CHUNK).enumerate()).for_each(|(i, chunk)| fill(i * CHUNK, chunk));
+    out
+}
+
+fn map(x: &[f32], g: Option<&[f32]>) -> Vec<f32> {
+    par_fill(x.len(), |start, out| {
+        let x = &x[start..start + out.len()];
+        let g = g.map(|g| &g[start..start + out.len()]);
+        #[cfg(target_arch = "x86_64")]
+        if avx2() {
+            // SAFETY: the CPU has the features the function is compiled for.
+            return unsafe { run_avx2(x, g, out) };
+        }
+        run(x, g, out)
+    })
+}
+
+// The same loops compiled for AVX2 and FMA, chosen at run time where the CPU has them.
+#[cfg(target_arch = "x86_64")]
+fn avx2() -> bool {
+    is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn run_avx2(x: &[f32], g: Option<&[f32]>, out: &mut [f32]) {
+    run(x, g, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn mask_avx2(start: usize, out: &mut [f32], threshold: u32, scale: f32, key: u64) {
+    mask(start, out, threshold, scale, key)
+}
+
+#[inline(always)]
+fn mask(start: usize, out: &mut [f32], threshold: u32, scale: f32, key: u64) {
+    let (k0, k1) = (key as u32, (key >> 32) as u32);
+    for (j, o) in out.iter_mut().enumerate() {
+        let i = (start + j) as u64;
+        let h = fmix32(fmix32(i as u32 ^ k0).wrapping_add(k1 ^ (i >> 32) as u32));
+        *o = if h < threshold { scale } else { 0.0 };
+    }
+}
+
+/// MurmurHash3's 32-bit finaliser: every input bit affects every output bit.
+#[inline(always)]
+fn fmix32(mut h: u32) -> u32 {
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^ (h >> 16)
+}
+
+#[inline(always)]
+fn run(x: &[f32], g: Option<&[f32]>, out: &mut [f32]) {
+    let blocks = x.len() / LANES * LANES;
+    let (x_main, x_tail) = x.split_at(blocks);
+    let (out_main, out_tail) = out.split_at_mut(blocks);
+    match g {
+        None => {
+            for (o, x) in out_main
+                .chunks_exact_mut(LANES)
+                .zip(x_main.chunks_exact(LANES))
+            {
+                for l in 0..LANES {
+                    o[l] = forward(x[l]);
+                }
+            }
+            for (o, &x) in out_tail.iter_mut().zip(x_tail) {
+                *o = forward(x);
+            }
+        }
+        Some(g) => {
+            let (g_main, g_tail) = g.split_at(blocks);
+            let blocks = out_main
+                .chunks_exact_mut(LANES)
+                .zip(x_main.chunks_exact(LANES).zip(g_main.chunks_exact(LANES)));
+            for (o, (x, g)) in blocks {
+                for l in 0..LANES {
+                    o[l] = g[l] * derivative(x[l]);
+                }
+            }
+            for (o, (&x, &g)) in out_tail.iter_mut().zip(x_tail.iter().zip(g_tail)) {
+                *o = g * derivative(x);
+            }
+        }
+    }
+}
+
+/// `(Φ(x), φ(x))`, the Gaussian CDF and density.
+#[inline(always)]
+fn cdf_pdf(x: f32) -> (f32, f32) {
+    const P: f32 = 0.327_591_1;
+    const A: [f32; 5] = [
+        0.254_829_6,
+        -0.284_496_74,
+        1.421_413_7,
+        -1.453_152,
+        1.061_405_4,
+    ];
+    const INV_SQRT_2PI: f32 = 0.398_942_28;
+    let z = x.abs() * FRAC_1_SQRT_2;
+    let t = 1.0 / (1.0 + P * z);
+    let poly = t * (A[0] + t * (A[1] + t * (A[2] + t * (A[3] + t * A[4]))));
+    // exp(-z²) = exp(-x²/2)
+    let e = exp_nonpositive(-z * z);
+    // 1 - erf(|x|/√2) = poly·e; Φ(x) = 1 - ½·poly·e for x ≥ 0, ½·poly·e below.
+    let half_tail = 0.5 * poly * e;
+    let cdf = if x >= 0.0 { 1.0 - half_tail } else { half_tail };
+    (cdf, INV_SQRT_2PI * e)
+}
+
+#[inline(always)]
+pub(crate) fn forward(x: f32) -> f32 {
+    x * cdf_pdf(x).0
+}
+
+#[inline(always)]
+pub(crate) fn derivative(x: f32) -> f32 {
+    let (cdf, pdf) = cdf_pdf(x);
+    cdf + x * pdf
+}
+
+/// `exp(v)` for `v ≤ 0` (relative error below 2e-7): `2^k · exp(r)`, `|r| ≤ ln2/2`.
+#[inline(always)]
+fn exp_nonpositive(v: f32) -> f32 {
+    // Below -87 the result is under f32's smallest normal: 0 for these purposes (and 2^k
+    // stays a normal number). NaN stays NaN: `max` would drop it, so test first.
+    let v = if v < -87.0 { -87.0 } else { v };
+    // Round to nearest by the 1.5·2^23 shift (vectorises, unlike `round`); the shifted
+    // value's low mantissa bits are then k itself, read without a float-to-int conversion.
+    const SHIFT: f32 = 12_582_912.0;
+    let shifted = v * LOG2_E + SHIFT;
+    let k = shifted - SHIFT;
+    let k_int = shifted.to_bits() as i32 - SHIFT.to_bits() as i32;
+    // ln 2 split in two so that k·LN2_HI is exact.
+    const LN2_HI: f32 = 0.693_145_75;
+    let ln2_lo: f32 = LN_2 - LN2_HI;
+    let r = (v - k * LN2_HI) - k * ln2_lo;
+    // Taylor polynomial of degree 7 on |r| ≤ 0.347: truncation error < 5e-9.
+    let p = 1.0
+        + r * (1.0
+            + r * (0.5
+                + r * (1.0 / 6.0
+                    + r * (1.0 / 24.0
+                        + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
+    let scale = f32::from_bits(((k_int + 127) as u32) << 23);
+    p * scale
+}
