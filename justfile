@@ -22,6 +22,7 @@ fetch *sets:
 bench:
     cargo bench -p uq-metrics
     cargo bench -p experiment --bench ensemble_cost
+    cargo bench -p experiment --bench engine
 
 # Evaluate predictions saved as .npy by any framework.
 metrics *args:

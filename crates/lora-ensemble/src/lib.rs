@@ -8,12 +8,16 @@
 //!   drawn Xavier-uniform with that gain from the seed and B_n `[r, D_out]` = 0, so at
 //!   initialisation every member computes the backbone's features. The backbone's parameters
 //!   stop requiring gradients, so an optimiser never touches them (weight decay included).
-//! - One vectorised pass: the input ([`backbone::Input`]) is repeated N times (with its
-//!   key-padding mask for text), W0 is applied once to the stacked `[N, B·T, D]` input and
-//!   the adapter path is one batched matmul over members (`[N, B·T, D] x [N, D, r] x
-//!   [N, r, D']`); the member classifiers are one batched matmul too. Features are read out as the backbone does (ViT: class token after the final norm;
-//!   BERT: masked mean pooling). The result equals running each member as its own model with
-//!   `W0 + s · A_n B_n` merged into its weights.
+//! - Training: one vectorised pass ([`LoraEnsemble::forward`]): the input
+//!   ([`backbone::Input`]) is repeated N times (with its key-padding mask for text), W0 is
+//!   applied once to the stacked `[N, B·T, D]` input and the adapter path is one batched
+//!   matmul over members (`[N, B·T, D] x [N, D, r] x [N, r, D']`); the member classifiers are
+//!   one batched matmul too. Features are read out as the backbone does (ViT: class token
+//!   after the final norm; BERT: masked mean pooling).
+//! - Evaluation ([`LoraEnsemble::forward_merged`], behind `member_logits`): each member's
+//!   `W0 + s · A_n B_n` merged into one weight per projection, the frozen embedding computed
+//!   once, members in groups of at most `eval_rows` rows so memory stays bounded. Both paths
+//!   equal running each member as its own model with the merged weights.
 //! - [`LoraEnsemble`] implements [`ensembles::EnsembleModel`] (member logits `[N, B, C]`) and
 //!   [`train::Trainable`] (dropout on), so `train::fit` trains it.
 //! - [`LoraEnsemble::save_adapters`] / [`LoraEnsemble::load_adapters`] store only the adapters

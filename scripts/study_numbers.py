@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Prints the numbers docs/findings.md quotes, read from a study run's folder.
+
+Usage: scripts/study_numbers.py results/study_fashion_mnist/<run-id>
+
+Means over seeds, paired differences by seed with a 95% t-interval (the report's own
+comparisons use the same), Hydra's pruning analysis and HetDPT's choices. Standard library only.
+"""
+import csv
+import glob
+import json
+import math
+import os
+import statistics
+import sys
+
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571}
+
+
+def main(run):
+    summary = json.load(open(os.path.join(run, "summary.json")))
+    by = {}
+    for m in summary["methods"]:
+        by.setdefault(m["name"], {})[m["seed"]] = m
+    seeds = summary["seeds"]
+
+    def get(m, path):
+        v = m
+        for k in path.split("."):
+            v = v[k]
+        return v
+
+    def shift(m, key):
+        vals = [s[key] for s in m["shift"].values()] if isinstance(m["shift"], dict) else [s[key] for s in m["shift"]]
+        return statistics.mean(vals)
+
+    def auroc(m):
+        return statistics.mean(o["auroc"] for o in m["ood"].values())
+
+    metrics = {
+        "acc": lambda m: 100 * m["id"]["accuracy"],
+        "nll": lambda m: m["id"]["nll"],
+        "ece": lambda m: m["id"]["ece"],
+        "auroc": lambda m: 100 * auroc(m),
+        "shift_nll": lambda m: shift(m, "nll"),
+        "shift_ece": lambda m: shift(m, "ece"),
+    }
+    single = by["single"]
+
+    def ratio(name, key):
+        return statistics.mean(by[name][s]["cost"][key] / single[s]["cost"][key] for s in seeds)
+
+    print("## overview (means over seeds)")
+    print("method acc nll ece auroc shift_nll | lat256x lat1x params_x samples_x | wall_s")
+    for name, runs in by.items():
+        row = [statistics.mean(f(runs[s]) for s in seeds) for f in metrics.values()]
+        tc = [runs[s].get("train_cost") or {} for s in seeds]
+        samples = statistics.mean(
+            (t.get("samples", 0) / (single[s].get("train_cost") or {}).get("samples", 1)) for t, s in zip(tc, seeds)
+        )
+        wall = statistics.mean(t.get("wall_seconds", 0) for t in tc)
+        print(
+            f"{name:17} {row[0]:6.2f} {row[1]:.4f} {row[2]:.4f} {row[3]:6.2f} {row[4]:.4f} | "
+            f"{ratio(name, 'latency_ms'):5.2f} {ratio(name, 'latency_ms_b1'):5.2f} "
+            f"{ratio(name, 'params'):4.2f} {samples:4.2f} | {wall:6.1f}"
+        )
+
+    def paired(a, b, f):
+        d = [f(by[a][s]) - f(by[b][s]) for s in seeds]
+        mean = statistics.mean(d)
+        half = T95[len(d) - 1] * statistics.stdev(d) / math.sqrt(len(d)) if len(d) > 1 else float("nan")
+        return mean, mean - half, mean + half
+
+    pairs = [
+        ("hydra_taylor", "deep_ensemble"),
+        ("hydra_circuit", "deep_ensemble"),
+        ("hydra_taylor", "single"),
+        ("lora_ensemble", "deep_ensemble"),
+        ("hetdpt", "single"),
+        ("single+ts", "deep_ensemble"),
+        ("batch_ensemble", "deep_ensemble"),
+        ("packed_ensemble", "deep_ensemble"),
+        ("mimo", "deep_ensemble"),
+        ("mc_dropout", "single"),
+    ]
+    print("\n## paired differences (mean [95% CI])")
+    for a, b in pairs:
+        if a not in by or b not in by:
+            continue
+        cells = []
+        for key, f in metrics.items():
+            m, lo, hi = paired(a, b, f)
+            p = 2 if key in ("acc", "auroc") else 3
+            cells.append(f"{key} {m:+.{p}f} [{lo:+.{p}f}, {hi:+.{p}f}]")
+        print(f"{a} - {b}: " + "; ".join(cells))
+
+    print("\n## diversity (test set, means over seeds)")
+    for name, runs in by.items():
+        d = [runs[s].get("diversity") for s in seeds]
+        if all(d):
+            keys = ("disagreement", "mutual_info", "ensemble_gain", "member_accuracy")
+            print(name, {k: round(statistics.mean(x[k] for x in d), 4) for k in keys})
+
+    print("\n## conformal")
+    for name, runs in by.items():
+        c = [runs[s].get("conformal") for s in seeds]
+        if all(c):
+            cov = [x["coverage"] for x in c]
+            size = [x["set_size"] for x in c]
+            print(f"{name:17} coverage {min(cov):.3f}-{max(cov):.3f} size {statistics.mean(size):.3f}")
+
+    print("\n## hydra_taylor pruning (means over seeds; shift = mean over corruptions)")
+    rows = {}
+    for path in sorted(glob.glob(os.path.join(run, "hydra_taylor-seed*-pruning.csv"))):
+        for r in csv.DictReader(open(path)):
+            rows.setdefault(float(r["ratio"]), []).append(r)
+    base = rows[0.0]
+
+    def col(r, suffix):
+        return statistics.mean(float(v) for k, v in r.items() if k.endswith(suffix) and not k.startswith("clean") and "auroc" not in k and "confidence" not in k)
+
+    for ratio_, rs in sorted(rows.items()):
+        d = lambda f: statistics.mean(f(r) - f(b) for r, b in zip(rs, base))
+        dd = [(col(r, "_nll") - col(b, "_nll")) - (float(r["clean_nll"]) - float(b["clean_nll"])) for r, b in zip(rs, base)]
+        mean = statistics.mean(dd)
+        half = T95[len(dd) - 1] * statistics.stdev(dd) / math.sqrt(len(dd))
+        print(
+            f"{ratio_:.1f} acc {100 * statistics.mean(float(r['clean_acc']) for r in rs):.2f} "
+            f"dNLL clean {d(lambda r: float(r['clean_nll'])):+.3f} shift {d(lambda r: col(r, '_nll')):+.3f} "
+            f"dECE clean {d(lambda r: float(r['clean_ece'])):+.3f} shift {d(lambda r: col(r, '_ece')):+.3f} "
+            f"dAUROC {100 * d(lambda r: statistics.mean(float(v) for k, v in r.items() if k.endswith('_auroc'))):+.1f} "
+            f"| shift-clean dNLL {mean:+.3f} [{mean - half:+.3f}, {mean + half:+.3f}]"
+        )
+
+    print("\n## hetdpt")
+    for path in sorted(glob.glob(os.path.join(run, "hetdpt-seed*-hetdpt.json"))):
+        h = json.load(open(path))
+        c = h["choice"]
+        fit = h["fit"]
+        print(
+            os.path.basename(path),
+            f"chose ({c['n_attn']}, {c['n_act']}) measured_point={c['measured_point']} predicted {100 * c['predicted_accuracy']:.1f} "
+            f"speedup {c['speedup']:.2f} searched {c['searched']} checked {len(c['checked'])}",
+            "checked:", [(k["n_attn"], k["n_act"], round(k["flop_speedup"], 2), round(k["speedup"], 2)) for k in c["checked"]],
+            "fit:", {k: v for k, v in fit.items() if not isinstance(v, list)},
+        )
+        print("  points measured:", sorted({(p["n_attn"], p["n_act"]) for p in h["points"]}))
+        print("  final:", {k: h[k] for k in ("pruned", "speedup") if k in h})
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
