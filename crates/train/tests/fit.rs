@@ -56,7 +56,7 @@ fn learns_a_separable_task() {
             set: &train,
             norm: &norm,
         },
-        &recipe(10),
+        &recipe(20),
         &options(&device, None),
     )
     .unwrap();
@@ -75,7 +75,7 @@ fn distillation_follows_the_teacher_over_the_labels() {
         set: &train,
         norm: &norm,
     };
-    let teacher = fit(model(&device), data, &recipe(10), &options(&device, None))
+    let teacher = fit(model(&device), data, &recipe(20), &options(&device, None))
         .unwrap()
         .valid();
     assert!(accuracy(&teacher, &test, &norm, &Device::flex()) >= 0.95);
@@ -95,7 +95,7 @@ fn distillation_follows_the_teacher_over_the_labels() {
         set: &flipped,
         norm: &norm,
     };
-    let student = fit(model(&device), data, &recipe(10), &opts)
+    let student = fit(model(&device), data, &recipe(20), &opts)
         .unwrap()
         .valid();
     let after = accuracy(&student, &test, &norm, &Device::flex());
