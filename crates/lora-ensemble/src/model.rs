@@ -33,8 +33,8 @@ pub struct LoraEnsemble {
 enum Projection {
     /// Base weight on the whole stack plus the batched low-rank path (training, MC sampling).
     Adapter,
-    /// Members `start..start + n` with merged weights (evaluation).
-    Merged { start: usize, n: usize },
+    /// Members `start..start + n` with merged weights (evaluation), n the stack's members.
+    Merged { start: usize },
 }
 
 impl LoraEnsemble {
@@ -78,7 +78,7 @@ impl LoraEnsemble {
             let n = group.min(members - start);
             let stacked = input.clone().repeat(n);
             let x = embedded.clone().repeat_dim(0, n);
-            let features = self.encode(x, &stacked, n, Projection::Merged { start, n }, mode);
+            let features = self.encode(x, &stacked, n, Projection::Merged { start }, mode);
             self.adapters.heads.forward_members(features, start)
         });
         Tensor::cat(groups.collect(), 0)
@@ -157,7 +157,7 @@ impl LoraEnsemble {
             let stacked = h.reshape([n, rows / n * tokens, width]);
             let y = match projection {
                 Projection::Adapter => adapter.project(base, stacked, self.scale),
-                Projection::Merged { start, n } => {
+                Projection::Merged { start } => {
                     adapter.project_merged(base, stacked, self.scale, start, n)
                 }
             };
