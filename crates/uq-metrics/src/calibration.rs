@@ -1,6 +1,6 @@
 //! Top-label calibration: ECE (equal-width bins), adaptive ECE (equal-mass bins), reliability data.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::classification::{check_labels, confidences};
 use crate::error::{MetricsError, Result};
@@ -11,7 +11,7 @@ pub const DEFAULT_BINS: usize = 15;
 
 /// One equal-width bin of a reliability diagram, covering confidences in `(lo, hi]`
 /// (the first bin also holds confidence 0).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReliabilityBin {
     pub lo: f64,
     pub hi: f64,

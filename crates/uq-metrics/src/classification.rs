@@ -80,6 +80,13 @@ pub(crate) fn top_label(row: &[f64]) -> (usize, f64) {
     )
 }
 
+/// Per sample: the top-label confidence and whether the top label is correct (what calibration
+/// and selective classification are computed from).
+pub fn top_label_confidence(probs: &Probs, labels: &[usize]) -> Result<Vec<(f64, bool)>> {
+    check_labels(probs, labels)?;
+    Ok(confidences(probs, labels))
+}
+
 /// Per sample: (top-label confidence, whether the top label is correct). Labels must be checked.
 pub(crate) fn confidences(probs: &Probs, labels: &[usize]) -> Vec<(f64, bool)> {
     probs

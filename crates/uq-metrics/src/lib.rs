@@ -7,12 +7,13 @@
 //! - [`Logits`] `[N, C]`: finite; labels are `&[usize]` below C.
 //!
 //! Metrics:
-//! - classification: [`accuracy`], [`nll`] (clipped at [`NLL_EPS`]), [`brier`] (multi-class);
+//! - classification: [`accuracy`], [`nll`] (clipped at [`NLL_EPS`]), [`brier`] (multi-class),
+//!   [`top_label_confidence`];
 //! - calibration on the top label: [`ece`] (equal-width bins `(lo, hi]`), [`adaptive_ece`]
 //!   (equal-mass bins), [`reliability_diagram`];
-//! - selective classification: [`aurc`] (ties resolved by expectation);
+//! - selective classification: [`aurc`] (ties resolved by expectation), [`risk_coverage`];
 //! - OOD detection, OOD positive, higher score = more OOD: [`auroc`], [`aupr_out`],
-//!   [`aupr_in`], [`fpr95`], or all four from one sort with [`ood_report`];
+//!   [`aupr_in`], [`fpr95`], or all four from one sort with [`ood_report`]; [`roc_curve`];
 //! - scores (higher = more OOD): [`score`] for any [`Score`] from a [`ScoreInput`];
 //! - ensemble diversity: [`diversity`] gives a [`Diversity`] (disagreement, mutual information,
 //!   pairwise KL, and with labels the member accuracy and the gain of the ensemble over it);
@@ -44,7 +45,7 @@ mod stats;
 mod temperature;
 
 pub use calibration::{DEFAULT_BINS, ReliabilityBin, adaptive_ece, ece, reliability_diagram};
-pub use classification::{NLL_EPS, accuracy, brier, nll};
+pub use classification::{NLL_EPS, accuracy, brier, nll, top_label_confidence};
 pub use conformal::{
     ConformalReport, ConformalScore, conformal, conformal_scores, conformal_threshold,
     prediction_sets,
@@ -53,10 +54,10 @@ pub use diversity::{Diversity, diversity};
 pub use error::{MetricsError, Result};
 pub use input::{DEFAULT_SUM_TOL, Logits, MemberProbs, Probs};
 pub use nonfinite::{inf_if_null, nan_if_null};
-pub use ood::{OodReport, aupr_in, aupr_out, auroc, fpr95, ood_report};
+pub use ood::{OodReport, aupr_in, aupr_out, auroc, fpr95, ood_report, roc_curve};
 pub use report::{Options, Report, evaluate};
 pub use scores::{Score, ScoreInput, score};
-pub use selective::aurc;
+pub use selective::{aurc, risk_coverage};
 pub use stats::{Interval, mean_ci, paired, t_quantile_975};
 pub use temperature::{
     TEMPERATURE_RANGE, fit_ensemble_temperature, fit_temperature, scale_logits, softmax_probs,

@@ -53,6 +53,22 @@ pub fn fpr95(id_scores: &[f64], ood_scores: &[f64]) -> Result<f64> {
     Ok(Sweep::new(id_scores, ood_scores)?.fpr95())
 }
 
+/// The ROC curve as `(fpr, tpr)` points: `(0, 0)`, then one point per distinct threshold from
+/// the highest score down, ending at `(1, 1)` (`sklearn.metrics.roc_curve` with
+/// `drop_intermediate=False`); its trapezoid area is [`auroc`].
+pub fn roc_curve(id_scores: &[f64], ood_scores: &[f64]) -> Result<Vec<(f64, f64)>> {
+    let s = Sweep::new(id_scores, ood_scores)?;
+    let (mut tp, mut fp) = (0usize, 0usize);
+    let mut points = Vec::with_capacity(s.groups.len() + 1);
+    points.push((0.0, 0.0));
+    for g in &s.groups {
+        tp += g.ood;
+        fp += g.id;
+        points.push((fp as f64 / s.n_id as f64, tp as f64 / s.n_ood as f64));
+    }
+    Ok(points)
+}
+
 /// Per distinct score, from highest to lowest: how many ID and OOD samples have it.
 struct Sweep {
     groups: Vec<Group>,

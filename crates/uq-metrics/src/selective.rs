@@ -1,4 +1,4 @@
-//! Selective classification: area under the risk-coverage curve.
+//! Selective classification: the risk-coverage curve and the area under it.
 
 use crate::error::{MetricsError, Result};
 use crate::input::check_finite;
@@ -12,6 +12,40 @@ use crate::input::check_finite;
 /// errors, `risk(s + j) = (E_s + j e_g / n_g) / (s + j)` for `j = 1..n_g` (the mean over all
 /// orders of the group).
 pub fn aurc(uncertainty: &[f64], correct: &[bool]) -> Result<f64> {
+    let ranked = ranked(uncertainty, correct)?;
+    let (mut seen, mut errors, mut sum_risk) = (0usize, 0usize, 0.0);
+    for group in ranked.chunk_by(|a, b| a.0 == b.0) {
+        let size = group.len();
+        let group_errors = group.iter().filter(|s| !s.1).count();
+        let per_position = group_errors as f64 / size as f64;
+        for j in 1..=size {
+            sum_risk += (errors as f64 + j as f64 * per_position) / (seen + j) as f64;
+        }
+        seen += size;
+        errors += group_errors;
+    }
+    Ok(sum_risk / ranked.len() as f64)
+}
+
+/// The risk-coverage curve as `(coverage, risk)` points, one per distinct uncertainty from the
+/// most confident: keeping every sample at or below that uncertainty covers `k / N` of them
+/// with 0/1 risk `errors / k`. The last point is `(1, error rate)`. Without ties there is a
+/// point for every `k` and their mean risk is [`aurc`].
+pub fn risk_coverage(uncertainty: &[f64], correct: &[bool]) -> Result<Vec<(f64, f64)>> {
+    let ranked = ranked(uncertainty, correct)?;
+    let n = ranked.len() as f64;
+    let (mut seen, mut errors) = (0usize, 0usize);
+    let mut points = Vec::new();
+    for group in ranked.chunk_by(|a, b| a.0 == b.0) {
+        seen += group.len();
+        errors += group.iter().filter(|s| !s.1).count();
+        points.push((seen as f64 / n, errors as f64 / seen as f64));
+    }
+    Ok(points)
+}
+
+/// The samples as `(uncertainty, correct)`, most confident first.
+fn ranked(uncertainty: &[f64], correct: &[bool]) -> Result<Vec<(f64, bool)>> {
     if uncertainty.is_empty() {
         return Err(MetricsError::Empty {
             what: "uncertainty",
@@ -32,17 +66,5 @@ pub fn aurc(uncertainty: &[f64], correct: &[bool]) -> Result<f64> {
         .zip(correct.iter().copied())
         .collect();
     ranked.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
-
-    let (mut seen, mut errors, mut sum_risk) = (0usize, 0usize, 0.0);
-    for group in ranked.chunk_by(|a, b| a.0 == b.0) {
-        let size = group.len();
-        let group_errors = group.iter().filter(|s| !s.1).count();
-        let per_position = group_errors as f64 / size as f64;
-        for j in 1..=size {
-            sum_risk += (errors as f64 + j as f64 * per_position) / (seen + j) as f64;
-        }
-        seen += size;
-        errors += group_errors;
-    }
-    Ok(sum_risk / ranked.len() as f64)
+    Ok(ranked)
 }
