@@ -2,6 +2,7 @@
 //! and clean the model cache, embed texts with a pretrained BERT.
 
 mod cache;
+mod compare;
 mod embed;
 mod list;
 mod metrics;
@@ -37,6 +38,9 @@ enum Command {
     /// One training job of a run (started by `run --workers`).
     #[command(hide = true)]
     Worker(worker::WorkerArgs),
+    /// Runs made at different times (e.g. a method added later) in one report: tables, figures,
+    /// report.html; refuses runs whose data differ.
+    Compare(compare::CompareArgs),
     /// List method kinds, backbone presets, datasets, corruptions, OOD scores and backends.
     List,
     /// The trained-model cache: `cache list`, `cache clean [--unused-by FILES...] [--older-than
@@ -53,6 +57,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Run(args) => run::run(args),
         Command::Metrics(args) => metrics::run(args),
+        Command::Compare(args) => compare::run(args),
         Command::List => list::run(),
         Command::Cache(args) => cache::run(args),
         // The main process re-runs a job whose worker failed and reports the error itself.

@@ -77,7 +77,7 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
     let output = experiment::run(&config, &options).map_err(|e| e.to_string())?;
     println!("{}", render_terminal(&output.summary));
     println!(
-        "results: {} (report.md, summary.json); {:.0} s in all",
+        "results: {} (report.md, report.html, figures, summary.json); {:.0} s in all",
         output.dir.display(),
         started.elapsed().as_secs_f64()
     );

@@ -112,6 +112,7 @@ experiment_error!(
     Metrics(uq_metrics::MetricsError),
     Io(std::io::Error),
     Json(serde_json::Error),
+    Plot(plots::PlotError),
 );
 
 impl ExperimentError {

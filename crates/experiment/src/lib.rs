@@ -13,11 +13,13 @@
 mod base;
 mod cache;
 pub mod compare;
+pub mod curves;
 pub mod config;
 pub mod data;
 pub mod device;
 pub mod error;
 pub mod eval;
+pub mod joined;
 pub mod memory;
 pub mod methods;
 pub mod npy;

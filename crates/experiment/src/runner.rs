@@ -15,12 +15,13 @@ use crate::base::{Base, BaseSpec, base_models, needed_base_models, train_base};
 use crate::cache::{Trainer, fingerprint};
 use crate::compare::compare;
 use crate::config::ExperimentConfig;
+use crate::curves::{CURVES_FILE, RunCurves};
 use crate::data::{Loaded, SeedData, load};
 use crate::device::device;
 use crate::error::{Context as _, ExperimentError, Result};
 use crate::eval::Evaluator;
 use crate::methods::{Context, MethodSpec};
-use crate::report::render_markdown;
+use crate::report::render;
 use crate::results::{MethodResult, Summary};
 use crate::store::write_run;
 use crate::workers::{Job, Pool, Spawn, Workers, command};
@@ -144,11 +145,14 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput> {
     let setup = Setup::new(config, opts)?;
     let score: Score = config.data.ood_score.parse().context("data.ood_score")?;
     let mut methods = Vec::new();
+    let mut curves = RunCurves::default();
     let mut files = Vec::new();
     for &seed in &config.experiment.seeds {
-        let (results, seed_files) = run_seed(&setup, opts, score, seed)?;
-        methods.extend(results);
-        files.extend(seed_files);
+        let seed_out = run_seed(&setup, opts, score, seed)?;
+        methods.extend(seed_out.results);
+        curves.methods.extend(seed_out.curves);
+        curves.sweeps.extend(seed_out.sweeps);
+        files.extend(seed_out.files);
     }
     // What `uqformer cache clean --unused-by` keeps for this experiment.
     let keys: String = (setup.trainer.used().iter())
@@ -161,15 +165,27 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput> {
         comparisons: compare(&methods, &config.eval.reference),
         methods,
     };
+    let rendered = render(&summary, &curves, &config.data.ood_score).context("figures")?;
+    files.push((CURVES_FILE.to_string(), curves.to_json()?));
+    files.push(("report.html".to_string(), rendered.html.into_bytes()));
+    files.extend((rendered.figures.into_iter()).map(|f| (f.file, f.svg.into_bytes())));
     let dir = write_run(
         &opts.results_root,
         &resolved_toml(config)?,
         &summary,
-        &render_markdown(&summary),
+        &rendered.markdown,
         &files,
     )
     .context("writing results")?;
     Ok(RunOutput { dir, summary })
+}
+
+/// What one seed gives the run.
+struct SeedOutput {
+    results: Vec<MethodResult>,
+    curves: Vec<crate::curves::MethodCurves>,
+    sweeps: Vec<crate::curves::SweepTable>,
+    files: Vec<(String, Vec<u8>)>,
 }
 
 /// One seed: its data, its base models, then every method built, evaluated and costed.
@@ -178,7 +194,7 @@ fn run_seed(
     opts: &RunOptions,
     score: Score,
     seed: u64,
-) -> Result<(Vec<MethodResult>, Vec<(String, Vec<u8>)>)> {
+) -> Result<SeedOutput> {
     let config = setup.config;
     let started = Instant::now();
     let data = setup.seed_data(seed)?;
@@ -214,6 +230,8 @@ fn run_seed(
         device: &setup.device,
     };
     let mut results = Vec::with_capacity(config.methods.len());
+    let mut curves = Vec::with_capacity(config.methods.len());
+    let mut sweeps = Vec::new();
     let mut models = Vec::with_capacity(config.methods.len());
     let mut files = Vec::new();
     for (i, spec) in config.methods.iter().enumerate() {
@@ -245,14 +263,18 @@ fn run_seed(
         let mut entries = (eval.evaluate(built.model.as_ref(), calibrate)).context(&place)?;
         let mut own = built.files;
         for sweep in &built.sweeps {
-            own.extend(eval.sweep(sweep).context(&place)?);
+            let mut table = eval.sweep(sweep).context(&place)?;
+            table.method = spec.name.clone();
+            own.extend(table.files());
+            sweeps.push(table);
         }
         let eval_seconds = t.elapsed().as_secs_f64();
-        for result in &mut entries {
+        for (result, entry_curves) in &mut entries {
             result.name = match result.calibration {
                 Some(_) => format!("{}+ts", spec.name),
                 None => spec.name.clone(),
             };
+            entry_curves.name = result.name.clone();
             result.kind = spec.kind.to_string();
             result.train_cost = Some(train_cost);
             result.extra = built.extra.clone();
@@ -279,7 +301,10 @@ fn run_seed(
                 .map(|(file, bytes)| (format!("{}-seed{seed}-{file}", spec.name), bytes)),
         );
         models.push((built.model, entries.len()));
-        results.extend(entries);
+        for (result, entry_curves) in entries {
+            results.push(result);
+            curves.push(entry_curves);
+        }
     }
     // Every job is done by now; timings must not share the CPU with a worker process.
     drop(pool);
@@ -290,7 +315,12 @@ fn run_seed(
     for (result, cost) in results.iter_mut().zip(per_entry) {
         result.cost = cost;
     }
-    Ok((results, files))
+    Ok(SeedOutput {
+        results,
+        curves,
+        sweeps,
+        files,
+    })
 }
 
 /// The resolved config as TOML (what `config.toml` and the workers get).

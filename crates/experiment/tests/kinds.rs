@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use experiment::{ExperimentConfig, KINDS, RunOptions, run};
+use experiment::curves::RunCurves;
+use experiment::{ExperimentConfig, KINDS, RunOptions, Summary, run};
 
 const BASE: &str = r#"
 [experiment]
@@ -140,6 +141,7 @@ fn every_kind_runs_and_its_resolved_config_parses_back() {
         "a header and ratios 0.0 to 0.9"
     );
     assert!(out.dir.join("hetdpt-seed1-hetdpt.json").is_file());
+    figures_match_the_summary(&out.dir, &out.summary);
     let written = std::fs::read_to_string(out.dir.join("config.toml")).unwrap();
     let again = ExperimentConfig::parse(&written).unwrap();
     let names = |c: &ExperimentConfig| {
@@ -149,4 +151,72 @@ fn every_kind_runs_and_its_resolved_config_parses_back() {
             .collect::<Vec<_>>()
     };
     assert_eq!(names(&again), names(&config));
+}
+
+/// The run's figures are valid SVG, linked from report.md and inline in report.html, and the
+/// curves they are drawn from agree with the summary's metrics, recomputed from the curves.
+fn figures_match_the_summary(dir: &Path, summary: &Summary) {
+    let figures = [
+        "fig-reliability.svg",
+        "fig-risk-coverage.svg",
+        "fig-ood-histograms.svg",
+        "fig-roc.svg",
+        "fig-pareto.svg",
+        "fig-pruning.svg",
+    ];
+    let markdown = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    for file in figures {
+        let svg = std::fs::read_to_string(dir.join(file)).unwrap();
+        let doc = roxmltree::Document::parse(&svg).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let texts: Vec<&str> = (doc.descendants())
+            .filter(|n| n.has_tag_name("text"))
+            .filter_map(|n| n.text().map(str::trim))
+            .collect();
+        assert!(!texts.iter().any(|t| t.starts_with("no data")), "{file}: {texts:?}");
+        assert!(markdown.contains(&format!("]({file})")), "report.md does not link {file}");
+        if file == "fig-roc.svg" {
+            // One legend entry per method (none is calibrated here), with its AUROC.
+            let legend = texts.iter().filter(|t| t.contains("(AUROC ")).count();
+            assert_eq!(legend, summary.methods.len(), "{texts:?}");
+            assert!(texts.contains(&"false-positive rate (ID flagged as OOD)"));
+        }
+        if file == "fig-reliability.svg" {
+            for m in &summary.methods {
+                assert!(texts.contains(&format!("{}: ECE {:.4}", m.name, m.id.ece).as_str()));
+            }
+        }
+    }
+    assert_eq!(html.matches("<svg").count(), figures.len());
+    assert!(html.contains("<table>") && !html.contains("<img"));
+
+    let curves = RunCurves::read(dir).unwrap();
+    assert_eq!(curves.methods.len(), summary.methods.len());
+    for (m, c) in summary.methods.iter().zip(&curves.methods) {
+        assert_eq!((c.name.as_str(), c.seed), (m.name.as_str(), m.seed));
+        // ECE from the stored bins.
+        let n: usize = c.reliability.iter().map(|b| b.count).sum();
+        let ece: f64 = (c.reliability.iter())
+            .filter(|b| b.count > 0)
+            .map(|b| b.count as f64 / n as f64 * (b.accuracy.unwrap() - b.confidence.unwrap()).abs())
+            .sum();
+        assert!((ece - m.id.ece).abs() < 1e-9, "{}: {ece} vs {}", m.name, m.id.ece);
+        // Keeping every sample, the risk is the error rate.
+        let (coverage, risk) = *c.risk_coverage.last().unwrap();
+        assert_eq!(coverage, 1.0);
+        assert!((risk - (1.0 - m.id.accuracy)).abs() < 1e-12);
+        // The ROC curve is short enough here to be stored whole: its area is the AUROC.
+        let roc = &c.ood["mnist_small"].roc;
+        assert!(roc.len() < experiment::curves::MAX_POINTS);
+        let area: f64 = roc.windows(2).map(|w| (w[1].0 - w[0].0) * (w[1].1 + w[0].1) / 2.0).sum();
+        assert!((area - m.ood["mnist_small"].auroc).abs() < 1e-12, "{}", m.name);
+        let hist = &c.ood["mnist_small"];
+        assert_eq!(hist.id_counts.iter().sum::<u64>() as usize, n);
+        assert_eq!(hist.edges.len(), hist.id_counts.len() + 1);
+    }
+    // The pruning sweep: ratios 0.0 to 0.9 in the stored table, as in pruning.csv.
+    let sweep = &curves.sweeps[0];
+    assert_eq!((sweep.method.as_str(), sweep.name.as_str()), ("hydra_taylor", "pruning"));
+    let ratios = sweep.column("ratio").unwrap();
+    assert_eq!(ratios, (0..10).map(|k| k as f64 / 10.0).collect::<Vec<_>>());
 }

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use experiment::joined::join_runs;
 use experiment::{ExperimentConfig, RunOptions, Summary, run};
 
 /// Burn's CPU RNG is process-global: runs must not interleave.
@@ -182,7 +183,8 @@ fn calibrated_entries_diversity_and_comparisons() {
         .replace("members = 2", "members = 2\ncalibration = \"temperature\"");
     let config = ExperimentConfig::parse(&text).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let s = run(&config, &options(dir.path())).unwrap().summary;
+    let out = run(&config, &options(dir.path())).unwrap();
+    let s = &out.summary;
     let names: Vec<&str> = s.methods.iter().map(|m| m.name.as_str()).collect();
     let one_seed = [
         "single",
@@ -289,4 +291,44 @@ fn calibrated_entries_diversity_and_comparisons() {
         compared,
         ["deep_ensemble+ts", "mc_dropout", "single", "single+ts"].into()
     );
+    drop(_guard);
+    a_later_run_joins_and_other_data_is_refused(&out.dir, dir.path());
+}
+
+/// `uqformer compare`: a later run (one seed, one method more, the same cache) joins the
+/// two-seed run in `first`; a run whose data differ is refused, naming the field.
+fn a_later_run_joins_and_other_data_is_refused(first: &Path, root: &Path) {
+    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let text = format!("{TINY}\n[[method]]\nkind = \"packed_ensemble\"\nmembers = 2\n");
+    let later = run(&ExperimentConfig::parse(&text).unwrap(), &options(root)).unwrap();
+    let id = later.dir.file_name().unwrap().to_string_lossy().into_owned();
+    let joined = join_runs(&[first.to_path_buf(), later.dir.clone()], None).unwrap();
+    let names: Vec<String> = joined.summary.methods.iter().map(|m| m.name.clone()).collect();
+    assert_eq!(names.len(), 10 + 4);
+    let renamed = ["single", "deep_ensemble", "mc_dropout"].map(|n| format!("{n}@{id}"));
+    assert_eq!(names[10..13], renamed);
+    assert_eq!(names[13], "packed_ensemble", "a new method keeps its name");
+    assert_eq!(joined.summary.seeds, [3, 4]);
+    assert_eq!(joined.curves.methods.len(), 14);
+    assert!(joined.summary.comparisons.iter().any(|c| c.method == "packed_ensemble"));
+    let rendered = joined.render().unwrap();
+    assert!(rendered.markdown.contains("## Runs compared"));
+    assert!(rendered.markdown.contains(&later.dir.display().to_string()));
+    assert_eq!(rendered.figures.len(), 5);
+    assert_eq!(rendered.html.matches("<svg").count(), 5);
+
+    // The same run with another test set size is not comparable.
+    let other = root.join("other-data");
+    std::fs::create_dir_all(&other).unwrap();
+    for file in ["summary.json", "curves.json"] {
+        std::fs::copy(later.dir.join(file), other.join(file)).unwrap();
+    }
+    let config = std::fs::read_to_string(later.dir.join("config.toml")).unwrap();
+    assert!(config.contains("test_limit = 100"));
+    std::fs::write(other.join("config.toml"), config.replace("test_limit = 100", "test_limit = 99")).unwrap();
+    let err = join_runs(&[first.to_path_buf(), other.clone()], None).err().unwrap().to_string();
+    assert!(err.contains("[data] test_limit is 100 in") && err.contains("but 99 in"), "{err}");
+    assert!(err.contains(&other.display().to_string()), "{err}");
+    let one = join_runs(&[first.to_path_buf()], None).err().unwrap().to_string();
+    assert!(one.contains("two or more run directories"), "{one}");
 }

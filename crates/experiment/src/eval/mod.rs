@@ -5,6 +5,7 @@
 //! model of the seed timed round-robin, once no worker process shares the CPU.
 
 mod cost;
+mod curves;
 mod metrics;
 mod predict;
 mod sweep;
@@ -21,6 +22,7 @@ use ensembles::EnsembleModel;
 use train::mix;
 use uq_metrics::{ConformalScore, Score};
 
+use crate::curves::MethodCurves;
 use crate::data::{EvalSets, Prep};
 use crate::error::{Context, ExperimentError, Result};
 use crate::results::{Cost, MethodResult};
@@ -72,14 +74,14 @@ impl Evaluator<'_> {
         predict(model, self.prep.data(set), self.batch, self.device)
     }
 
-    /// The metrics of `model` (name, kind and cost are the caller's to fill in) and, with
-    /// `calibrate`, those of its temperature-scaled copy (one T for every member, fitted on the
-    /// validation split by minimising the NLL of the ensemble's mean prediction).
+    /// The metrics and curves of `model` (name, kind and cost are the caller's to fill in)
+    /// and, with `calibrate`, those of its temperature-scaled copy (one T for every member,
+    /// fitted on the validation split by minimising the NLL of the ensemble's mean prediction).
     pub fn evaluate(
         &self,
         model: &dyn EnsembleModel,
         calibrate: bool,
-    ) -> Result<Vec<MethodResult>> {
+    ) -> Result<Vec<(MethodResult, MethodCurves)>> {
         let sets = self.sets;
         // Validation first: the device RNG then ends where it did before validation was
         // predicted, so what a later method draws from it is unchanged.
@@ -107,15 +109,19 @@ impl Evaluator<'_> {
             })?;
             let t = uq_metrics::fit_ensemble_temperature(&val.member_logits, &val.labels)
                 .context("temperature scaling")?;
-            let mut calibrated = self.result(model, &predictions.scaled(t)?)?;
+            let (mut calibrated, curves) = self.result(model, &predictions.scaled(t)?)?;
             calibrated.calibration = Some("temperature".into());
             calibrated.temperature = Some(t);
-            results.push(calibrated);
+            results.push((calibrated, curves));
         }
         Ok(results)
     }
 
-    fn result(&self, model: &dyn EnsembleModel, p: &SetPredictions) -> Result<MethodResult> {
+    fn result(
+        &self,
+        model: &dyn EnsembleModel,
+        p: &SetPredictions,
+    ) -> Result<(MethodResult, MethodCurves)> {
         let sets = self.sets;
         let mut ood = BTreeMap::new();
         for (set, pred) in sets.ood.iter().zip(&p.ood) {
@@ -135,7 +141,9 @@ impl Evaluator<'_> {
             .map(|val| conformal_metrics(val, &p.test, score, alpha))
             .transpose()
             .context("conformal sets")?;
-        Ok(MethodResult {
+        let mut curves = curves::method_curves(&p.test, &named, self.score)?;
+        curves.seed = self.seed;
+        let result = MethodResult {
             name: String::new(),
             kind: String::new(),
             members: model.members(),
@@ -161,7 +169,8 @@ impl Evaluator<'_> {
             diversity: diversity_metrics(&p.test, &named)?,
             conformal,
             train_cost: None,
-        })
+        };
+        Ok((result, curves))
     }
 
     /// Latency and peak memory of each model on the first evaluation batch of the test set,

@@ -5,15 +5,16 @@ use uq_metrics::Score;
 use super::Evaluator;
 use super::metrics::{id_metrics, ood_metrics, scores, shift_metrics};
 use super::predict::predict;
+use crate::curves::SweepTable;
 use crate::error::Result;
 use crate::methods::Sweep;
 
 impl Evaluator<'_> {
     /// The table of a sweep: its own columns, then per point accuracy, NLL and ECE on the test
     /// set, NLL and ECE on each shifted set, and on each OOD set the AUROC and the mean
-    /// confidence (max softmax probability; OOD has no labels, so no loss). Returned as
-    /// `(<name>.csv, <name>.md)` files.
-    pub fn sweep(&self, sweep: &Sweep) -> Result<[(String, Vec<u8>); 2]> {
+    /// confidence (max softmax probability; OOD has no labels, so no loss). Method and seed are
+    /// the caller's to fill in; [`SweepTable::files`] gives `<name>.csv` and `<name>.md`.
+    pub fn sweep(&self, sweep: &Sweep) -> Result<SweepTable> {
         let sets = self.sets;
         let mut header = sweep.columns.clone();
         header.extend(["clean_acc", "clean_nll", "clean_ece"].map(String::from));
@@ -33,10 +34,10 @@ impl Evaluator<'_> {
             let clean = predict(&sets.test)?;
             let id = id_metrics(&clean)?;
             let mut row = place.clone();
-            row.extend([id.accuracy, id.nll, id.ece].map(|x| format!("{x:.6}")));
+            row.extend([id.accuracy, id.nll, id.ece]);
             for (_, set) in &sets.shift {
                 let m = shift_metrics(&predict(set)?)?;
-                row.extend([m.nll, m.ece].map(|x| format!("{x:.6}")));
+                row.extend([m.nll, m.ece]);
             }
             for set in &sets.ood {
                 let ood = predict(set)?;
@@ -44,24 +45,17 @@ impl Evaluator<'_> {
                 // Mean max-softmax probability: how confidently the model answers on OOD.
                 let msp = scores(&ood, Score::Msp)?;
                 let confidence = 1.0 - msp.iter().sum::<f64>() / msp.len().max(1) as f64;
-                row.extend([m.auroc, confidence].map(|x| format!("{x:.6}")));
+                row.extend([m.auroc, confidence]);
             }
             rows.push(row);
         }
-        let csv: String = std::iter::once(&header)
-            .chain(&rows)
-            .map(|r| r.join(",") + "\n")
-            .collect();
-        let markdown: String = [
-            format!("| {} |\n", header.join(" | ")),
-            format!("|{}\n", "---:|".repeat(header.len())),
-        ]
-        .into_iter()
-        .chain(rows.iter().map(|r| format!("| {} |\n", r.join(" | "))))
-        .collect();
-        Ok([
-            (format!("{}.csv", sweep.name), csv.into_bytes()),
-            (format!("{}.md", sweep.name), markdown.into_bytes()),
-        ])
+        Ok(SweepTable {
+            method: String::new(),
+            seed: self.seed,
+            name: sweep.name.clone(),
+            places: sweep.columns.len(),
+            columns: header,
+            rows,
+        })
     }
 }

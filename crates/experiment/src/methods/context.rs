@@ -56,13 +56,13 @@ pub struct Built {
 }
 
 /// Models a method wants evaluated on every evaluation set, one table row each (Hydra's pruning
-/// analysis). The evaluation stage computes the metrics and writes `<name>.csv` (plot data) and
-/// `<name>.md`.
+/// analysis). The evaluation stage computes the metrics and writes `<name>.csv` and
+/// `<name>.md`; the run's figures draw it.
 pub struct Sweep {
     pub name: String,
     /// Headers of the values that place a point on the sweep (e.g. `ratio`, `heads_kept`).
     pub columns: Vec<String>,
-    pub points: Vec<(Vec<String>, Box<dyn EnsembleModel>)>,
+    pub points: Vec<(Vec<f64>, Box<dyn EnsembleModel>)>,
 }
 
 impl Built {

@@ -274,7 +274,7 @@ fn pruning_sweep(ctx: &Context<'_>, head_scores: &hydra::HeadScores) -> Result<S
         let model = Gated::heads(ctx.base[0].clone(), mask, ctx.base_flops());
         let heads_kept = kept.0.iter().map(Vec::len).sum::<usize>();
         points.push((
-            vec![format!("{ratio:.1}"), heads_kept.to_string()],
+            vec![ratio, heads_kept as f64],
             Box::new(model) as Box<dyn ensembles::EnsembleModel>,
         ));
     }

@@ -1,4 +1,6 @@
-//! Human-readable views of a [`Summary`]: the run's `report.md` and a compact terminal table.
+//! Human-readable views of a [`Summary`]: the run's `report.md`, its figures (SVG, from the
+//! summary and the run's [`RunCurves`]), `report.html` (the report with the figures inline) and
+//! a compact terminal table.
 //!
 //! Runs are grouped by method name, methods in the order of the first seed. A cell is the mean ±
 //! sample standard deviation (n − 1) over seeds, the mean alone with one seed, and "n/a" when some
@@ -6,15 +8,54 @@
 //! Ratios ("×single") divide a method's mean by the mean of the first method of kind `single`.
 
 mod evidence;
+mod figures;
+mod html;
 mod markdown;
 mod terminal;
 
+pub use figures::{FigureFile, Inputs};
+pub use html::render_html;
 pub use markdown::render_markdown;
 pub use terminal::render_terminal;
 
 use std::collections::BTreeSet;
+use std::fmt::Write;
 
+use plots::PlotError;
+
+use crate::curves::RunCurves;
 use crate::results::{MethodResult, Summary};
+
+/// Everything a run directory shows a reader.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    /// `report.md`: the tables, then the figures, linked.
+    pub markdown: String,
+    /// `report.html`: the same, self-contained.
+    pub html: String,
+    pub figures: Vec<FigureFile>,
+}
+
+/// The report, figures and page of a run from its summary and curves; `score` names the OOD
+/// score for axis labels.
+pub fn render(summary: &Summary, curves: &RunCurves, score: &str) -> Result<Rendered, PlotError> {
+    let figures = figures::figures(&Inputs {
+        summary,
+        curves,
+        score,
+    })?;
+    let mut markdown = render_markdown(summary);
+    markdown.push_str("## Figures\n\n");
+    for f in &figures {
+        let _ = writeln!(markdown, "### {}\n\n{}\n\n![{}]({})\n", f.title, f.caption, f.title, f.file);
+    }
+    let html = render_html(&summary.experiment, &markdown, &figures);
+    Ok(Rendered {
+        markdown,
+        html,
+        figures,
+    })
+}
 
 const NA: &str = "n/a";
 /// The kind whose cost the ratios are relative to.

@@ -1,0 +1,181 @@
+//! Runs made at different times, joined into one report (`uqformer compare`): their method
+//! entries side by side, the paired comparisons recomputed, the figures redrawn from each run's
+//! `summary.json` and `curves.json`. Runs join only when their data are the same (`[data]`
+//! alike but for the evaluation batch): otherwise their numbers are not comparable.
+
+use std::collections::BTreeSet;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use crate::compare::compare;
+use crate::config::ExperimentConfig;
+use crate::curves::{CURVES_FILE, RunCurves};
+use crate::error::{ExperimentError, Result};
+use crate::report::{Rendered, render};
+use crate::results::Summary;
+
+/// `[data]` fields that may differ between joined runs (they change no number but latency).
+const MAY_DIFFER: [&str; 1] = ["eval_batch_size"];
+
+/// One run directory as read back.
+struct Run {
+    dir: PathBuf,
+    id: String,
+    config: ExperimentConfig,
+    summary: Summary,
+    curves: RunCurves,
+}
+
+impl Run {
+    fn read(dir: &Path) -> Result<Self> {
+        let config = ExperimentConfig::load(&dir.join("config.toml"))?;
+        let path = dir.join("summary.json");
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| ExperimentError::invalid(format!("{}: {e} (is this a run directory?)", path.display())))?;
+        let summary: Summary = serde_json::from_str(&text)
+            .map_err(|e| ExperimentError::invalid(format!("{}: not a run summary: {e}", path.display())))?;
+        let id = (dir.canonicalize().ok().as_deref().unwrap_or(dir).file_name())
+            .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned());
+        Ok(Self {
+            dir: dir.to_path_buf(),
+            id,
+            config,
+            summary,
+            curves: RunCurves::read(dir)?,
+        })
+    }
+}
+
+/// Runs joined: the summary and curves of all of them, and how to read the result.
+pub struct Joined {
+    pub summary: Summary,
+    pub curves: RunCurves,
+    /// The first run's OOD score (every run has the same).
+    pub score: String,
+    /// A Markdown section naming the runs and what was renamed.
+    pub preface: String,
+}
+
+/// Joins the run directories `dirs` (two or more), in order. A method name found in an
+/// earlier run gets `@<run-id>` in a later one. Refuses runs whose data differ, naming the
+/// field and both values.
+pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
+    if dirs.len() < 2 {
+        return Err(ExperimentError::invalid("compare: give two or more run directories"));
+    }
+    let runs = dirs.iter().map(|d| Run::read(d)).collect::<Result<Vec<_>>>()?;
+    let first = &runs[0];
+    for run in &runs[1..] {
+        check_same_data(first, run)?;
+    }
+    let mut summary = Summary {
+        experiment: "compare".into(),
+        seeds: Vec::new(),
+        methods: Vec::new(),
+        comparisons: Vec::new(),
+    };
+    let mut curves = RunCurves::default();
+    let mut preface = String::from("## Runs compared\n\n| Run | Experiment | Seeds | Methods | Curves |\n|---|---|---|---|---|\n");
+    let mut renamed = Vec::new();
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    for run in &runs {
+        let names: BTreeSet<String> = run.summary.methods.iter().map(|m| m.name.clone()).collect();
+        let rename = |name: &str| match seen.contains(name) {
+            true => format!("{name}@{}", run.id),
+            false => name.to_string(),
+        };
+        for m in &run.summary.methods {
+            let mut m = m.clone();
+            m.name = rename(&m.name);
+            summary.methods.push(m);
+        }
+        for c in &run.curves.methods {
+            let mut c = c.clone();
+            c.name = rename(&c.name);
+            curves.methods.push(c);
+        }
+        for s in &run.curves.sweeps {
+            let mut s = s.clone();
+            s.method = rename(&s.method);
+            curves.sweeps.push(s);
+        }
+        for name in &names {
+            if seen.contains(name) {
+                renamed.push(format!("`{name}` of run {} is `{name}@{}`", run.id, run.id));
+            }
+        }
+        let has_curves = run.dir.join(CURVES_FILE).is_file();
+        let _ = writeln!(
+            preface,
+            "| `{}` | {} | {} | {} | {} |",
+            run.dir.display(),
+            run.summary.experiment,
+            run.summary.seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
+            names.len(),
+            if has_curves { "yes" } else { "none (run predates curves.json)" }
+        );
+        seen.extend(names);
+        for s in &run.summary.seeds {
+            if !summary.seeds.contains(s) {
+                summary.seeds.push(*s);
+            }
+        }
+    }
+    preface.push('\n');
+    if !renamed.is_empty() {
+        let _ = writeln!(preface, "Renamed: {}.\n", renamed.join("; "));
+    }
+    let batches: BTreeSet<usize> = runs.iter().map(|r| r.config.data.eval_batch_size).collect();
+    if batches.len() > 1 {
+        let _ = writeln!(
+            preface,
+            "The runs timed latency at different evaluation batches ({}): latency columns \
+             are not comparable across runs.\n",
+            batches.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+        );
+    }
+    let reference = reference.unwrap_or(&first.config.eval.reference);
+    summary.comparisons = compare(&summary.methods, reference);
+    Ok(Joined {
+        summary,
+        curves,
+        score: first.config.data.ood_score.clone(),
+        preface,
+    })
+}
+
+impl Joined {
+    /// The joined report: the preface, then the tables and figures of a run.
+    pub fn render(&self) -> Result<Rendered> {
+        let mut rendered = render(&self.summary, &self.curves, &self.score)?;
+        let title_end = rendered.markdown.find("\n\n").map_or(0, |i| i + 2);
+        rendered.markdown.insert_str(title_end, &self.preface);
+        rendered.html = crate::report::render_html(&self.summary.experiment, &rendered.markdown, &rendered.figures);
+        Ok(rendered)
+    }
+}
+
+/// The `[data]` sections of two runs, field by field (but for [`MAY_DIFFER`]).
+fn check_same_data(a: &Run, b: &Run) -> Result<()> {
+    let table = |run: &Run| -> Result<toml::Table> {
+        toml::Table::try_from(&run.config.data)
+            .map_err(|e| ExperimentError::invalid(format!("{}: [data]: {e}", run.dir.display())))
+    };
+    let (ta, tb) = (table(a)?, table(b)?);
+    let keys: BTreeSet<&String> = ta.keys().chain(tb.keys()).collect();
+    for key in keys.into_iter().filter(|k| !MAY_DIFFER.contains(&k.as_str())) {
+        let (va, vb) = (ta.get(key), tb.get(key));
+        if va != vb {
+            let show = |v: Option<&toml::Value>| v.map_or("(not set)".to_string(), toml::Value::to_string);
+            return Err(ExperimentError::invalid(format!(
+                "compare: the runs use different data, so their numbers are not comparable: \
+                 [data] {key} is {} in {} but {} in {}",
+                show(va),
+                a.dir.display(),
+                show(vb),
+                b.dir.display()
+            )));
+        }
+    }
+    Ok(())
+}

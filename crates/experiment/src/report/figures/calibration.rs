@@ -1,0 +1,115 @@
+//! Calibration and selective prediction: reliability diagrams and risk-coverage curves.
+
+use plots::{Figure, Legend, Mark, PlotError, Point, Series};
+
+use super::{FigureFile, Inputs, chart, grid, linspace, mean_std, seed_series, seeds_note};
+
+/// One panel per entry: accuracy per confidence bin (pooled over seeds) against the diagonal,
+/// with the gap to the bin's mean confidence; the ECE of the summary in the title.
+pub fn reliability(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
+    let mut panels = Vec::new();
+    for entry in inputs.entries() {
+        let curves = inputs.curves_of(&entry.name);
+        let eces: Vec<f64> = (inputs.summary.methods.iter())
+            .filter(|r| r.name == entry.name)
+            .map(|r| r.id.ece)
+            .collect();
+        let (ece, ece_std) = mean_std(&eces);
+        let title = match ece_std.is_finite() {
+            true => format!("{}: ECE {ece:.4} ± {ece_std:.4}", entry.name),
+            false => format!("{}: ECE {ece:.4}", entry.name),
+        };
+        let (mut accuracy, mut gap) = (Vec::new(), Vec::new());
+        if let Some(first) = curves.first() {
+            for (b, bin) in first.reliability.iter().enumerate() {
+                // Pooled over seeds: the bins are the same equal-width bins in every seed.
+                let (mut n, mut hits, mut confidence) = (0.0, 0.0, 0.0);
+                for c in &curves {
+                    if let Some(s) = c.reliability.get(b) {
+                        let count = s.count as f64;
+                        n += count;
+                        hits += s.accuracy.unwrap_or(0.0) * count;
+                        confidence += s.confidence.unwrap_or(0.0) * count;
+                    }
+                }
+                if n == 0.0 {
+                    continue;
+                }
+                let (acc, conf) = (hits / n, confidence / n);
+                let centre = (bin.lo + bin.hi) / 2.0;
+                accuracy.push(Point::new(centre, acc));
+                gap.push(Point {
+                    lo: Some(acc),
+                    ..Point::new(centre, conf)
+                });
+            }
+        }
+        let width = curves
+            .first()
+            .and_then(|c| c.reliability.first())
+            .map_or(0.1, |b| 0.9 * (b.hi - b.lo));
+        panels.push(Figure {
+            title,
+            x_label: "confidence".into(),
+            y_label: "accuracy".into(),
+            x_range: Some((0.0, 1.0)),
+            y_range: Some((0.0, 1.0)),
+            diagonal: true,
+            legend: Legend::UpperLeft,
+            series: vec![
+                Series::new("accuracy", Mark::Bars { width }, accuracy).colour(0),
+                Series::new("gap to confidence", Mark::Bars { width }, gap).colour(3),
+            ],
+            note: Some("no test predictions".into()),
+        });
+    }
+    grid(
+        "fig-reliability.svg",
+        "Reliability diagrams",
+        format!(
+            "Accuracy per confidence bin (15 equal-width bins, test set, pooled over seeds) \
+             against the diagonal of perfect calibration; the orange part is the gap to the bin's \
+             mean confidence. ECE in the titles ({}).",
+            seeds_note(inputs.summary)
+        ),
+        &panels,
+    )
+}
+
+/// Every uncalibrated entry's risk-coverage curve on one axis, its AURC in the legend.
+pub fn risk_coverage(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
+    let grid_x = linspace(0.01, 1.0, 99);
+    let series = (inputs.entries().into_iter())
+        .filter(|entry| !entry.calibrated)
+        .map(|entry| {
+            let curves = inputs.curves_of(&entry.name);
+            let raw: Vec<&[(f64, f64)]> =
+                curves.iter().map(|c| c.risk_coverage.as_slice()).collect();
+            let aurc = inputs.mean_of(&entry.name, |r| Some(r.id.aurc));
+            let name = format!("{} (AURC {aurc:.4})", entry.name);
+            Series::new(name, Mark::Line, seed_series(&raw, &grid_x)).colour(entry.colour)
+        })
+        .collect();
+    let figure = Figure {
+        title: "Risk-coverage (test set)".into(),
+        x_label: "coverage (fraction of samples kept, most confident first)".into(),
+        y_label: "risk (error rate among kept)".into(),
+        x_range: Some((0.0, 1.0)),
+        legend: Legend::UpperLeft,
+        series,
+        note: Some("no test predictions".into()),
+        ..Figure::default()
+    };
+    chart(
+        "fig-risk-coverage.svg",
+        "Risk-coverage curves",
+        format!(
+            "Error rate among the samples a method keeps when it abstains on the least confident; \
+             lower is better, and the area under each curve is the AURC of the tables ({}; \
+             temperature-scaled entries are in the tables: one temperature barely moves the \
+             confidence ranking).",
+            seeds_note(inputs.summary)
+        ),
+        &figure,
+    )
+}

@@ -1,0 +1,204 @@
+//! The run's figures, as SVG, drawn from `summary.json` and `curves.json` alone (so that
+//! `uqformer compare` can redraw them for runs made at different times):
+//! reliability diagrams, risk-coverage curves, OOD score histograms and ROC curves, the cost-UQ
+//! Pareto plot and the sweeps (Hydra's pruning analysis). With several seeds a curve is the
+//! mean over seeds on a common grid with a ± one standard deviation band.
+
+mod calibration;
+mod cost;
+mod ood;
+mod sweep;
+
+use plots::{Figure, PlotError};
+
+use super::groups;
+use crate::curves::{MethodCurves, RunCurves};
+use crate::results::{MethodResult, Summary};
+
+/// One figure of a run: its file name, a one-line caption and the SVG.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FigureFile {
+    pub file: String,
+    pub title: String,
+    pub caption: String,
+    pub svg: String,
+}
+
+/// Pixels of a single-chart figure and of one panel of a grid.
+const CHART: (u32, u32) = (760, 500);
+const PANEL: (u32, u32) = (380, 320);
+const COLUMNS: usize = 3;
+
+/// What the figures are drawn from.
+pub struct Inputs<'a> {
+    pub summary: &'a Summary,
+    pub curves: &'a RunCurves,
+    /// The OOD score's name, for axis labels (`msp`, `entropy`, ...).
+    pub score: &'a str,
+}
+
+impl Inputs<'_> {
+    /// Method entries (names) in report order, with the colour each keeps in every figure: a
+    /// temperature-scaled entry (`<name>+ts`) takes its method's colour.
+    fn entries(&self) -> Vec<Entry> {
+        let groups = groups(self.summary);
+        let calibrated = |g: &super::Group<'_>| g.runs.iter().any(|r| r.calibration.is_some());
+        let bases: Vec<&str> = (groups.iter()).filter(|g| !calibrated(g)).map(|g| g.name).collect();
+        groups
+            .iter()
+            .map(|g| {
+                let base = g.name.strip_suffix("+ts").unwrap_or(g.name);
+                Entry {
+                    name: g.name.to_string(),
+                    colour: bases.iter().position(|b| *b == base).unwrap_or(0),
+                    calibrated: calibrated(g),
+                }
+            })
+            .collect()
+    }
+
+    /// The curves of one entry, one per seed, in seed order.
+    fn curves_of(&self, name: &str) -> Vec<&MethodCurves> {
+        let mut found: Vec<&MethodCurves> =
+            self.curves.methods.iter().filter(|c| c.name == name).collect();
+        found.sort_by_key(|c| c.seed);
+        found
+    }
+
+    /// The mean over seeds of a value of entry `name` (NaN when a seed lacks it).
+    fn mean_of(&self, name: &str, value: impl Fn(&MethodResult) -> Option<f64>) -> f64 {
+        let xs: Vec<f64> = (self.summary.methods.iter())
+            .filter(|r| r.name == name)
+            .map(|r| value(r).unwrap_or(f64::NAN))
+            .collect();
+        mean_std(&xs).0
+    }
+
+    /// The OOD set names over every entry.
+    fn ood_sets(&self) -> Vec<String> {
+        let mut sets: Vec<String> = (self.curves.methods.iter())
+            .flat_map(|c| c.ood.keys().cloned())
+            .collect();
+        sets.sort();
+        sets.dedup();
+        sets
+    }
+}
+
+struct Entry {
+    name: String,
+    colour: usize,
+    calibrated: bool,
+}
+
+/// Every figure of the run, in report order.
+pub fn figures(inputs: &Inputs<'_>) -> Result<Vec<FigureFile>, PlotError> {
+    let mut out = vec![
+        calibration::reliability(inputs)?,
+        calibration::risk_coverage(inputs)?,
+        ood::histograms(inputs)?,
+        ood::roc(inputs)?,
+        cost::pareto(inputs)?,
+    ];
+    out.extend(sweep::sweeps(inputs)?);
+    Ok(out)
+}
+
+fn grid(file: &str, title: &str, caption: String, panels: &[Figure]) -> Result<FigureFile, PlotError> {
+    Ok(FigureFile {
+        file: file.into(),
+        title: title.into(),
+        caption,
+        svg: plots::render_grid(panels, COLUMNS, PANEL)?,
+    })
+}
+
+fn chart(file: &str, title: &str, caption: String, figure: &Figure) -> Result<FigureFile, PlotError> {
+    Ok(FigureFile {
+        file: file.into(),
+        title: title.into(),
+        caption,
+        svg: plots::render(figure, CHART)?,
+    })
+}
+
+/// Mean and sample standard deviation (NaN with fewer than two values).
+fn mean_std(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    let std = match xs.len() {
+        0 | 1 => f64::NAN,
+        _ => (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt(),
+    };
+    (mean, std)
+}
+
+/// `curve` (x ascending) at `x`: linear between the last point at or before `x` and the next,
+/// so a vertical jump (a ROC curve's tie) reads its top; clamped to the ends.
+fn at(curve: &[(f64, f64)], x: f64) -> f64 {
+    match curve.iter().position(|p| p.0 > x) {
+        None => curve.last().map_or(f64::NAN, |p| p.1),
+        Some(0) => curve[0].1,
+        Some(i) => {
+            let ((x0, y0), (x1, y1)) = (curve[i - 1], curve[i]);
+            y0 + (y1 - y0) * (x - x0) / (x1 - x0)
+        }
+    }
+}
+
+/// Several seeds' curves as one series on `grid`: the mean, with a ± std band from two seeds
+/// on; one seed's curve is drawn as it is.
+fn seed_series(curves: &[&[(f64, f64)]], grid: &[f64]) -> Vec<plots::Point> {
+    match curves {
+        [] => Vec::new(),
+        [one] => one.iter().map(|&(x, y)| plots::Point::new(x, y)).collect(),
+        many => grid
+            .iter()
+            .map(|&x| {
+                let ys: Vec<f64> = many.iter().map(|c| at(c, x)).collect();
+                let (mean, std) = mean_std(&ys);
+                plots::Point::new(x, mean).band(mean - std, mean + std)
+            })
+            .collect(),
+    }
+}
+
+/// `n + 1` evenly spaced values from `lo` to `hi`.
+fn linspace(lo: f64, hi: f64, n: usize) -> Vec<f64> {
+    (0..=n).map(|i| lo + (hi - lo) * i as f64 / n as f64).collect()
+}
+
+/// "mean ± std over N seeds" or "seed S" for captions.
+fn seeds_note(summary: &Summary) -> String {
+    match summary.seeds.as_slice() {
+        [one] => format!("seed {one}"),
+        many => format!("mean ± std over {} seeds", many.len()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_interpolates_and_reads_the_top_of_a_jump() {
+        let roc = [(0.0, 0.0), (0.0, 0.5), (0.5, 1.0), (1.0, 1.0)];
+        assert_eq!(at(&roc, 0.0), 0.5);
+        assert_eq!(at(&roc, 0.25), 0.75);
+        assert_eq!(at(&roc, 2.0), 1.0);
+        assert_eq!(at(&[(0.5, 0.2), (1.0, 0.4)], 0.1), 0.2);
+    }
+
+    #[test]
+    fn seed_series_bands_only_with_several_seeds() {
+        let a = [(0.0, 0.0), (1.0, 1.0)];
+        let b = [(0.0, 0.0), (1.0, 0.5)];
+        let one = seed_series(&[&a], &[0.0, 0.5]);
+        assert_eq!(one.len(), 2);
+        assert!(one.iter().all(|p| p.lo.is_none()));
+        let two = seed_series(&[&a, &b], &[0.0, 1.0]);
+        assert_eq!((two[1].y, two[1].lo.is_some()), (0.75, true));
+        let sd = (2.0f64 * 0.25f64.powi(2)).sqrt();
+        assert!((two[1].hi.unwrap() - (0.75 + sd)).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,254 @@
+//! Figures drawn with plotters' SVG backend.
+
+use std::fmt;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use crate::figure::{Figure, Legend, Mark, Point, Series};
+use crate::palette::PALETTE;
+
+const FONT: &str = "sans-serif";
+const GRID_MINOR: RGBColor = RGBColor(238, 238, 238);
+const GRID_MAJOR: RGBColor = RGBColor(215, 215, 215);
+const MUTED: RGBColor = RGBColor(110, 110, 110);
+
+/// A drawing failure inside plotters (not expected for an in-memory SVG).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlotError(pub String);
+
+impl fmt::Display for PlotError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "drawing a figure: {}", self.0)
+    }
+}
+
+impl std::error::Error for PlotError {}
+
+impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for PlotError {
+    fn from(e: DrawingAreaErrorKind<E>) -> Self {
+        Self(e.to_string())
+    }
+}
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+/// One figure as an SVG document of `width` x `height` pixels.
+pub fn render(figure: &Figure, (width, height): (u32, u32)) -> Result<String, PlotError> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+        root.fill(&WHITE)?;
+        draw(&root, figure)?;
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+/// Figures as panels of one SVG, `columns` to a row, each `panel` pixels.
+pub fn render_grid(
+    figures: &[Figure],
+    columns: usize,
+    (width, height): (u32, u32),
+) -> Result<String, PlotError> {
+    let columns = columns.clamp(1, figures.len().max(1));
+    let rows = figures.len().div_ceil(columns).max(1);
+    let mut svg = String::new();
+    {
+        let size = (width * columns as u32, height * rows as u32);
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        root.fill(&WHITE)?;
+        for (area, figure) in root.split_evenly((rows, columns)).iter().zip(figures) {
+            draw(area, figure)?;
+        }
+        root.present()?;
+    }
+    Ok(svg)
+}
+
+fn colour(series: &Series, position: usize) -> RGBColor {
+    let (r, g, b) = PALETTE[series.colour.unwrap_or(position) % PALETTE.len()];
+    RGBColor(r, g, b)
+}
+
+fn draw(area: &Area<'_>, figure: &Figure) -> Result<(), PlotError> {
+    let has_data = figure.series.iter().any(Series::has_data);
+    let (x0, x1) = figure.x_range.unwrap_or_else(|| extent(figure, x_values));
+    let (y0, y1) = figure.y_range.unwrap_or_else(|| extent(figure, y_values));
+    let mut chart = ChartBuilder::on(area)
+        .caption(&figure.title, (FONT, 15))
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(56)
+        .build_cartesian_2d(x0..x1, y0..y1)?;
+    let (x_span, y_span) = (x1 - x0, y1 - y0);
+    let x_tick = move |v: &f64| tick(*v, x_span);
+    let y_tick = move |v: &f64| tick(*v, y_span);
+    chart
+        .configure_mesh()
+        .x_desc(&figure.x_label)
+        .y_desc(&figure.y_label)
+        .label_style((FONT, 11))
+        .axis_desc_style((FONT, 12))
+        .light_line_style(GRID_MINOR)
+        .max_light_lines(1)
+        .bold_line_style(GRID_MAJOR)
+        .x_labels(6)
+        .y_labels(6)
+        .x_label_formatter(&x_tick)
+        .y_label_formatter(&y_tick)
+        .draw()?;
+
+    if figure.diagonal {
+        let (lo, hi) = (x0.max(y0), x1.min(y1));
+        chart.draw_series(DashedLineSeries::new(
+            [(lo, lo), (hi, hi)],
+            4,
+            4,
+            MUTED.stroke_width(1),
+        ))?;
+    }
+    for (i, series) in figure.series.iter().enumerate() {
+        let c = colour(series, i);
+        let points: Vec<&Point> = series.drawable().collect();
+        let name = match points.is_empty() {
+            true => format!("{} (no data)", series.name),
+            false => series.name.clone(),
+        };
+        let line = c.stroke_width(2);
+        let anno = match series.mark {
+            Mark::Line => {
+                let band: Vec<&Point> = (points.iter().copied())
+                    .filter(|p| p.lo.is_some_and(f64::is_finite) && p.hi.is_some_and(f64::is_finite))
+                    .collect();
+                if band.len() >= 2 {
+                    let upper = band.iter().map(|p| (p.x, p.hi.unwrap_or(p.y)));
+                    let lower = band.iter().rev().map(|p| (p.x, p.lo.unwrap_or(p.y)));
+                    chart.draw_series(std::iter::once(Polygon::new(
+                        upper.chain(lower).collect::<Vec<_>>(),
+                        c.mix(0.18).filled(),
+                    )))?;
+                }
+                chart.draw_series(LineSeries::new(points.iter().map(|p| (p.x, p.y)), line))?
+            }
+            Mark::Step => {
+                let mut xy = Vec::with_capacity(2 * points.len());
+                for pair in points.windows(2) {
+                    xy.push((pair[0].x, pair[0].y));
+                    xy.push((pair[1].x, pair[0].y));
+                }
+                if let Some(last) = points.last() {
+                    xy.push((last.x, last.y));
+                }
+                chart.draw_series(LineSeries::new(xy, line))?
+            }
+            Mark::Bars { width } => chart.draw_series(points.iter().map(|p| {
+                let base = p.lo.filter(|v| v.is_finite()).unwrap_or(0.0);
+                Rectangle::new(
+                    [(p.x - width / 2.0, base), (p.x + width / 2.0, p.y)],
+                    c.mix(0.7).filled(),
+                )
+            }))?,
+            Mark::Points => {
+                let bars = points.iter().filter_map(|p| match (p.lo, p.hi) {
+                    (Some(lo), Some(hi)) if lo.is_finite() && hi.is_finite() => {
+                        Some(PathElement::new(vec![(p.x, lo), (p.x, hi)], c.stroke_width(1)))
+                    }
+                    _ => None,
+                });
+                chart.draw_series(bars)?;
+                chart.draw_series(points.iter().map(|p| {
+                    let r = p.size.filter(|s| s.is_finite() && *s > 0.0).unwrap_or(4.0) as i32;
+                    let label = p.label.clone().unwrap_or_default();
+                    EmptyElement::at((p.x, p.y))
+                        + Circle::new((0, 0), r, c.mix(0.85).filled())
+                        + Text::new(label, (r + 3, -r - 9), (FONT, 11).into_font())
+                }))?
+            }
+        };
+        let legend_style = c.stroke_width(2);
+        match series.mark {
+            Mark::Bars { .. } => anno.label(name).legend(move |(x, y)| {
+                Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.mix(0.7).filled())
+            }),
+            Mark::Points => anno
+                .label(name)
+                .legend(move |(x, y)| Circle::new((x + 7, y), 4, c.filled())),
+            Mark::Line | Mark::Step => anno
+                .label(name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], legend_style)),
+        };
+    }
+    if !has_data {
+        let note = figure.note.as_deref().unwrap_or("no data");
+        let style = (FONT, 13)
+            .into_font()
+            .color(&MUTED)
+            .pos(Pos::new(HPos::Center, VPos::Center));
+        chart.draw_series(std::iter::once(Text::new(
+            format!("no data: {note}"),
+            ((x0 + x1) / 2.0, (y0 + y1) / 2.0),
+            style,
+        )))?;
+    }
+    let position = match figure.legend {
+        Legend::None => None,
+        Legend::UpperRight => Some(SeriesLabelPosition::UpperRight),
+        Legend::UpperLeft => Some(SeriesLabelPosition::UpperLeft),
+        Legend::LowerRight => Some(SeriesLabelPosition::LowerRight),
+        Legend::LowerLeft => Some(SeriesLabelPosition::LowerLeft),
+    };
+    if let Some(position) = position.filter(|_| !figure.series.is_empty()) {
+        chart
+            .configure_series_labels()
+            .position(position)
+            .margin(8)
+            .legend_area_size(22)
+            .label_font((FONT, 11))
+            .background_style(WHITE.mix(0.88))
+            .border_style(GRID_MAJOR)
+            .draw()?;
+    }
+    Ok(())
+}
+
+fn x_values(p: &Point, mark: Mark) -> Vec<f64> {
+    match mark {
+        Mark::Bars { width } => vec![p.x - width / 2.0, p.x + width / 2.0],
+        _ => vec![p.x],
+    }
+}
+
+fn y_values(p: &Point, mark: Mark) -> Vec<f64> {
+    let mut v = vec![p.y];
+    v.extend(p.lo.into_iter().chain(p.hi));
+    if let Mark::Bars { .. } = mark {
+        v.push(0.0);
+    }
+    v
+}
+
+/// The finite values' range, padded by 5% (a single value gets a unit-scale window).
+fn extent(figure: &Figure, values: fn(&Point, Mark) -> Vec<f64>) -> (f64, f64) {
+    let all = (figure.series.iter())
+        .flat_map(|s| s.drawable().flat_map(move |p| values(p, s.mark)))
+        .filter(|v| v.is_finite());
+    let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    if lo > hi {
+        return (0.0, 1.0);
+    }
+    let pad = match hi - lo {
+        0.0 => 0.05 * lo.abs().max(1.0),
+        span => 0.05 * span,
+    };
+    (lo - pad, hi + pad)
+}
+
+/// A tick label with as many decimals as the axis span needs.
+fn tick(v: f64, span: f64) -> String {
+    let decimals = (-(span / 5.0).log10()).ceil().clamp(0.0, 6.0) as usize;
+    format!("{v:.decimals$}")
+}
