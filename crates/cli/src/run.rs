@@ -67,6 +67,7 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
             .unwrap_or_else(|| args.out.join(".cache")),
         quiet: args.quiet,
         workers: Some(Workers {
+            quiet: args.quiet,
             exe: std::env::current_exe()
                 .map_err(|e| format!("locating the uqformer binary for workers: {e}"))?,
             processes: args

@@ -18,17 +18,22 @@ pub struct WorkerArgs {
     data: PathBuf,
     #[arg(long)]
     cache: PathBuf,
+    /// No epoch lines.
+    #[arg(long)]
+    quiet: bool,
 }
 
 pub fn run(args: &WorkerArgs) -> Result<(), String> {
     let config = ExperimentConfig::load(&args.config).map_err(|e| e.to_string())?;
     let job = Job::parse(&args.job)?;
+    // The main process's progress line owns the terminal: a worker prints whole epoch lines.
+    train::epoch_lines(&format!("[worker {}] ", args.job));
     let options = RunOptions {
         data_root: args.data.clone(),
         // A worker writes only to the model cache.
         results_root: args.cache.clone(),
         cache_root: args.cache.clone(),
-        quiet: true,
+        quiet: args.quiet,
         workers: None,
     };
     experiment::run_job(&config, &options, args.seed, job).map_err(|e| e.to_string())

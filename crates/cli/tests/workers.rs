@@ -51,8 +51,9 @@ keep = 1
 train = { epochs = 1 }
 "#;
 
-/// Runs the experiment with `workers` worker processes; returns each method's metrics.
-fn run(dir: &Path, workers: usize) -> Vec<serde_json::Value> {
+/// Runs the experiment with `workers` worker processes; returns each method's metrics and what
+/// the run printed on stderr.
+fn run(dir: &Path, workers: usize, quiet: bool) -> (Vec<serde_json::Value>, String) {
     let file = dir.join("workers.toml");
     std::fs::write(&file, CONFIG).unwrap();
     let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets");
@@ -63,7 +64,8 @@ fn run(dir: &Path, workers: usize) -> Vec<serde_json::Value> {
         .arg(dir.join("results"))
         .arg("--data")
         .arg(&datasets)
-        .args(["--quiet", "--workers", &workers.to_string()])
+        .args(["--workers", &workers.to_string()])
+        .args(quiet.then_some("--quiet"))
         .output()
         .unwrap();
     assert!(
@@ -74,21 +76,29 @@ fn run(dir: &Path, workers: usize) -> Vec<serde_json::Value> {
     let summary = dir.join("results/workers/latest/summary.json");
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(summary).unwrap()).unwrap();
-    summary["methods"]
+    let metrics = summary["methods"]
         .as_array()
         .unwrap()
         .iter()
         .map(|m| serde_json::json!([m["name"], m["id"], m["ood"], m["shift"]]))
-        .collect()
+        .collect();
+    (metrics, String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 #[test]
 fn workers_change_nothing_in_the_results() {
     let (alone, parallel) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let a = run(alone.path(), 0);
-    let b = run(parallel.path(), 1);
+    let (a, quiet) = run(alone.path(), 0, true);
+    let (b, printed) = run(parallel.path(), 1, false);
     assert_eq!(a.len(), 4);
     assert_eq!(a, b);
+    assert!(quiet.is_empty(), "{quiet}");
+    // The worker's trainings show, one whole line per epoch, named by their job.
+    let worker_lines: Vec<&str> = (printed.lines())
+        .filter(|l| l.starts_with("[worker ") && l.contains(" epoch 1/1 "))
+        .collect();
+    assert!(!worker_lines.is_empty(), "{printed}");
+    assert!(worker_lines.iter().all(|l| !l.contains('\r')), "{worker_lines:?}");
     // The parallel run did hand jobs out: the workers read the resolved config from the cache.
     let handed_out = std::fs::read_dir(parallel.path().join("results/.cache"))
         .unwrap()

@@ -23,6 +23,8 @@ use std::time::Duration;
 pub struct Workers {
     pub exe: PathBuf,
     pub processes: usize,
+    /// Workers print nothing but warnings (the run's `--quiet`); otherwise one line per epoch.
+    pub quiet: bool,
 }
 
 /// One unit of training work of a seed.
@@ -259,10 +261,13 @@ pub(crate) fn command(
         .arg(cache_root)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        // A worker is quiet (no progress lines) and keeps its errors to itself (the main
-        // process re-runs a failed job and reports them), so what it prints is the notices
-        // that are this run's too: a resumed training, a damaged checkpoint set aside.
+        // A worker keeps its errors to itself (the main process re-runs a failed job and
+        // reports them); what it prints is its epoch lines (unless quiet) and the notices that
+        // are this run's too: a resumed training, a damaged checkpoint set aside.
         .stderr(Stdio::inherit());
+    if workers.quiet {
+        command.arg("--quiet");
+    }
     command
 }
 

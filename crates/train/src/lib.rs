@@ -28,6 +28,6 @@ pub use error::TrainError;
 pub use inputs::{Data, ImageData, TextData};
 pub use loss::{cross_entropy, distillation};
 pub use params::trainable_params;
-pub use progress::Progress;
+pub use progress::{Progress, epoch_lines};
 pub use schedule::cosine_with_warmup;
 pub use trainer::{Distill, FitOptions, FitReport, Trainable, fit, fit_with_report, mix};

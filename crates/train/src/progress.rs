@@ -1,9 +1,20 @@
 //! A progress line on stderr: epoch, bar, loss, accuracy, throughput and ETA.
 //!
 //! On a terminal the line is redrawn in place; otherwise (logs, CI) one line per epoch is printed.
+//! A worker process shares the terminal with the main one: after [`epoch_lines`] it prints one
+//! line per epoch, prefixed, and never redraws.
 
 use std::io::{IsTerminal, Write};
+use std::sync::OnceLock;
 use std::time::Instant;
+
+/// The prefix of a process that prints epoch lines only (set once, by a worker).
+static LINES_PREFIX: OnceLock<String> = OnceLock::new();
+
+/// From now on, this process's progress is one line per epoch, each starting with `prefix`.
+pub fn epoch_lines(prefix: &str) {
+    let _ = LINES_PREFIX.set(prefix.to_string());
+}
 
 /// Running statistics of one epoch and the line that shows them.
 pub struct Progress {
@@ -36,7 +47,7 @@ impl Progress {
             label: label.to_string(),
             epochs,
             steps_per_epoch,
-            tty: std::io::stderr().is_terminal(),
+            tty: std::io::stderr().is_terminal() && LINES_PREFIX.get().is_none(),
             quiet,
             started: now,
             steps_done: 0,
@@ -78,10 +89,10 @@ impl Progress {
             return;
         }
         let line = self.line(self.steps_per_epoch);
-        if self.tty {
-            eprintln!("\r{line}");
-        } else {
-            eprintln!("{line}");
+        match (self.tty, LINES_PREFIX.get()) {
+            (true, _) => eprintln!("\r{line}"),
+            (false, Some(prefix)) => eprintln!("{prefix}{line}"),
+            (false, None) => eprintln!("{line}"),
         }
     }
 
