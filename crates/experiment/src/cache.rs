@@ -12,6 +12,7 @@ use std::time::SystemTime;
 use burn::tensor::Device;
 use train::{Checkpoint, Data, Distill, FitOptions, TrainConfig, Trainable, fit_with_report};
 
+use crate::curves::TrainingLog;
 use crate::error::{Context, Result};
 use crate::results::TrainCost;
 
@@ -28,6 +29,8 @@ pub struct Trainer {
     pub quiet: bool,
     /// The fingerprints fitted or read back so far.
     used: Mutex<BTreeSet<String>>,
+    /// The epoch logs of those trainings, in the order first used.
+    logs: Mutex<Vec<TrainingLog>>,
 }
 
 /// One training run: what identifies it in the cache, and how it runs.
@@ -49,7 +52,14 @@ impl Trainer {
             cache_root,
             quiet,
             used: Mutex::default(),
+            logs: Mutex::default(),
         }
+    }
+
+    /// The epoch log of every training fitted or read back so far (from the checkpoints, so a
+    /// cached model or one a worker trained has its log too).
+    pub fn logs(&self) -> Vec<TrainingLog> {
+        self.logs.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// The fingerprints of the cache folders this trainer used, in order.
@@ -86,6 +96,7 @@ impl Trainer {
         let fingerprint = fingerprint(run.identity);
         self.mark_used(&fingerprint);
         let checkpoint = Checkpoint::new(self.cache_root.join(&fingerprint), fingerprint);
+        let label = run.label.clone();
         let options = FitOptions {
             device: run.device.clone(),
             seed: run.seed,
@@ -118,6 +129,14 @@ impl Trainer {
                 fs::metadata(&path).context(path.display())?.len()
             }
         };
+        let mut logs = self.logs.lock().unwrap_or_else(|e| e.into_inner());
+        if !logs.iter().any(|l| l.label == label) {
+            logs.push(TrainingLog {
+                label,
+                epochs: state.history.epochs.clone(),
+            });
+        }
+        drop(logs);
         // From the state, not the report: a worker process may have done the training.
         let cost = TrainCost {
             wall_seconds: state.totals.wall_seconds,

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
+use train::EpochRecord;
 use uq_metrics::ReliabilityBin;
 
 use crate::error::{ExperimentError, Result};
@@ -24,6 +25,17 @@ pub struct RunCurves {
     pub methods: Vec<MethodCurves>,
     #[serde(default)]
     pub sweeps: Vec<SweepTable>,
+    /// Every training the run stands on, with its epochs (read from its checkpoint).
+    #[serde(default)]
+    pub training: Vec<TrainingLog>,
+}
+
+/// One training's epochs, as its checkpoint's `training.csv` holds them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrainingLog {
+    /// `seed S model K`, `seed S <method> <what>`: the progress line's label.
+    pub label: String,
+    pub epochs: Vec<EpochRecord>,
 }
 
 /// One method (entry of summary.json, by name) on one seed.

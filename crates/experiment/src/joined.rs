@@ -99,6 +99,12 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
             s.method = rename(&s.method);
             curves.sweeps.push(s);
         }
+        // A training two runs share (the same cached base model) is shown once.
+        for log in &run.curves.training {
+            if !curves.training.iter().any(|l| l.label == log.label) {
+                curves.training.push(log.clone());
+            }
+        }
         for name in &names {
             if seen.contains(name) {
                 renamed.push(format!("`{name}` of run {} is `{name}@{}`", run.id, run.id));

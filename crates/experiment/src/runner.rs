@@ -154,6 +154,7 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput> {
         curves.sweeps.extend(seed_out.sweeps);
         files.extend(seed_out.files);
     }
+    curves.training = setup.trainer.logs();
     // What `uqformer cache clean --unused-by` keeps for this experiment.
     let keys: String = (setup.trainer.used().iter())
         .map(|k| format!("{k}\n"))

@@ -163,6 +163,7 @@ fn figures_match_the_summary(dir: &Path, summary: &Summary) {
         "fig-roc.svg",
         "fig-pareto.svg",
         "fig-pruning.svg",
+        "fig-training.svg",
     ];
     let markdown = std::fs::read_to_string(dir.join("report.md")).unwrap();
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
@@ -214,6 +215,10 @@ fn figures_match_the_summary(dir: &Path, summary: &Summary) {
         assert_eq!(hist.id_counts.iter().sum::<u64>() as usize, n);
         assert_eq!(hist.edges.len(), hist.id_counts.len() + 1);
     }
+    // Every training's epochs (one here), the base model's among them.
+    let base = curves.training.iter().find(|l| l.label == "seed 1 model 1").unwrap();
+    assert_eq!(base.epochs.len(), 1);
+    assert!(curves.training.iter().all(|l| l.epochs.iter().all(|e| e.loss.is_finite())));
     // The pruning sweep: ratios 0.0 to 0.9 in the stored table, as in pruning.csv.
     let sweep = &curves.sweeps[0];
     assert_eq!((sweep.method.as_str(), sweep.name.as_str()), ("hydra_taylor", "pruning"));

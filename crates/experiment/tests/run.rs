@@ -314,8 +314,8 @@ fn a_later_run_joins_and_other_data_is_refused(first: &Path, root: &Path) {
     let rendered = joined.render().unwrap();
     assert!(rendered.markdown.contains("## Runs compared"));
     assert!(rendered.markdown.contains(&later.dir.display().to_string()));
-    assert_eq!(rendered.figures.len(), 5);
-    assert_eq!(rendered.html.matches("<svg").count(), 5);
+    assert_eq!(rendered.figures.len(), 6);
+    assert_eq!(rendered.html.matches("<svg").count(), 6);
 
     // The same run with another test set size is not comparable.
     let other = root.join("other-data");

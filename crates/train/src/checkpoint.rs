@@ -100,6 +100,32 @@ pub struct History {
     /// Damaged files found before this checkpoint was trained afresh, where they were set aside.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub recovered: Vec<String>,
+    /// Every epoch trained so far, in order (a resumed training keeps the earlier ones).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub epochs: Vec<EpochRecord>,
+}
+
+/// One training epoch: its mean loss and accuracy over the training batches, and wall time.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct EpochRecord {
+    /// 1-based.
+    pub epoch: usize,
+    pub loss: f64,
+    pub accuracy: f64,
+    pub seconds: f64,
+}
+
+/// The checkpoint folder's per-epoch log, for reading beside `state.json`.
+pub const TRAINING_CSV: &str = "training.csv";
+
+impl History {
+    /// `training.csv`: a header, then one row per epoch.
+    pub fn training_csv(&self) -> String {
+        let rows = self.epochs.iter().map(|e| {
+            format!("{},{:.6},{:.6},{:.3}\n", e.epoch, e.loss, e.accuracy, e.seconds)
+        });
+        std::iter::once("epoch,loss,accuracy,seconds\n".to_string()).chain(rows).collect()
+    }
 }
 
 /// What [`Checkpoint::load`] found.
@@ -239,6 +265,9 @@ impl Checkpoint {
             optim: Some(FileCheck::of(&optim_bytes)),
             history: history.clone(),
         };
+        let csv_path = self.dir.join(TRAINING_CSV);
+        atomic_write(&csv_path, history.training_csv().as_bytes())
+            .map_err(|e| TrainError::io(&csv_path, e))?;
         // Written last: it vouches for the files above.
         let state_path = self.dir.join("state.json");
         let json = serde_json::to_vec_pretty(&state).expect("state serialises");

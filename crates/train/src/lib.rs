@@ -21,7 +21,8 @@ mod trainer;
 
 pub use atomic::{atomic_write, with_path};
 pub use checkpoint::{
-    Checkpoint, CheckpointState, Damage, FileCheck, History, Loaded, TrainTotals,
+    Checkpoint, CheckpointState, Damage, EpochRecord, FileCheck, History, Loaded, TRAINING_CSV,
+    TrainTotals,
 };
 pub use config::TrainConfig;
 pub use error::TrainError;

@@ -10,7 +10,9 @@ use data::{AugmentConfig, BatchPlan};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
-use crate::checkpoint::{Checkpoint, CheckpointState, Damage, History, Loaded, TrainTotals};
+use crate::checkpoint::{
+    Checkpoint, CheckpointState, Damage, EpochRecord, History, Loaded, TrainTotals,
+};
 use crate::config::TrainConfig;
 use crate::error::TrainError;
 use crate::inputs::Data;
@@ -252,7 +254,15 @@ pub fn fit_with_report<'a, M: Trainable>(
             totals.samples += indices.len() as u64;
         }
         progress.end_epoch();
-        totals.wall_seconds += started.elapsed().as_secs_f64();
+        let seconds = started.elapsed().as_secs_f64();
+        totals.wall_seconds += seconds;
+        let (loss, accuracy) = progress.epoch_stats();
+        history.epochs.push(EpochRecord {
+            epoch: epoch + 1,
+            loss,
+            accuracy,
+            seconds,
+        });
         if let Some(checkpoint) = &opts.checkpoint {
             report.state = Some(checkpoint.save(&model, &optim, epoch + 1, totals, &history)?);
         }

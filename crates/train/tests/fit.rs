@@ -153,6 +153,23 @@ fn resumed_run_equals_uninterrupted_run() {
         params(&straight),
         "resuming must reproduce the uninterrupted run exactly"
     );
+    // The epoch log spans both sessions and matches an uninterrupted run's, epoch by epoch.
+    let other = tempfile::tempdir().unwrap();
+    let whole = Checkpoint::new(other.path(), "run-a");
+    fit(model(&device), data, &recipe(3), &options(&device, Some(whole.clone()))).unwrap();
+    let reference = whole.state().unwrap().unwrap().history.epochs;
+    let log = &done.history.epochs;
+    assert_eq!(log.iter().map(|e| e.epoch).collect::<Vec<_>>(), [1, 2, 3]);
+    assert_eq!(after_one.history.epochs[..], log[..1]);
+    for (a, b) in log.iter().zip(&reference) {
+        assert_eq!((a.loss, a.accuracy), (b.loss, b.accuracy));
+        assert!(a.loss.is_finite() && (0.0..=1.0).contains(&a.accuracy) && a.seconds > 0.0);
+    }
+    let csv = std::fs::read_to_string(dir.path().join(train::TRAINING_CSV)).unwrap();
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows[0], "epoch,loss,accuracy,seconds");
+    assert_eq!(rows.len(), 4);
+    assert!(rows[3].starts_with(&format!("3,{:.6},{:.6},", log[2].loss, log[2].accuracy)));
 
     // Fully trained: read back, which is no resume; the recorded history stays.
     let (cached, report) = fit_with_report(model(&device), data, &recipe(3), &resume).unwrap();
