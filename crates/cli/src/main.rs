@@ -6,6 +6,7 @@ mod compare;
 mod embed;
 mod list;
 mod metrics;
+mod report;
 mod run;
 mod worker;
 
@@ -41,6 +42,9 @@ enum Command {
     /// Runs made at different times (e.g. a method added later) in one report: tables, figures,
     /// report.html; refuses runs whose data differ.
     Compare(compare::CompareArgs),
+    /// Draw a run's report.md, report.html and figures again from its summary.json and
+    /// curves.json (after the figures' code changed); nothing measured changes.
+    Report(report::ReportArgs),
     /// List method kinds, backbone presets, datasets, corruptions, OOD scores and backends.
     List,
     /// The trained-model cache: `cache list`, `cache clean [--unused-by FILES...] [--older-than
@@ -58,6 +62,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Metrics(args) => metrics::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Report(args) => report::run(args),
         Command::List => list::run(),
         Command::Cache(args) => cache::run(args),
         // The main process re-runs a job whose worker failed and reports the error itself.

@@ -14,6 +14,13 @@ use crate::error::{ExperimentError, Result};
 use crate::report::{Rendered, render};
 use crate::results::Summary;
 
+/// The report, figures and page of one run directory, drawn again from its `summary.json` and
+/// `curves.json` (after the figures' code changed, say).
+pub fn redraw(dir: &Path) -> Result<Rendered> {
+    let run = Run::read(dir)?;
+    Ok(render(&run.summary, &run.curves, &run.config.data.ood_score)?)
+}
+
 /// `[data]` fields that may differ between joined runs (they change no number but latency).
 const MAY_DIFFER: [&str; 1] = ["eval_batch_size"];
 

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use experiment::joined::join_runs;
+use experiment::joined::{join_runs, redraw};
 use experiment::{ExperimentConfig, RunOptions, Summary, run};
 
 /// Burn's CPU RNG is process-global: runs must not interleave.
@@ -299,6 +299,12 @@ fn calibrated_entries_diversity_and_comparisons() {
 /// two-seed run in `first`; a run whose data differ is refused, naming the field.
 fn a_later_run_joins_and_other_data_is_refused(first: &Path, root: &Path) {
     let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // Drawn again from the stored numbers, the run's report and figures come out the same.
+    let again = redraw(first).unwrap();
+    assert_eq!(again.markdown, std::fs::read_to_string(first.join("report.md")).unwrap());
+    for f in &again.figures {
+        assert_eq!(f.svg, std::fs::read_to_string(first.join(&f.file)).unwrap(), "{}", f.file);
+    }
     let text = format!("{TINY}\n[[method]]\nkind = \"packed_ensemble\"\nmembers = 2\n");
     let later = run(&ExperimentConfig::parse(&text).unwrap(), &options(root)).unwrap();
     let id = later.dir.file_name().unwrap().to_string_lossy().into_owned();

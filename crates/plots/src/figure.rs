@@ -31,12 +31,16 @@ pub enum Legend {
 /// How a series is drawn.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Mark {
-    /// Points joined in order; a point's `lo`/`hi` draw a shaded band.
+    /// Points joined in order (a lone point is marked); a point's `lo`/`hi` draw a shaded
+    /// band.
     Line,
     /// A step function: each point's `y` holds from its `x` to the next point's `x`.
     Step,
-    /// Bars from 0 to `y`, `width` wide in data units, centred on `x`.
+    /// Bars from `lo` (0 when unset) to `y`, `width` wide in data units, centred on `x`.
     Bars { width: f64 },
+    /// As `Bars`, but outlined over a faint fill, so that they read over other bars (a
+    /// reliability diagram's gaps).
+    Outlines { width: f64 },
     /// Circles (radius from `size`, in pixels), with `lo`/`hi` as error bars and `label` as
     /// text beside the point.
     Points,

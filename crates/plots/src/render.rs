@@ -130,6 +130,10 @@ fn draw(area: &Area<'_>, figure: &Figure) -> Result<(), PlotError> {
                         c.mix(0.18).filled(),
                     )))?;
                 }
+                // A single point is no line: mark it.
+                if let [only] = points.as_slice() {
+                    chart.draw_series(std::iter::once(Circle::new((only.x, only.y), 3, c.filled())))?;
+                }
                 chart.draw_series(LineSeries::new(points.iter().map(|p| (p.x, p.y)), line))?
             }
             Mark::Step => {
@@ -143,13 +147,24 @@ fn draw(area: &Area<'_>, figure: &Figure) -> Result<(), PlotError> {
                 }
                 chart.draw_series(LineSeries::new(xy, line))?
             }
-            Mark::Bars { width } => chart.draw_series(points.iter().map(|p| {
-                let base = p.lo.filter(|v| v.is_finite()).unwrap_or(0.0);
-                Rectangle::new(
-                    [(p.x - width / 2.0, base), (p.x + width / 2.0, p.y)],
-                    c.mix(0.7).filled(),
-                )
-            }))?,
+            Mark::Bars { width } | Mark::Outlines { width } => {
+                let corners = |p: &Point| {
+                    let base = p.lo.filter(|v| v.is_finite()).unwrap_or(0.0);
+                    [(p.x - width / 2.0, base), (p.x + width / 2.0, p.y)]
+                };
+                if let Mark::Outlines { .. } = series.mark {
+                    chart.draw_series(
+                        (points.iter()).map(|p| Rectangle::new(corners(p), c.mix(0.25).filled())),
+                    )?;
+                    chart.draw_series(
+                        (points.iter()).map(|p| Rectangle::new(corners(p), c.stroke_width(2))),
+                    )?
+                } else {
+                    chart.draw_series(
+                        (points.iter()).map(|p| Rectangle::new(corners(p), c.mix(0.7).filled())),
+                    )?
+                }
+            }
             Mark::Points => {
                 let bars = points.iter().filter_map(|p| match (p.lo, p.hi) {
                     (Some(lo), Some(hi)) if lo.is_finite() && hi.is_finite() => {
@@ -171,6 +186,9 @@ fn draw(area: &Area<'_>, figure: &Figure) -> Result<(), PlotError> {
         match series.mark {
             Mark::Bars { .. } => anno.label(name).legend(move |(x, y)| {
                 Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.mix(0.7).filled())
+            }),
+            Mark::Outlines { .. } => anno.label(name).legend(move |(x, y)| {
+                Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.stroke_width(2))
             }),
             Mark::Points => anno
                 .label(name)
@@ -215,7 +233,9 @@ fn draw(area: &Area<'_>, figure: &Figure) -> Result<(), PlotError> {
 
 fn x_values(p: &Point, mark: Mark) -> Vec<f64> {
     match mark {
-        Mark::Bars { width } => vec![p.x - width / 2.0, p.x + width / 2.0],
+        Mark::Bars { width } | Mark::Outlines { width } => {
+            vec![p.x - width / 2.0, p.x + width / 2.0]
+        }
         _ => vec![p.x],
     }
 }
@@ -223,7 +243,7 @@ fn x_values(p: &Point, mark: Mark) -> Vec<f64> {
 fn y_values(p: &Point, mark: Mark) -> Vec<f64> {
     let mut v = vec![p.y];
     v.extend(p.lo.into_iter().chain(p.hi));
-    if let Mark::Bars { .. } = mark {
+    if let Mark::Bars { .. } | Mark::Outlines { .. } = mark {
         v.push(0.0);
     }
     v

@@ -84,7 +84,7 @@ fn bars_points_bands_and_steps() {
     );
     let gap = Series::new(
         "gap",
-        Mark::Bars { width: 0.1 },
+        Mark::Outlines { width: 0.1 },
         vec![Point { lo: Some(0.5), ..Point::new(0.55, 0.6) }],
     );
     let band = Series::new(
@@ -102,14 +102,22 @@ fn bars_points_bands_and_steps() {
     f.legend = Legend::UpperLeft;
     let svg = render(&f, (600, 400)).unwrap();
     let doc = parse(&svg);
-    // 10 accuracy bars + 1 gap bar + 2 legend boxes, plus the white background.
+    // 10 accuracy bars, the gap's fill and outline, 2 legend boxes, the white background.
     let rects = doc.descendants().filter(|n| n.has_tag_name("rect")).count();
-    assert!(rects >= 13, "{rects} rects");
+    assert!(rects >= 15, "{rects} rects");
     assert!(doc.descendants().any(|n| n.has_tag_name("polygon")), "the band");
     assert!(doc.descendants().any(|n| n.has_tag_name("circle")), "the point");
     assert!(texts(&doc).iter().any(|s| s == "hydra"));
     // Step over 6 points: 2 * 5 + 1 vertices.
     assert!(polylines(&doc, 11) >= 1);
+}
+
+#[test]
+fn a_one_point_line_is_marked() {
+    let f = figure(vec![Series::line("one epoch", [(1.0, 0.5)]), Series::line("two", [(1.0, 0.4), (2.0, 0.3)])]);
+    let doc_svg = render(&f, (500, 400)).unwrap();
+    let circles = parse(&doc_svg).descendants().filter(|n| n.has_tag_name("circle")).count();
+    assert_eq!(circles, 1);
 }
 
 #[test]

@@ -58,7 +58,7 @@ pub fn reliability(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
             legend: Legend::UpperLeft,
             series: vec![
                 Series::new("accuracy", Mark::Bars { width }, accuracy).colour(0),
-                Series::new("gap to confidence", Mark::Bars { width }, gap).colour(3),
+                Series::new("gap to confidence", Mark::Outlines { width }, gap).colour(3),
             ],
             note: Some("no test predictions".into()),
         });
@@ -68,8 +68,9 @@ pub fn reliability(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
         "Reliability diagrams",
         format!(
             "Accuracy per confidence bin (15 equal-width bins, test set, pooled over seeds) \
-             against the diagonal of perfect calibration; the orange part is the gap to the bin's \
-             mean confidence. ECE in the titles ({}).",
+             against the diagonal of perfect calibration; the outlined part is the gap to the bin's \
+             mean confidence (a bin of few samples is noisy: the counts are in `curves.json`). ECE in the \
+             titles ({}).",
             seeds_note(inputs.summary)
         ),
         &panels,
