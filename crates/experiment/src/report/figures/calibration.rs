@@ -2,7 +2,9 @@
 
 use plots::{Figure, Legend, Mark, PlotError, Point, Series};
 
-use super::{FigureFile, Inputs, chart, grid, linspace, mean_std, seed_series, seeds_note};
+use super::{
+    FigureFile, Inputs, NO_CURVES, chart, grid, linspace, mean_std, seed_series, seeds_note,
+};
 
 /// One panel per entry: accuracy per confidence bin (pooled over seeds) against the diagonal,
 /// with the gap to the bin's mean confidence; the ECE of the summary in the title.
@@ -60,7 +62,7 @@ pub fn reliability(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
                 Series::new("accuracy", Mark::Bars { width }, accuracy).colour(0),
                 Series::new("gap to confidence", Mark::Outlines { width }, gap).colour(3),
             ],
-            note: Some("no test predictions".into()),
+            note: Some(NO_CURVES.into()),
         });
     }
     grid(
@@ -98,7 +100,7 @@ pub fn risk_coverage(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
         x_range: Some((0.0, 1.0)),
         legend: Legend::UpperLeft,
         series,
-        note: Some("no test predictions".into()),
+        note: Some("no entry has curves stored (runs older than curves.json)".into()),
         ..Figure::default()
     };
     chart(

@@ -25,6 +25,9 @@ pub struct FigureFile {
     pub svg: String,
 }
 
+/// The note of a panel whose entry has no curves.
+const NO_CURVES: &str = "no curves stored for it (its run predates curves.json)";
+
 /// Pixels of a single-chart figure and of one panel of a grid.
 const CHART: (u32, u32) = (760, 500);
 const PANEL: (u32, u32) = (380, 320);
@@ -181,6 +184,53 @@ fn seeds_note(summary: &Summary) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An entry with no OOD sets and, when `latency` is `None`, no timing (`null` reads NaN).
+    fn entry(name: &str, seed: u64, latency: Option<f64>) -> MethodResult {
+        serde_json::from_value(serde_json::json!({
+            "name": name, "kind": "single", "members": 1, "seed": seed,
+            "id": {"accuracy": 0.8, "nll": 0.5, "brier": 0.3, "ece": 0.05, "aece": 0.06,
+                   "aurc": 0.1},
+            "ood": {}, "shift": {},
+            "cost": {"params": 10, "flops": 100, "latency_ms_b1": null, "latency_ms": latency,
+                     "peak_mem_bytes": null},
+        }))
+        .unwrap()
+    }
+
+    fn notes(svg: &str) -> Vec<String> {
+        let doc = roxmltree::Document::parse(svg).unwrap();
+        (doc.descendants())
+            .filter(|n| n.has_tag_name("text"))
+            .filter_map(|n| n.text().map(|t| t.trim().to_string()))
+            .filter(|t| t.starts_with("no data: "))
+            .collect()
+    }
+
+    #[test]
+    fn missing_curves_and_values_are_said_not_failed() {
+        let summary = Summary {
+            experiment: "x".into(),
+            seeds: vec![0, 1],
+            methods: vec![entry("a", 0, None), entry("a", 1, Some(2.0)), entry("b", 0, None)],
+            comparisons: Vec::new(),
+        };
+        let curves = RunCurves::default();
+        let out = figures(&Inputs { summary: &summary, curves: &curves, score: "msp" }).unwrap();
+        let files: Vec<&str> = out.iter().map(|f| f.file.as_str()).collect();
+        assert_eq!(
+            files,
+            ["fig-reliability.svg", "fig-risk-coverage.svg", "fig-ood-histograms.svg",
+             "fig-roc.svg", "fig-pareto.svg", "fig-training.svg"]
+        );
+        let by = |file: &str| notes(&out.iter().find(|f| f.file == file).unwrap().svg);
+        assert_eq!(by("fig-reliability.svg"), vec![format!("no data: {NO_CURVES}"); 2]);
+        assert_eq!(by("fig-ood-histograms.svg"), vec![format!("no data: {NO_CURVES}"); 2]);
+        assert_eq!(by("fig-roc.svg"), ["no data: no OOD set in this run"]);
+        // No OOD set, and a latency missing in some seed of each entry: nothing to place.
+        assert_eq!(by("fig-pareto.svg").len(), 2);
+        assert_eq!(by("fig-training.svg").len(), 2);
+    }
 
     #[test]
     fn at_interpolates_and_reads_the_top_of_a_jump() {

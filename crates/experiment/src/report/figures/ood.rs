@@ -2,7 +2,7 @@
 
 use plots::{Figure, Legend, Mark, PlotError, Point, Series};
 
-use super::{FigureFile, Inputs, chart, grid, linspace, seed_series, seeds_note};
+use super::{FigureFile, Inputs, NO_CURVES, chart, grid, linspace, seed_series, seeds_note};
 
 /// One panel per uncalibrated entry: the density of the OOD score on the test set and on each
 /// OOD set (first seed).
@@ -31,7 +31,10 @@ pub fn histograms(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
             y_label: "density".into(),
             legend: Legend::UpperRight,
             series,
-            note: Some("no OOD set in this run".into()),
+            note: Some(match first {
+                None => NO_CURVES.into(),
+                Some(_) => "no OOD set in this run".into(),
+            }),
             ..Figure::default()
         });
     }
