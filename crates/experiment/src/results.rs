@@ -201,6 +201,14 @@ pub struct Cost {
     pub latency_ms_q3: f64,
     /// `None` (`null`) where the backend cannot measure it.
     pub peak_mem_bytes: Option<u64>,
+    /// Latency at the evaluation batch and at batch 1 as a ratio to the seed's `single` model,
+    /// paired: the median over the timed rounds of this model's time divided by `single`'s in
+    /// the same round, so that a slow spell of the machine cancels. Absent without a `single`
+    /// method (and in runs older than the field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_x_single: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_b1_x_single: Option<f64>,
 }
 
 fn nan() -> f64 {

@@ -310,7 +310,9 @@ fn run_seed(
     // Every job is done by now; timings must not share the CPU with a worker process.
     drop(pool);
     let refs: Vec<_> = models.iter().map(|(m, _)| m.as_ref()).collect();
-    let costs = eval.costs(&refs)?;
+    // The report's ratios are to the first `single` method (`report`'s baseline).
+    let single = (config.methods.iter()).position(|m| m.kind == crate::report::BASELINE_KIND);
+    let costs = eval.costs(&refs, single)?;
     // A calibrated entry costs what its method does (one division per logit).
     let per_entry = (models.iter().zip(costs)).flat_map(|((_, n), c)| std::iter::repeat_n(c, *n));
     for (result, cost) in results.iter_mut().zip(per_entry) {

@@ -73,6 +73,8 @@ fn run(
             latency_ms_q1: params as f64 / 11.0,
             latency_ms_q3: params as f64 / 9.0,
             peak_mem_bytes: Some(params << 20),
+            latency_x_single: None,
+            latency_b1_x_single: None,
         },
         extra: BTreeMap::new(),
         calibration: None,
@@ -410,6 +412,18 @@ fn cost_table_shows_ratios_to_the_single_method() {
     );
     assert_eq!(row(&md, "## Cost", "single")[2], "1.00×");
     assert_eq!(row(&md, "## Cost", "mcd")[2], "1.00×");
+
+    // Paired per-round ratios, where measured, are what the latency ×single shows: their mean
+    // over seeds, not the ratio of mean latencies (3.00× here).
+    let mut paired = summary();
+    for m in paired.methods.iter_mut().filter(|m| m.name == "ens") {
+        m.cost.latency_x_single = Some(if m.seed == 1 { 2.5 } else { 2.7 });
+        m.cost.latency_b1_x_single = Some(2.0);
+    }
+    let md = render_markdown(&paired);
+    let ens = row(&md, "## Cost", "ens");
+    assert_eq!((ens[6].as_str(), ens[8].as_str()), ("2.00×", "2.60×"));
+    assert!(render_terminal(&paired).lines().any(|l| l.starts_with("ens") && l.ends_with(" 2.00")));
 
     let mut no_single = summary();
     no_single.methods.retain(|m| m.kind != "single");

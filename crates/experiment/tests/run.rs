@@ -241,6 +241,12 @@ fn calibrated_entries_diversity_and_comparisons() {
             let c = &m.cost;
             assert!(c.latency_ms_q1 <= c.latency_ms && c.latency_ms <= c.latency_ms_q3);
             assert!(c.latency_ms_b1_q1 <= c.latency_ms_b1 && c.latency_ms_b1 <= c.latency_ms_b1_q3);
+            // Paired with itself round by round, `single` is exactly 1.
+            let paired = [c.latency_x_single.unwrap(), c.latency_b1_x_single.unwrap()];
+            match m.kind.as_str() {
+                "single" => assert_eq!(paired, [1.0, 1.0]),
+                _ => assert!(paired.iter().all(|x| x.is_finite() && *x > 0.0), "{paired:?}"),
+            }
             let conformal = m.conformal.as_ref().unwrap();
             assert_eq!((conformal.alpha, conformal.score.name()), (0.1, "thr"));
             assert!((0.0..=1.0).contains(&conformal.coverage));

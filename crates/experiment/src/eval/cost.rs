@@ -20,12 +20,14 @@ const B1_BLOCK: usize = 10;
 const B1_BLOCKS: usize = 6;
 
 /// The cost of each model on `sample` (one evaluation batch of `batch` inputs), its latency from
-/// `rounds` round-robin rounds.
+/// `rounds` round-robin rounds, and with `single` (an index into `models`) its latency ratios to
+/// that model, paired by round.
 pub fn costs(
     models: &[&dyn EnsembleModel],
     sample: &Input,
     batch: usize,
     rounds: usize,
+    single: Option<usize>,
 ) -> Vec<Cost> {
     let one = sample.clone().narrow(0, 1);
     let full = sample.clone().resized(batch);
@@ -48,6 +50,12 @@ pub fn costs(
             at_batch[i].push(time_ms(|| sync(model.member_logits(full.clone()))));
         }
     }
+    let paired = |times: &[Vec<f64>], i: usize| {
+        single.map(|s| quartiles(&mut paired_ratios(&times[i], &times[s]))[1])
+    };
+    let (b1_x_single, x_single): (Vec<_>, Vec<_>) = (0..models.len())
+        .map(|i| (paired(&b1, i), paired(&at_batch, i)))
+        .unzip();
     (models.iter().enumerate())
         .map(|(i, model)| {
             let baseline = memory::reset_peak();
@@ -65,9 +73,16 @@ pub fn costs(
                 latency_ms_q1: q1,
                 latency_ms_q3: q3,
                 peak_mem_bytes,
+                latency_x_single: x_single[i],
+                latency_b1_x_single: b1_x_single[i],
             }
         })
         .collect()
+}
+
+/// `times[k] / reference[k]` for each call `k` (the two were timed in the same round).
+fn paired_ratios(times: &[f64], reference: &[f64]) -> Vec<f64> {
+    times.iter().zip(reference).map(|(t, r)| t / r).collect()
 }
 
 /// Waits for the result (backends may run asynchronously).
@@ -100,7 +115,18 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::quartiles;
+    use super::{paired_ratios, quartiles};
+
+    #[test]
+    fn paired_ratios_cancel_a_slow_round() {
+        // Round 2 is twice as slow for both: the per-round ratio stays 3.
+        let (method, single) = ([3.0, 6.0, 3.0], [1.0, 2.0, 1.0]);
+        assert_eq!(paired_ratios(&method, &single), [3.0, 3.0, 3.0]);
+        // A ratio of medians would read 3 here too, but not when the slow round hits one
+        // method's median call and not the other's.
+        let (method, single) = ([3.0, 6.0, 6.0], [1.0, 2.0, 2.0]);
+        assert_eq!(quartiles(&mut paired_ratios(&method, &single))[1], 3.0);
+    }
 
     #[test]
     fn quartiles_match_numpy() {

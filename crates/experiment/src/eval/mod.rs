@@ -162,6 +162,8 @@ impl Evaluator<'_> {
                 latency_ms_q1: f64::NAN,
                 latency_ms_q3: f64::NAN,
                 peak_mem_bytes: None,
+                latency_x_single: None,
+                latency_b1_x_single: None,
             },
             extra: BTreeMap::new(),
             calibration: None,
@@ -174,10 +176,15 @@ impl Evaluator<'_> {
     }
 
     /// Latency and peak memory of each model on the first evaluation batch of the test set,
-    /// all models timed in the same round-robin rounds.
-    pub fn costs(&self, models: &[&dyn EnsembleModel]) -> Result<Vec<Cost>> {
+    /// all models timed in the same round-robin rounds; latency ratios paired with
+    /// `models[single]` when given.
+    pub fn costs(
+        &self,
+        models: &[&dyn EnsembleModel],
+        single: Option<usize>,
+    ) -> Result<Vec<Cost>> {
         let probe: Vec<usize> = (0..self.sets.test.len().min(self.batch)).collect();
         let sample = (self.prep.data(&self.sets.test)).batch(&probe, None, self.device)?;
-        Ok(costs(models, &sample, self.batch, self.timing_rounds))
+        Ok(costs(models, &sample, self.batch, self.timing_rounds, single))
     }
 }

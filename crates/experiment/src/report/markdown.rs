@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::{BASELINE_KIND, Group, NA, Unit, cell, groups, keys, ratio};
+use super::{BASELINE_KIND, Group, NA, Unit, cell, groups, keys, latency_ratio, ratio};
 use crate::results::{Cost, IdMetrics, OodMetrics, ShiftMetrics, Summary};
 
 /// A column: header, how to show it, and how to read it from one run's metrics.
@@ -30,13 +30,14 @@ const SHIFT: [Metric<ShiftMetrics>; 3] = [
     ("ECE ↓", Unit::Plain, |m| m.ece),
 ];
 
+const LATENCY_B1: &str = "Latency b1 (ms) ↓";
+const LATENCY: &str = "Latency (ms) ↓";
+
 const COST: [Metric<Cost, Option<f64>>; 5] = [
     ("Params ↓", Unit::Count, |c| Some(c.params as f64)),
     ("FLOPs/sample ↓", Unit::Count, |c| Some(c.flops as f64)),
-    ("Latency b1 (ms) ↓", Unit::Plain, |c| {
-        Some(c.latency_ms_b1)
-    }),
-    ("Latency (ms) ↓", Unit::Plain, |c| Some(c.latency_ms)),
+    (LATENCY_B1, Unit::Plain, |c| Some(c.latency_ms_b1)),
+    (LATENCY, Unit::Plain, |c| Some(c.latency_ms)),
     ("Peak mem (MiB) ↓", Unit::Mib, |c| {
         c.peak_mem_bytes.map(|b| b as f64)
     }),
@@ -156,7 +157,10 @@ pub fn render_markdown(summary: &Summary) -> String {
     out.push_str(
         "Parameters and FLOPs per sample count every member; latency at the evaluation batch is \
          per batch, the median of calls timed with every method of the seed interleaved \
-         (round-robin, after a warm-up); \"Latency spread\" below gives the quartiles.\n\n",
+         (round-robin, after a warm-up); \"Latency spread\" below gives the quartiles. A latency \
+         ×single is the median over the timing rounds of the method's time divided by `single`'s \
+         in the same round (the mean of that over seeds), so a slow spell of the machine \
+         cancels.\n\n",
     );
     let base = groups.iter().find(|g| g.kind == BASELINE_KIND);
     let mut header = vec!["Method".to_string()];
@@ -168,9 +172,18 @@ pub fn render_markdown(summary: &Summary) -> String {
     }
     let rows = method_rows(&groups, |g| {
         let mut row = Vec::new();
-        for (_, unit, f) in COST {
+        for (name, unit, f) in COST {
             let stat = g.stat(|r| f(&r.cost));
-            let ratio = base.map(|b| ratio(stat.as_ref(), b.stat(|r| f(&r.cost)).as_ref()));
+            // Latency ratios are paired per timing round with `single` (see `Cost`).
+            let paired: Option<fn(&Cost) -> Option<f64>> = match name {
+                LATENCY_B1 => Some(|c| c.latency_b1_x_single),
+                LATENCY => Some(|c| c.latency_x_single),
+                _ => None,
+            };
+            let ratio = base.map(|b| match paired {
+                Some(p) => latency_ratio(g, b, |c| f(c).unwrap_or(f64::NAN), p),
+                None => ratio(stat.as_ref(), b.stat(|r| f(&r.cost)).as_ref()),
+            });
             row.push(cell(stat, unit));
             if let Some(ratio) = ratio {
                 row.push(ratio.map_or(NA.to_string(), |x| format!("{x:.2}×")));

@@ -59,7 +59,7 @@ pub fn render(summary: &Summary, curves: &RunCurves, score: &str) -> Result<Rend
 
 const NA: &str = "n/a";
 /// The kind whose cost the ratios are relative to.
-const BASELINE_KIND: &str = "single";
+pub const BASELINE_KIND: &str = "single";
 
 /// All runs of one method, one per seed.
 struct Group<'a> {
@@ -131,6 +131,19 @@ fn keys<'a, I: Iterator<Item = &'a String>>(
 fn ratio(stat: Option<&Stat>, base: Option<&Stat>) -> Option<f64> {
     let (x, b) = (stat?.mean, base?.mean);
     (b != 0.0).then(|| x / b)
+}
+
+/// A latency ratio to `single`: the mean over seeds of the paired per-round ratios measured
+/// with it (`paired`), or the ratio of the means when some seed lacks one (older runs).
+fn latency_ratio(
+    g: &Group<'_>,
+    base: &Group<'_>,
+    latency: impl Fn(&crate::results::Cost) -> f64,
+    paired: fn(&crate::results::Cost) -> Option<f64>,
+) -> Option<f64> {
+    g.stat(|r| paired(&r.cost)).map(|s| s.mean).or_else(|| {
+        ratio(g.stat(|r| Some(latency(&r.cost))).as_ref(), base.stat(|r| Some(latency(&r.cost))).as_ref())
+    })
 }
 
 #[derive(Clone, Copy, PartialEq)]
