@@ -47,8 +47,18 @@ def main(run):
     }
     single = by["single"]
 
+    # Latency ratios paired by timing round where the run has them (cost.latency_x_single,
+    # cost.latency_b1_x_single), otherwise per-seed ratios of the medians; mean over seeds.
+    paired_key = {"latency_ms": "latency_x_single", "latency_ms_b1": "latency_b1_x_single"}
+
     def ratio(name, key):
-        return statistics.mean(by[name][s]["cost"][key] / single[s]["cost"][key] for s in seeds)
+        def one(s):
+            cost = by[name][s]["cost"]
+            if cost.get(paired_key.get(key)) is not None:
+                return cost[paired_key[key]]
+            return cost[key] / single[s]["cost"][key]
+
+        return statistics.mean(one(s) for s in seeds)
 
     print("## overview (means over seeds)")
     print("method acc nll ece auroc shift_nll | lat256x lat1x params_x samples_x | wall_s")
