@@ -1,10 +1,6 @@
-//! Reading Hugging Face checkpoints: a small reader of the safetensors format ([`SafeTensors`])
-//! and, in [`bert`], the BERT-family import built on it. Every failure is an [`ImportError`]
-//! naming the file.
-//!
-//! The format: an 8-byte little-endian header length N, N bytes of JSON
-//! `{name: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {..}}`, then the
-//! raw little-endian tensor bytes, offsets relative to the end of the header.
+//! Reading Hugging Face checkpoints: a safetensors file read with the `safetensors` crate
+//! ([`SafeTensors`]: the tensors by name, as f32) and, in [`bert`], the BERT-family import built
+//! on it. Every failure is an [`ImportError`] naming the file.
 
 mod bert;
 
@@ -14,8 +10,6 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-
-use serde::Deserialize;
 
 use crate::error::BackboneError;
 
@@ -106,100 +100,27 @@ pub struct SafeTensors {
     tensors: BTreeMap<String, TensorInfo>,
 }
 
-#[derive(Deserialize)]
-struct HeaderEntry {
-    dtype: String,
-    shape: Vec<usize>,
-    data_offsets: [usize; 2],
-}
-
-/// Bytes per element of every dtype the format defines.
-fn dtype_size(dtype: &str) -> Option<usize> {
-    Some(match dtype {
-        "BOOL" | "U8" | "I8" | "F8_E5M2" | "F8_E4M3" => 1,
-        "U16" | "I16" | "F16" | "BF16" => 2,
-        "U32" | "I32" | "F32" => 4,
-        "U64" | "I64" | "F64" => 8,
-        _ => return None,
-    })
-}
-
 impl SafeTensors {
-    /// Reads and validates a file: header length, JSON header, every tensor's dtype and byte
-    /// range against its shape.
+    /// Reads and validates a file (header length, JSON header, every tensor's dtype, shape and
+    /// byte range) with the `safetensors` crate.
     pub fn read(path: &Path) -> Result<Self, ImportError> {
         let bytes = std::fs::read(path)
             .map_err(|e| ImportError::file(path, format!("cannot read the file: {e}")))?;
-        Self::parse(path, bytes)
-    }
-
-    fn parse(path: &Path, bytes: Vec<u8>) -> Result<Self, ImportError> {
-        let fail = |message: String| ImportError::file(path, message);
-        let Some(&len) = bytes.first_chunk::<8>() else {
-            return Err(fail(format!(
-                "truncated: {} bytes, expected at least the 8-byte header length",
-                bytes.len()
-            )));
-        };
-        let header_len = u64::from_le_bytes(len);
-        let data_start = usize::try_from(header_len)
-            .ok()
-            .and_then(|n| n.checked_add(8))
-            .filter(|&end| end <= bytes.len())
-            .ok_or_else(|| {
-                fail(format!(
-                    "truncated: the header length says {header_len} bytes but only {} follow",
-                    bytes.len() - 8
-                ))
-            })?;
-        let header: BTreeMap<String, serde_json::Value> =
-            serde_json::from_slice(&bytes[8..data_start])
-                .map_err(|e| fail(format!("bad header: expected a JSON object: {e}")))?;
-        let data_len = bytes.len() - data_start;
-        let mut tensors = BTreeMap::new();
-        for (name, value) in header {
-            if name == "__metadata__" {
-                continue;
-            }
-            let entry = HeaderEntry::deserialize(value).map_err(|e| {
-                fail(format!(
-                    "bad header entry {name:?}: {e}; expected dtype, shape, data_offsets"
-                ))
-            })?;
-            let size = dtype_size(&entry.dtype)
-                .ok_or_else(|| fail(format!("tensor {name:?}: unknown dtype {:?}", entry.dtype)))?;
-            let expected = entry
-                .shape
-                .iter()
-                .try_fold(size, |n, &d| n.checked_mul(d))
-                .ok_or_else(|| {
-                    fail(format!(
-                        "tensor {name:?}: shape {:?} overflows",
-                        entry.shape
-                    ))
-                })?;
-            let [begin, end] = entry.data_offsets;
-            if begin > end || end > data_len {
-                return Err(fail(format!(
-                    "tensor {name:?}: data_offsets [{begin}, {end}] outside the {data_len} data \
-                     bytes (truncated file?)"
-                )));
-            }
-            if end - begin != expected {
-                return Err(fail(format!(
-                    "tensor {name:?}: data_offsets span {} bytes, expected {expected} for {} {:?}",
-                    end - begin,
-                    entry.dtype,
-                    entry.shape
-                )));
-            }
-            let info = TensorInfo {
-                dtype: entry.dtype,
-                shape: entry.shape,
-                bytes: data_start + begin..data_start + end,
-            };
-            tensors.insert(name, info);
-        }
+        let (header_len, metadata) = ::safetensors::SafeTensors::read_metadata(&bytes)
+            .map_err(|e| ImportError::file(path, format!("not a valid safetensors file: {e}")))?;
+        // Offsets count from the end of the header, after its 8-byte length.
+        let data_start = 8 + header_len;
+        let tensors = (metadata.tensors().into_iter())
+            .map(|(name, info)| {
+                let (begin, end) = info.data_offsets;
+                let info = TensorInfo {
+                    dtype: info.dtype.to_string(),
+                    shape: info.shape.clone(),
+                    bytes: data_start + begin..data_start + end,
+                };
+                (name, info)
+            })
+            .collect();
         Ok(Self {
             path: path.to_path_buf(),
             bytes,
@@ -236,12 +157,11 @@ impl SafeTensors {
                 .collect(),
             "F16" => raw
                 .chunks_exact(2)
-                .map(|b| f16_to_f32(u16::from_le_bytes([b[0], b[1]])))
+                .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
                 .collect(),
-            // bf16 is the upper half of an f32.
             "BF16" => raw
                 .chunks_exact(2)
-                .map(|b| f32::from_bits((u16::from_le_bytes([b[0], b[1]]) as u32) << 16))
+                .map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32())
                 .collect(),
             other => {
                 return Err(ImportError::file(
@@ -251,18 +171,5 @@ impl SafeTensors {
             }
         };
         Ok(values)
-    }
-}
-
-/// IEEE 754 half (1 sign, 5 exponent, 10 mantissa bits) to f32, exactly.
-fn f16_to_f32(h: u16) -> f32 {
-    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exponent = i32::from((h >> 10) & 0x1f);
-    let mantissa = f32::from(h & 0x3ff);
-    sign * match exponent {
-        0 => mantissa * 2f32.powi(-24),
-        0x1f if mantissa == 0.0 => f32::INFINITY,
-        0x1f => f32::NAN,
-        e => (1.0 + mantissa / 1024.0) * 2f32.powi(e - 15),
     }
 }

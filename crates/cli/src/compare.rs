@@ -23,15 +23,28 @@ pub struct CompareArgs {
 pub fn run(args: &CompareArgs) -> Result<(), String> {
     let joined = join_runs(&args.runs, args.reference.as_deref()).map_err(|e| e.to_string())?;
     let rendered = joined.render().map_err(|e| e.to_string())?;
-    let listed: Vec<String> = args.runs.iter().map(|r| format!("{:?}", r.display().to_string())).collect();
+    let listed: Vec<String> = args
+        .runs
+        .iter()
+        .map(|r| format!("{:?}", r.display().to_string()))
+        .collect();
     let record = format!("# uqformer compare\nruns = [{}]\n", listed.join(", "));
     let mut files = vec![
-        (experiment::curves::CURVES_FILE.to_string(), joined.curves.to_json().map_err(|e| e.to_string())?),
+        (
+            experiment::curves::CURVES_FILE.to_string(),
+            joined.curves.to_json().map_err(|e| e.to_string())?,
+        ),
         ("report.html".to_string(), rendered.html.into_bytes()),
     ];
     files.extend((rendered.figures.into_iter()).map(|f| (f.file, f.svg.into_bytes())));
-    let dir = experiment::write_run(&args.out, &record, &joined.summary, &rendered.markdown, &files)
-        .map_err(|e| format!("writing the comparison: {e}"))?;
+    let dir = experiment::write_run(
+        &args.out,
+        &record,
+        &joined.summary,
+        &rendered.markdown,
+        &files,
+    )
+    .map_err(|e| format!("writing the comparison: {e}"))?;
     print!("{}", render_terminal(&joined.summary));
     println!("report: {}", dir.join("report.md").display());
     Ok(())

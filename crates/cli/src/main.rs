@@ -6,6 +6,7 @@ mod compare;
 mod embed;
 mod list;
 mod metrics;
+mod npy;
 mod report;
 mod run;
 mod worker;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use uq_metrics::{Logits, MemberProbs, Options, Probs, Score, ScoreInput};
 
-use experiment::npy::{self, NpyData};
+use crate::npy::{read_floats, read_integers};
 
 #[derive(Args, Debug)]
 pub struct MetricsArgs {
@@ -111,7 +111,7 @@ fn side_scores(score: Score, side: &Side) -> uq_metrics::Result<Vec<f64>> {
 }
 
 fn load_side(probs: &Path, logits: Option<&Path>) -> Result<Side, String> {
-    let (shape, data) = load_floats(probs)?;
+    let (shape, data) = read_floats(probs)?;
     let named = |e: uq_metrics::MetricsError| format!("{}: {e}", probs.display());
     let (probs_mean, members) = match shape[..] {
         [n, c] => (Probs::new(data, n, c).map_err(named)?, None),
@@ -138,7 +138,7 @@ fn load_side(probs: &Path, logits: Option<&Path>) -> Result<Side, String> {
 
 /// Logits [N, C], or [M, N, C] averaged over members, checked against the probabilities' shape.
 fn load_logits(path: &Path, n: usize, c: usize) -> Result<Logits, String> {
-    let (shape, data) = load_floats(path)?;
+    let (shape, data) = read_floats(path)?;
     let m = match shape[..] {
         [rows, cols] if (rows, cols) == (n, c) => 1,
         [m, rows, cols] if (rows, cols) == (n, c) && m > 0 => m,
@@ -158,30 +158,12 @@ fn load_logits(path: &Path, n: usize, c: usize) -> Result<Logits, String> {
     Logits::new(mean, n, c).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-fn load_floats(path: &Path) -> Result<(Vec<usize>, Vec<f64>), String> {
-    let array = npy::read(path).map_err(|e| e.to_string())?;
-    match array.data {
-        NpyData::Float(v) => Ok((array.shape, v)),
-        NpyData::Int(_) => Err(format!(
-            "{}: integer array, expected float32 or float64",
-            path.display()
-        )),
-    }
-}
-
 fn load_labels(path: &Path, n: usize) -> Result<Vec<usize>, String> {
-    let array = npy::read(path).map_err(|e| e.to_string())?;
-    let NpyData::Int(values) = array.data else {
+    let (shape, values) = read_integers(path)?;
+    if shape != [n] {
         return Err(format!(
-            "{}: float array, expected integer labels",
-            path.display()
-        ));
-    };
-    if array.shape != [n] {
-        return Err(format!(
-            "{}: shape {:?}, expected [{n}] to match the probabilities",
+            "{}: shape {shape:?}, expected [{n}] to match the probabilities",
             path.display(),
-            array.shape
         ));
     }
     values

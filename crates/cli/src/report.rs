@@ -23,6 +23,10 @@ pub fn run(args: &ReportArgs) -> Result<(), String> {
     for f in &rendered.figures {
         write(&f.file, f.svg.as_bytes())?;
     }
-    println!("redrew {} figure(s) and the report in {}", rendered.figures.len(), args.run.display());
+    println!(
+        "redrew {} figure(s) and the report in {}",
+        rendered.figures.len(),
+        args.run.display()
+    );
     Ok(())
 }

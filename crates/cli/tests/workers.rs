@@ -98,7 +98,10 @@ fn workers_change_nothing_in_the_results() {
         .filter(|l| l.starts_with("[worker ") && l.contains(" epoch 1/1 "))
         .collect();
     assert!(!worker_lines.is_empty(), "{printed}");
-    assert!(worker_lines.iter().all(|l| !l.contains('\r')), "{worker_lines:?}");
+    assert!(
+        worker_lines.iter().all(|l| !l.contains('\r')),
+        "{worker_lines:?}"
+    );
     // The parallel run did hand jobs out: the workers read the resolved config from the cache.
     let handed_out = std::fs::read_dir(parallel.path().join("results/.cache"))
         .unwrap()

@@ -101,7 +101,12 @@ impl SweepTable {
     /// The values of column `name`, one per row.
     pub fn column(&self, name: &str) -> Option<Vec<f64>> {
         let k = self.columns.iter().position(|c| c == name)?;
-        Some(self.rows.iter().map(|r| r.get(k).copied().unwrap_or(f64::NAN)).collect())
+        Some(
+            self.rows
+                .iter()
+                .map(|r| r.get(k).copied().unwrap_or(f64::NAN))
+                .collect(),
+        )
     }
 }
 
@@ -155,7 +160,9 @@ pub fn histograms(id: &[f64], ood: &[f64]) -> (Vec<f64>, Vec<u64>, Vec<u64>) {
         false => (0.0, 1.0),
     };
     let width = (hi - lo) / HISTOGRAM_BINS as f64;
-    let edges = (0..=HISTOGRAM_BINS).map(|i| lo + i as f64 * width).collect();
+    let edges = (0..=HISTOGRAM_BINS)
+        .map(|i| lo + i as f64 * width)
+        .collect();
     let count = |xs: &[f64]| {
         let mut counts = vec![0u64; HISTOGRAM_BINS];
         for x in xs.iter().filter(|x| x.is_finite()) {

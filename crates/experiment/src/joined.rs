@@ -18,7 +18,11 @@ use crate::results::Summary;
 /// `curves.json` (after the figures' code changed, say).
 pub fn redraw(dir: &Path) -> Result<Rendered> {
     let run = Run::read(dir)?;
-    Ok(render(&run.summary, &run.curves, &run.config.data.ood_score)?)
+    Ok(render(
+        &run.summary,
+        &run.curves,
+        &run.config.data.ood_score,
+    )?)
 }
 
 /// `[data]` fields that may differ between joined runs (they change no number but latency).
@@ -37,12 +41,25 @@ impl Run {
     fn read(dir: &Path) -> Result<Self> {
         let config = ExperimentConfig::load(&dir.join("config.toml"))?;
         let path = dir.join("summary.json");
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| ExperimentError::invalid(format!("{}: {e} (is this a run directory?)", path.display())))?;
-        let summary: Summary = serde_json::from_str(&text)
-            .map_err(|e| ExperimentError::invalid(format!("{}: not a run summary: {e}", path.display())))?;
-        let id = (dir.canonicalize().ok().as_deref().unwrap_or(dir).file_name())
-            .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            ExperimentError::invalid(format!(
+                "{}: {e} (is this a run directory?)",
+                path.display()
+            ))
+        })?;
+        let summary: Summary = serde_json::from_str(&text).map_err(|e| {
+            ExperimentError::invalid(format!("{}: not a run summary: {e}", path.display()))
+        })?;
+        let id = (dir
+            .canonicalize()
+            .ok()
+            .as_deref()
+            .unwrap_or(dir)
+            .file_name())
+        .map_or_else(
+            || dir.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
         Ok(Self {
             dir: dir.to_path_buf(),
             id,
@@ -68,9 +85,14 @@ pub struct Joined {
 /// field and both values.
 pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
     if dirs.len() < 2 {
-        return Err(ExperimentError::invalid("compare: give two or more run directories"));
+        return Err(ExperimentError::invalid(
+            "compare: give two or more run directories",
+        ));
     }
-    let runs = dirs.iter().map(|d| Run::read(d)).collect::<Result<Vec<_>>>()?;
+    let runs = dirs
+        .iter()
+        .map(|d| Run::read(d))
+        .collect::<Result<Vec<_>>>()?;
     let first = &runs[0];
     for run in &runs[1..] {
         check_same_data(first, run)?;
@@ -82,7 +104,9 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
         comparisons: Vec::new(),
     };
     let mut curves = RunCurves::default();
-    let mut preface = String::from("## Runs compared\n\n| Run | Experiment | Seeds | Methods | Curves |\n|---|---|---|---|---|\n");
+    let mut preface = String::from(
+        "## Runs compared\n\n| Run | Experiment | Seeds | Methods | Curves |\n|---|---|---|---|---|\n",
+    );
     let mut renamed = Vec::new();
     let mut seen: BTreeSet<String> = BTreeSet::new();
     for run in &runs {
@@ -123,9 +147,18 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
             "| `{}` | {} | {} | {} | {} |",
             run.dir.display(),
             run.summary.experiment,
-            run.summary.seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
+            run.summary
+                .seeds
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
             names.len(),
-            if has_curves { "yes" } else { "none (run predates curves.json)" }
+            if has_curves {
+                "yes"
+            } else {
+                "none (run predates curves.json)"
+            }
         );
         seen.extend(names);
         for s in &run.summary.seeds {
@@ -144,7 +177,11 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
             preface,
             "The runs timed latency at different evaluation batches ({}): latency columns \
              are not comparable across runs.\n",
-            batches.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+            batches
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
     let reference = reference.unwrap_or(&first.config.eval.reference);
@@ -163,7 +200,11 @@ impl Joined {
         let mut rendered = render(&self.summary, &self.curves, &self.score)?;
         let title_end = rendered.markdown.find("\n\n").map_or(0, |i| i + 2);
         rendered.markdown.insert_str(title_end, &self.preface);
-        rendered.html = crate::report::render_html(&self.summary.experiment, &rendered.markdown, &rendered.figures);
+        rendered.html = crate::report::render_html(
+            &self.summary.experiment,
+            &rendered.markdown,
+            &rendered.figures,
+        );
         Ok(rendered)
     }
 }
@@ -176,10 +217,14 @@ fn check_same_data(a: &Run, b: &Run) -> Result<()> {
     };
     let (ta, tb) = (table(a)?, table(b)?);
     let keys: BTreeSet<&String> = ta.keys().chain(tb.keys()).collect();
-    for key in keys.into_iter().filter(|k| !MAY_DIFFER.contains(&k.as_str())) {
+    for key in keys
+        .into_iter()
+        .filter(|k| !MAY_DIFFER.contains(&k.as_str()))
+    {
         let (va, vb) = (ta.get(key), tb.get(key));
         if va != vb {
-            let show = |v: Option<&toml::Value>| v.map_or("(not set)".to_string(), toml::Value::to_string);
+            let show =
+                |v: Option<&toml::Value>| v.map_or("(not set)".to_string(), toml::Value::to_string);
             return Err(ExperimentError::invalid(format!(
                 "compare: the runs use different data, so their numbers are not comparable: \
                  [data] {key} is {} in {} but {} in {}",

@@ -13,8 +13,8 @@
 mod base;
 mod cache;
 pub mod compare;
-pub mod curves;
 pub mod config;
+pub mod curves;
 pub mod data;
 pub mod device;
 pub mod error;
@@ -22,7 +22,6 @@ pub mod eval;
 pub mod joined;
 pub mod memory;
 pub mod methods;
-pub mod npy;
 pub mod prep;
 pub mod report;
 pub mod results;

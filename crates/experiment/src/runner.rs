@@ -190,12 +190,7 @@ struct SeedOutput {
 }
 
 /// One seed: its data, its base models, then every method built, evaluated and costed.
-fn run_seed(
-    setup: &Setup<'_>,
-    opts: &RunOptions,
-    score: Score,
-    seed: u64,
-) -> Result<SeedOutput> {
+fn run_seed(setup: &Setup<'_>, opts: &RunOptions, score: Score, seed: u64) -> Result<SeedOutput> {
     let config = setup.config;
     let started = Instant::now();
     let data = setup.seed_data(seed)?;

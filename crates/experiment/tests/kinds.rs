@@ -174,8 +174,14 @@ fn figures_match_the_summary(dir: &Path, summary: &Summary) {
             .filter(|n| n.has_tag_name("text"))
             .filter_map(|n| n.text().map(str::trim))
             .collect();
-        assert!(!texts.iter().any(|t| t.starts_with("no data")), "{file}: {texts:?}");
-        assert!(markdown.contains(&format!("]({file})")), "report.md does not link {file}");
+        assert!(
+            !texts.iter().any(|t| t.starts_with("no data")),
+            "{file}: {texts:?}"
+        );
+        assert!(
+            markdown.contains(&format!("]({file})")),
+            "report.md does not link {file}"
+        );
         if file == "fig-roc.svg" {
             // One legend entry per method (none is calibrated here), with its AUROC.
             let legend = texts.iter().filter(|t| t.contains("(AUROC ")).count();
@@ -199,9 +205,16 @@ fn figures_match_the_summary(dir: &Path, summary: &Summary) {
         let n: usize = c.reliability.iter().map(|b| b.count).sum();
         let ece: f64 = (c.reliability.iter())
             .filter(|b| b.count > 0)
-            .map(|b| b.count as f64 / n as f64 * (b.accuracy.unwrap() - b.confidence.unwrap()).abs())
+            .map(|b| {
+                b.count as f64 / n as f64 * (b.accuracy.unwrap() - b.confidence.unwrap()).abs()
+            })
             .sum();
-        assert!((ece - m.id.ece).abs() < 1e-9, "{}: {ece} vs {}", m.name, m.id.ece);
+        assert!(
+            (ece - m.id.ece).abs() < 1e-9,
+            "{}: {ece} vs {}",
+            m.name,
+            m.id.ece
+        );
         // Keeping every sample, the risk is the error rate.
         let (coverage, risk) = *c.risk_coverage.last().unwrap();
         assert_eq!(coverage, 1.0);
@@ -209,19 +222,38 @@ fn figures_match_the_summary(dir: &Path, summary: &Summary) {
         // The ROC curve is short enough here to be stored whole: its area is the AUROC.
         let roc = &c.ood["mnist_small"].roc;
         assert!(roc.len() < experiment::curves::MAX_POINTS);
-        let area: f64 = roc.windows(2).map(|w| (w[1].0 - w[0].0) * (w[1].1 + w[0].1) / 2.0).sum();
-        assert!((area - m.ood["mnist_small"].auroc).abs() < 1e-12, "{}", m.name);
+        let area: f64 = roc
+            .windows(2)
+            .map(|w| (w[1].0 - w[0].0) * (w[1].1 + w[0].1) / 2.0)
+            .sum();
+        assert!(
+            (area - m.ood["mnist_small"].auroc).abs() < 1e-12,
+            "{}",
+            m.name
+        );
         let hist = &c.ood["mnist_small"];
         assert_eq!(hist.id_counts.iter().sum::<u64>() as usize, n);
         assert_eq!(hist.edges.len(), hist.id_counts.len() + 1);
     }
     // Every training's epochs (one here), the base model's among them.
-    let base = curves.training.iter().find(|l| l.label == "seed 1 model 1").unwrap();
+    let base = curves
+        .training
+        .iter()
+        .find(|l| l.label == "seed 1 model 1")
+        .unwrap();
     assert_eq!(base.epochs.len(), 1);
-    assert!(curves.training.iter().all(|l| l.epochs.iter().all(|e| e.loss.is_finite())));
+    assert!(
+        curves
+            .training
+            .iter()
+            .all(|l| l.epochs.iter().all(|e| e.loss.is_finite()))
+    );
     // The pruning sweep: ratios 0.0 to 0.9 in the stored table, as in pruning.csv.
     let sweep = &curves.sweeps[0];
-    assert_eq!((sweep.method.as_str(), sweep.name.as_str()), ("hydra_taylor", "pruning"));
+    assert_eq!(
+        (sweep.method.as_str(), sweep.name.as_str()),
+        ("hydra_taylor", "pruning")
+    );
     let ratios = sweep.column("ratio").unwrap();
     assert_eq!(ratios, (0..10).map(|k| k as f64 / 10.0).collect::<Vec<_>>());
 }

@@ -423,7 +423,11 @@ fn cost_table_shows_ratios_to_the_single_method() {
     let md = render_markdown(&paired);
     let ens = row(&md, "## Cost", "ens");
     assert_eq!((ens[6].as_str(), ens[8].as_str()), ("2.00×", "2.60×"));
-    assert!(render_terminal(&paired).lines().any(|l| l.starts_with("ens") && l.ends_with(" 2.00")));
+    assert!(
+        render_terminal(&paired)
+            .lines()
+            .any(|l| l.starts_with("ens") && l.ends_with(" 2.00"))
+    );
 
     let mut no_single = summary();
     no_single.methods.retain(|m| m.kind != "single");

@@ -245,7 +245,10 @@ fn calibrated_entries_diversity_and_comparisons() {
             let paired = [c.latency_x_single.unwrap(), c.latency_b1_x_single.unwrap()];
             match m.kind.as_str() {
                 "single" => assert_eq!(paired, [1.0, 1.0]),
-                _ => assert!(paired.iter().all(|x| x.is_finite() && *x > 0.0), "{paired:?}"),
+                _ => assert!(
+                    paired.iter().all(|x| x.is_finite() && *x > 0.0),
+                    "{paired:?}"
+                ),
             }
             let conformal = m.conformal.as_ref().unwrap();
             assert_eq!((conformal.alpha, conformal.score.name()), (0.1, "thr"));
@@ -307,22 +310,46 @@ fn a_later_run_joins_and_other_data_is_refused(first: &Path, root: &Path) {
     let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     // Drawn again from the stored numbers, the run's report and figures come out the same.
     let again = redraw(first).unwrap();
-    assert_eq!(again.markdown, std::fs::read_to_string(first.join("report.md")).unwrap());
+    assert_eq!(
+        again.markdown,
+        std::fs::read_to_string(first.join("report.md")).unwrap()
+    );
     for f in &again.figures {
-        assert_eq!(f.svg, std::fs::read_to_string(first.join(&f.file)).unwrap(), "{}", f.file);
+        assert_eq!(
+            f.svg,
+            std::fs::read_to_string(first.join(&f.file)).unwrap(),
+            "{}",
+            f.file
+        );
     }
     let text = format!("{TINY}\n[[method]]\nkind = \"packed_ensemble\"\nmembers = 2\n");
     let later = run(&ExperimentConfig::parse(&text).unwrap(), &options(root)).unwrap();
-    let id = later.dir.file_name().unwrap().to_string_lossy().into_owned();
+    let id = later
+        .dir
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
     let joined = join_runs(&[first.to_path_buf(), later.dir.clone()], None).unwrap();
-    let names: Vec<String> = joined.summary.methods.iter().map(|m| m.name.clone()).collect();
+    let names: Vec<String> = joined
+        .summary
+        .methods
+        .iter()
+        .map(|m| m.name.clone())
+        .collect();
     assert_eq!(names.len(), 10 + 4);
     let renamed = ["single", "deep_ensemble", "mc_dropout"].map(|n| format!("{n}@{id}"));
     assert_eq!(names[10..13], renamed);
     assert_eq!(names[13], "packed_ensemble", "a new method keeps its name");
     assert_eq!(joined.summary.seeds, [3, 4]);
     assert_eq!(joined.curves.methods.len(), 14);
-    assert!(joined.summary.comparisons.iter().any(|c| c.method == "packed_ensemble"));
+    assert!(
+        joined
+            .summary
+            .comparisons
+            .iter()
+            .any(|c| c.method == "packed_ensemble")
+    );
     let rendered = joined.render().unwrap();
     assert!(rendered.markdown.contains("## Runs compared"));
     assert!(rendered.markdown.contains(&later.dir.display().to_string()));
@@ -337,10 +364,23 @@ fn a_later_run_joins_and_other_data_is_refused(first: &Path, root: &Path) {
     }
     let config = std::fs::read_to_string(later.dir.join("config.toml")).unwrap();
     assert!(config.contains("test_limit = 100"));
-    std::fs::write(other.join("config.toml"), config.replace("test_limit = 100", "test_limit = 99")).unwrap();
-    let err = join_runs(&[first.to_path_buf(), other.clone()], None).err().unwrap().to_string();
-    assert!(err.contains("[data] test_limit is 100 in") && err.contains("but 99 in"), "{err}");
+    std::fs::write(
+        other.join("config.toml"),
+        config.replace("test_limit = 100", "test_limit = 99"),
+    )
+    .unwrap();
+    let err = join_runs(&[first.to_path_buf(), other.clone()], None)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("[data] test_limit is 100 in") && err.contains("but 99 in"),
+        "{err}"
+    );
     assert!(err.contains(&other.display().to_string()), "{err}");
-    let one = join_runs(&[first.to_path_buf()], None).err().unwrap().to_string();
+    let one = join_runs(&[first.to_path_buf()], None)
+        .err()
+        .unwrap()
+        .to_string();
     assert!(one.contains("two or more run directories"), "{one}");
 }

@@ -100,7 +100,11 @@ impl Series {
 
     /// A line through `(x, y)` pairs.
     pub fn line(name: impl Into<String>, xy: impl IntoIterator<Item = (f64, f64)>) -> Self {
-        Self::new(name, Mark::Line, xy.into_iter().map(|(x, y)| Point::new(x, y)).collect())
+        Self::new(
+            name,
+            Mark::Line,
+            xy.into_iter().map(|(x, y)| Point::new(x, y)).collect(),
+        )
     }
 
     pub fn colour(mut self, index: usize) -> Self {

@@ -120,7 +120,9 @@ fn draw(area: &Area<'_>, figure: &Figure) -> Result<(), PlotError> {
         let anno = match series.mark {
             Mark::Line => {
                 let band: Vec<&Point> = (points.iter().copied())
-                    .filter(|p| p.lo.is_some_and(f64::is_finite) && p.hi.is_some_and(f64::is_finite))
+                    .filter(|p| {
+                        p.lo.is_some_and(f64::is_finite) && p.hi.is_some_and(f64::is_finite)
+                    })
                     .collect();
                 if band.len() >= 2 {
                     let upper = band.iter().map(|p| (p.x, p.hi.unwrap_or(p.y)));
@@ -132,7 +134,11 @@ fn draw(area: &Area<'_>, figure: &Figure) -> Result<(), PlotError> {
                 }
                 // A single point is no line: mark it.
                 if let [only] = points.as_slice() {
-                    chart.draw_series(std::iter::once(Circle::new((only.x, only.y), 3, c.filled())))?;
+                    chart.draw_series(std::iter::once(Circle::new(
+                        (only.x, only.y),
+                        3,
+                        c.filled(),
+                    )))?;
                 }
                 chart.draw_series(LineSeries::new(points.iter().map(|p| (p.x, p.y)), line))?
             }
@@ -167,9 +173,9 @@ fn draw(area: &Area<'_>, figure: &Figure) -> Result<(), PlotError> {
             }
             Mark::Points => {
                 let bars = points.iter().filter_map(|p| match (p.lo, p.hi) {
-                    (Some(lo), Some(hi)) if lo.is_finite() && hi.is_finite() => {
-                        Some(PathElement::new(vec![(p.x, lo), (p.x, hi)], c.stroke_width(1)))
-                    }
+                    (Some(lo), Some(hi)) if lo.is_finite() && hi.is_finite() => Some(
+                        PathElement::new(vec![(p.x, lo), (p.x, hi)], c.stroke_width(1)),
+                    ),
                     _ => None,
                 });
                 chart.draw_series(bars)?;

@@ -19,7 +19,10 @@ fn texts(doc: &roxmltree::Document<'_>) -> Vec<String> {
 fn polylines(doc: &roxmltree::Document<'_>, min: usize) -> usize {
     (doc.descendants())
         .filter(|n| n.has_tag_name("polyline"))
-        .filter(|n| n.attribute("points").is_some_and(|p| p.split_whitespace().count() >= min))
+        .filter(|n| {
+            n.attribute("points")
+                .is_some_and(|p| p.split_whitespace().count() >= min)
+        })
         .count()
 }
 
@@ -36,13 +39,28 @@ fn figure(series: Vec<Series>) -> Figure {
 #[test]
 fn lines_have_legend_entries_labels_and_paths() {
     let series = (0..3)
-        .map(|k| Series::line(format!("method {k}"), (0..10).map(|i| (i as f64, (i * k) as f64))))
+        .map(|k| {
+            Series::line(
+                format!("method {k}"),
+                (0..10).map(|i| (i as f64, (i * k) as f64)),
+            )
+        })
         .collect();
     let svg = render(&figure(series), (640, 420)).unwrap();
     let doc = parse(&svg);
     let t = texts(&doc);
-    for wanted in ["Risk-coverage", "coverage", "risk", "method 0", "method 1", "method 2"] {
-        assert!(t.iter().any(|s| s == wanted), "{wanted:?} missing from {t:?}");
+    for wanted in [
+        "Risk-coverage",
+        "coverage",
+        "risk",
+        "method 0",
+        "method 1",
+        "method 2",
+    ] {
+        assert!(
+            t.iter().any(|s| s == wanted),
+            "{wanted:?} missing from {t:?}"
+        );
     }
     assert_eq!(polylines(&doc, 10), 3);
     assert_eq!(doc.root_element().attribute("width"), Some("640"));
@@ -52,7 +70,13 @@ fn lines_have_legend_entries_labels_and_paths() {
 fn non_finite_points_are_left_out_and_empty_series_say_so() {
     let good = Series::line(
         "good",
-        [(0.0, 1.0), (f64::NAN, 2.0), (2.0, 3.0), (3.0, f64::INFINITY), (4.0, 2.0)],
+        [
+            (0.0, 1.0),
+            (f64::NAN, 2.0),
+            (2.0, 3.0),
+            (3.0, f64::INFINITY),
+            (4.0, 2.0),
+        ],
     );
     let empty = Series::line("empty", [(f64::NAN, f64::NAN)]);
     let doc_svg = render(&figure(vec![good, empty]), (500, 400)).unwrap();
@@ -70,9 +94,17 @@ fn a_figure_without_data_carries_its_note() {
     f.note = Some("no OOD set in this run".into());
     let doc_svg = render(&f, (500, 400)).unwrap();
     let doc = parse(&doc_svg);
-    assert!(texts(&doc).iter().any(|s| s == "no data: no OOD set in this run"));
+    assert!(
+        texts(&doc)
+            .iter()
+            .any(|s| s == "no data: no OOD set in this run")
+    );
     let empty = render(&figure(Vec::new()), (500, 400)).unwrap();
-    assert!(texts(&parse(&empty)).iter().any(|s| s == "no data: no data"));
+    assert!(
+        texts(&parse(&empty))
+            .iter()
+            .any(|s| s == "no data: no data")
+    );
 }
 
 #[test]
@@ -80,19 +112,30 @@ fn bars_points_bands_and_steps() {
     let bars = Series::new(
         "accuracy",
         Mark::Bars { width: 0.1 },
-        (0..10).map(|b| Point::new(0.05 + b as f64 / 10.0, b as f64 / 10.0)).collect(),
+        (0..10)
+            .map(|b| Point::new(0.05 + b as f64 / 10.0, b as f64 / 10.0))
+            .collect(),
     );
     let gap = Series::new(
         "gap",
         Mark::Outlines { width: 0.1 },
-        vec![Point { lo: Some(0.5), ..Point::new(0.55, 0.6) }],
+        vec![Point {
+            lo: Some(0.5),
+            ..Point::new(0.55, 0.6)
+        }],
     );
     let band = Series::new(
         "mean ± std",
         Mark::Line,
-        (0..5).map(|i| Point::new(i as f64, 1.0).band(0.5, 1.5)).collect(),
+        (0..5)
+            .map(|i| Point::new(i as f64, 1.0).band(0.5, 1.5))
+            .collect(),
     );
-    let step = Series::new("hist", Mark::Step, (0..6).map(|i| Point::new(i as f64, 1.0)).collect());
+    let step = Series::new(
+        "hist",
+        Mark::Step,
+        (0..6).map(|i| Point::new(i as f64, 1.0)).collect(),
+    );
     let mut labelled = Point::new(2.0, 0.9).band(0.85, 0.95);
     labelled.label = Some("hydra".into());
     labelled.size = Some(6.0);
@@ -105,8 +148,14 @@ fn bars_points_bands_and_steps() {
     // 10 accuracy bars, the gap's fill and outline, 2 legend boxes, the white background.
     let rects = doc.descendants().filter(|n| n.has_tag_name("rect")).count();
     assert!(rects >= 15, "{rects} rects");
-    assert!(doc.descendants().any(|n| n.has_tag_name("polygon")), "the band");
-    assert!(doc.descendants().any(|n| n.has_tag_name("circle")), "the point");
+    assert!(
+        doc.descendants().any(|n| n.has_tag_name("polygon")),
+        "the band"
+    );
+    assert!(
+        doc.descendants().any(|n| n.has_tag_name("circle")),
+        "the point"
+    );
     assert!(texts(&doc).iter().any(|s| s == "hydra"));
     // Step over 6 points: 2 * 5 + 1 vertices.
     assert!(polylines(&doc, 11) >= 1);
@@ -114,9 +163,15 @@ fn bars_points_bands_and_steps() {
 
 #[test]
 fn a_one_point_line_is_marked() {
-    let f = figure(vec![Series::line("one epoch", [(1.0, 0.5)]), Series::line("two", [(1.0, 0.4), (2.0, 0.3)])]);
+    let f = figure(vec![
+        Series::line("one epoch", [(1.0, 0.5)]),
+        Series::line("two", [(1.0, 0.4), (2.0, 0.3)]),
+    ]);
     let doc_svg = render(&f, (500, 400)).unwrap();
-    let circles = parse(&doc_svg).descendants().filter(|n| n.has_tag_name("circle")).count();
+    let circles = parse(&doc_svg)
+        .descendants()
+        .filter(|n| n.has_tag_name("circle"))
+        .count();
     assert_eq!(circles, 1);
 }
 

@@ -122,9 +122,14 @@ impl History {
     /// `training.csv`: a header, then one row per epoch.
     pub fn training_csv(&self) -> String {
         let rows = self.epochs.iter().map(|e| {
-            format!("{},{:.6},{:.6},{:.3}\n", e.epoch, e.loss, e.accuracy, e.seconds)
+            format!(
+                "{},{:.6},{:.6},{:.3}\n",
+                e.epoch, e.loss, e.accuracy, e.seconds
+            )
         });
-        std::iter::once("epoch,loss,accuracy,seconds\n".to_string()).chain(rows).collect()
+        std::iter::once("epoch,loss,accuracy,seconds\n".to_string())
+            .chain(rows)
+            .collect()
     }
 }
 

@@ -156,7 +156,13 @@ fn resumed_run_equals_uninterrupted_run() {
     // The epoch log spans both sessions and matches an uninterrupted run's, epoch by epoch.
     let other = tempfile::tempdir().unwrap();
     let whole = Checkpoint::new(other.path(), "run-a");
-    fit(model(&device), data, &recipe(3), &options(&device, Some(whole.clone()))).unwrap();
+    fit(
+        model(&device),
+        data,
+        &recipe(3),
+        &options(&device, Some(whole.clone())),
+    )
+    .unwrap();
     let reference = whole.state().unwrap().unwrap().history.epochs;
     let log = &done.history.epochs;
     assert_eq!(log.iter().map(|e| e.epoch).collect::<Vec<_>>(), [1, 2, 3]);

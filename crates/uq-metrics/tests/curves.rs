@@ -24,9 +24,13 @@ fn roc_curve_by_hand() {
 fn roc_area_is_auroc_with_and_without_ties() {
     let mut rng = StdRng::seed_from_u64(7);
     for levels in [4u32, 1000] {
-        let id: Vec<f64> = (0..300).map(|_| f64::from(rng.random_range(0..levels))).collect();
+        let id: Vec<f64> = (0..300)
+            .map(|_| f64::from(rng.random_range(0..levels)))
+            .collect();
         let ood: Vec<f64> = (0..200)
-            .map(|_| f64::from(rng.random_range(0..levels)) + 0.3 * levels as f64 * rng.random::<f64>())
+            .map(|_| {
+                f64::from(rng.random_range(0..levels)) + 0.3 * levels as f64 * rng.random::<f64>()
+            })
             .collect();
         let roc = roc_curve(&id, &ood).unwrap();
         assert!((trapezoid(&roc) - auroc(&id, &ood).unwrap()).abs() < 1e-12);

@@ -22,7 +22,10 @@ pub fn method_curves(
         (uq_metrics::top_label_confidence(&mean, &test.labels)?.into_iter())
             .map(|(confidence, ok)| (1.0 - confidence, ok))
             .unzip();
-    let risk_coverage = thin(uq_metrics::risk_coverage(&uncertainty, &correct)?, MAX_POINTS);
+    let risk_coverage = thin(
+        uq_metrics::risk_coverage(&uncertainty, &correct)?,
+        MAX_POINTS,
+    );
     let id_scores = scores(test, score)?;
     let mut per_set = BTreeMap::new();
     for (name, p) in ood {

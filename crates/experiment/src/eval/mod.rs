@@ -178,13 +178,15 @@ impl Evaluator<'_> {
     /// Latency and peak memory of each model on the first evaluation batch of the test set,
     /// all models timed in the same round-robin rounds; latency ratios paired with
     /// `models[single]` when given.
-    pub fn costs(
-        &self,
-        models: &[&dyn EnsembleModel],
-        single: Option<usize>,
-    ) -> Result<Vec<Cost>> {
+    pub fn costs(&self, models: &[&dyn EnsembleModel], single: Option<usize>) -> Result<Vec<Cost>> {
         let probe: Vec<usize> = (0..self.sets.test.len().min(self.batch)).collect();
         let sample = (self.prep.data(&self.sets.test)).batch(&probe, None, self.device)?;
-        Ok(costs(models, &sample, self.batch, self.timing_rounds, single))
+        Ok(costs(
+            models,
+            &sample,
+            self.batch,
+            self.timing_rounds,
+            single,
+        ))
     }
 }

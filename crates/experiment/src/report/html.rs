@@ -19,7 +19,9 @@ pub fn render_html(title: &str, markdown: &str, figures: &[FigureFile]) -> Strin
         match &event {
             Event::Start(Tag::Image { dest_url, .. }) => {
                 if let Some(f) = figures.iter().find(|f| f.file == dest_url.as_ref()) {
-                    events.push(Event::Html(format!("<figure>{}</figure>", inline(&f.svg)).into()));
+                    events.push(Event::Html(
+                        format!("<figure>{}</figure>", inline(&f.svg)).into(),
+                    ));
                     skipping = true;
                     continue;
                 }
@@ -45,11 +47,15 @@ pub fn render_html(title: &str, markdown: &str, figures: &[FigureFile]) -> Strin
 /// An SVG document as an element of the page (without its XML declaration, if any).
 fn inline(svg: &str) -> &str {
     match svg.trim_start().strip_prefix("<?xml") {
-        Some(rest) => rest.split_once("?>").map_or(svg, |(_, body)| body.trim_start()),
+        Some(rest) => rest
+            .split_once("?>")
+            .map_or(svg, |(_, body)| body.trim_start()),
         None => svg,
     }
 }
 
 fn escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }

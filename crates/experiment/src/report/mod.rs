@@ -47,7 +47,11 @@ pub fn render(summary: &Summary, curves: &RunCurves, score: &str) -> Result<Rend
     let mut markdown = render_markdown(summary);
     markdown.push_str("## Figures\n\n");
     for f in &figures {
-        let _ = writeln!(markdown, "### {}\n\n{}\n\n![{}]({})\n", f.title, f.caption, f.title, f.file);
+        let _ = writeln!(
+            markdown,
+            "### {}\n\n{}\n\n![{}]({})\n",
+            f.title, f.caption, f.title, f.file
+        );
     }
     let html = render_html(&summary.experiment, &markdown, &figures);
     Ok(Rendered {
@@ -142,7 +146,10 @@ fn latency_ratio(
     paired: fn(&crate::results::Cost) -> Option<f64>,
 ) -> Option<f64> {
     g.stat(|r| paired(&r.cost)).map(|s| s.mean).or_else(|| {
-        ratio(g.stat(|r| Some(latency(&r.cost))).as_ref(), base.stat(|r| Some(latency(&r.cost))).as_ref())
+        ratio(
+            g.stat(|r| Some(latency(&r.cost))).as_ref(),
+            base.stat(|r| Some(latency(&r.cost))).as_ref(),
+        )
     })
 }
 

@@ -8,9 +8,18 @@ use crate::results::MethodResult;
 /// Two panels, OOD AUROC (mean over OOD sets) and test NLL against latency at the evaluation
 /// batch; a point's area grows with the method's parameters, its bar is ± std over seeds.
 pub fn pareto(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
-    let entries: Vec<_> = inputs.entries().into_iter().filter(|e| !e.calibrated).collect();
+    let entries: Vec<_> = inputs
+        .entries()
+        .into_iter()
+        .filter(|e| !e.calibrated)
+        .collect();
     let runs = |name: &str| -> Vec<&MethodResult> {
-        inputs.summary.methods.iter().filter(|r| r.name == name).collect()
+        inputs
+            .summary
+            .methods
+            .iter()
+            .filter(|r| r.name == name)
+            .collect()
     };
     let max_params = (inputs.summary.methods.iter())
         .map(|r| r.cost.params as f64)
@@ -20,7 +29,8 @@ pub fn pareto(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
             .iter()
             .map(|e| {
                 let rs = runs(&e.name);
-                let (latency, _) = mean_std(&rs.iter().map(|r| r.cost.latency_ms).collect::<Vec<_>>());
+                let (latency, _) =
+                    mean_std(&rs.iter().map(|r| r.cost.latency_ms).collect::<Vec<_>>());
                 let (y, sd) = mean_std(&rs.iter().map(|r| value(r)).collect::<Vec<_>>());
                 let params = rs.first().map_or(0.0, |r| r.cost.params as f64);
                 let mut p = Point::new(latency, y);
@@ -45,7 +55,11 @@ pub fn pareto(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
         true => f64::NAN,
         false => r.ood.values().map(|m| m.auroc).sum::<f64>() / r.ood.len() as f64,
     };
-    let mut left = panel("OOD AUROC against latency", "OOD AUROC (mean over sets) ↑", &auroc);
+    let mut left = panel(
+        "OOD AUROC against latency",
+        "OOD AUROC (mean over sets) ↑",
+        &auroc,
+    );
     let right = panel("Test NLL against latency", "NLL ↓", &|r| r.id.nll);
     left.legend = Legend::LowerRight;
     let svg = plots::render_grid(&[left, right], 2, (560, 420))?;

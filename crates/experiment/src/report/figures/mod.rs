@@ -47,7 +47,10 @@ impl Inputs<'_> {
     fn entries(&self) -> Vec<Entry> {
         let groups = groups(self.summary);
         let calibrated = |g: &super::Group<'_>| g.runs.iter().any(|r| r.calibration.is_some());
-        let bases: Vec<&str> = (groups.iter()).filter(|g| !calibrated(g)).map(|g| g.name).collect();
+        let bases: Vec<&str> = (groups.iter())
+            .filter(|g| !calibrated(g))
+            .map(|g| g.name)
+            .collect();
         groups
             .iter()
             .map(|g| {
@@ -63,8 +66,12 @@ impl Inputs<'_> {
 
     /// The curves of one entry, one per seed, in seed order.
     fn curves_of(&self, name: &str) -> Vec<&MethodCurves> {
-        let mut found: Vec<&MethodCurves> =
-            self.curves.methods.iter().filter(|c| c.name == name).collect();
+        let mut found: Vec<&MethodCurves> = self
+            .curves
+            .methods
+            .iter()
+            .filter(|c| c.name == name)
+            .collect();
         found.sort_by_key(|c| c.seed);
         found
     }
@@ -109,7 +116,12 @@ pub fn figures(inputs: &Inputs<'_>) -> Result<Vec<FigureFile>, PlotError> {
     Ok(out)
 }
 
-fn grid(file: &str, title: &str, caption: String, panels: &[Figure]) -> Result<FigureFile, PlotError> {
+fn grid(
+    file: &str,
+    title: &str,
+    caption: String,
+    panels: &[Figure],
+) -> Result<FigureFile, PlotError> {
     Ok(FigureFile {
         file: file.into(),
         title: title.into(),
@@ -118,7 +130,12 @@ fn grid(file: &str, title: &str, caption: String, panels: &[Figure]) -> Result<F
     })
 }
 
-fn chart(file: &str, title: &str, caption: String, figure: &Figure) -> Result<FigureFile, PlotError> {
+fn chart(
+    file: &str,
+    title: &str,
+    caption: String,
+    figure: &Figure,
+) -> Result<FigureFile, PlotError> {
     Ok(FigureFile {
         file: file.into(),
         title: title.into(),
@@ -170,7 +187,9 @@ fn seed_series(curves: &[&[(f64, f64)]], grid: &[f64]) -> Vec<plots::Point> {
 
 /// `n + 1` evenly spaced values from `lo` to `hi`.
 fn linspace(lo: f64, hi: f64, n: usize) -> Vec<f64> {
-    (0..=n).map(|i| lo + (hi - lo) * i as f64 / n as f64).collect()
+    (0..=n)
+        .map(|i| lo + (hi - lo) * i as f64 / n as f64)
+        .collect()
 }
 
 /// "mean ± std over N seeds" or "seed S" for captions.
@@ -212,20 +231,41 @@ mod tests {
         let summary = Summary {
             experiment: "x".into(),
             seeds: vec![0, 1],
-            methods: vec![entry("a", 0, None), entry("a", 1, Some(2.0)), entry("b", 0, None)],
+            methods: vec![
+                entry("a", 0, None),
+                entry("a", 1, Some(2.0)),
+                entry("b", 0, None),
+            ],
             comparisons: Vec::new(),
         };
         let curves = RunCurves::default();
-        let out = figures(&Inputs { summary: &summary, curves: &curves, score: "msp" }).unwrap();
+        let out = figures(&Inputs {
+            summary: &summary,
+            curves: &curves,
+            score: "msp",
+        })
+        .unwrap();
         let files: Vec<&str> = out.iter().map(|f| f.file.as_str()).collect();
         assert_eq!(
             files,
-            ["fig-reliability.svg", "fig-risk-coverage.svg", "fig-ood-histograms.svg",
-             "fig-roc.svg", "fig-pareto.svg", "fig-training.svg"]
+            [
+                "fig-reliability.svg",
+                "fig-risk-coverage.svg",
+                "fig-ood-histograms.svg",
+                "fig-roc.svg",
+                "fig-pareto.svg",
+                "fig-training.svg"
+            ]
         );
         let by = |file: &str| notes(&out.iter().find(|f| f.file == file).unwrap().svg);
-        assert_eq!(by("fig-reliability.svg"), vec![format!("no data: {NO_CURVES}"); 2]);
-        assert_eq!(by("fig-ood-histograms.svg"), vec![format!("no data: {NO_CURVES}"); 2]);
+        assert_eq!(
+            by("fig-reliability.svg"),
+            vec![format!("no data: {NO_CURVES}"); 2]
+        );
+        assert_eq!(
+            by("fig-ood-histograms.svg"),
+            vec![format!("no data: {NO_CURVES}"); 2]
+        );
         assert_eq!(by("fig-roc.svg"), ["no data: no OOD set in this run"]);
         // No OOD set, and a latency missing in some seed of each entry: nothing to place.
         assert_eq!(by("fig-pareto.svg").len(), 2);

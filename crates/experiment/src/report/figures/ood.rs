@@ -16,11 +16,16 @@ pub fn histograms(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
         if let Some(c) = first {
             // The test set's histogram is the same against every OOD set (edges differ).
             if let Some((_, o)) = c.ood.iter().next() {
-                series.push(Series::new("test (ID)", Mark::Step, density(&o.edges, &o.id_counts)).colour(0));
+                series.push(
+                    Series::new("test (ID)", Mark::Step, density(&o.edges, &o.id_counts)).colour(0),
+                );
             }
             for (k, set) in sets.iter().enumerate() {
                 if let Some(o) = c.ood.get(set) {
-                    series.push(Series::new(set, Mark::Step, density(&o.edges, &o.ood_counts)).colour(k + 1));
+                    series.push(
+                        Series::new(set, Mark::Step, density(&o.edges, &o.ood_counts))
+                            .colour(k + 1),
+                    );
                 }
             }
         }

@@ -9,7 +9,12 @@ use crate::curves::TrainingLog;
 /// training, its seeds (`seed S ...` labels) averaged with a ± std band.
 pub fn training(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
     let mut groups: Vec<(String, Vec<&TrainingLog>)> = Vec::new();
-    for log in inputs.curves.training.iter().filter(|l| !l.epochs.is_empty()) {
+    for log in inputs
+        .curves
+        .training
+        .iter()
+        .filter(|l| !l.epochs.is_empty())
+    {
         let name = without_seed(&log.label);
         match groups.iter_mut().find(|(n, _)| *n == name) {
             Some((_, logs)) => logs.push(log),
@@ -40,13 +45,24 @@ pub fn training(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
             y_label: y_label.into(),
             legend: Legend::None,
             series,
-            note: Some("no training in this run (every model was trained before curves were logged)".into()),
+            note: Some(
+                "no training in this run (every model was trained before curves were logged)"
+                    .into(),
+            ),
             ..Figure::default()
         }
     };
-    let mut loss = panel("Training loss", "loss (mean over the epoch's batches)", |e| e.loss);
+    let mut loss = panel(
+        "Training loss",
+        "loss (mean over the epoch's batches)",
+        |e| e.loss,
+    );
     loss.legend = Legend::UpperRight;
-    let accuracy = panel("Training accuracy", "accuracy (on the augmented batches)", |e| e.accuracy);
+    let accuracy = panel(
+        "Training accuracy",
+        "accuracy (on the augmented batches)",
+        |e| e.accuracy,
+    );
     Ok(FigureFile {
         file: "fig-training.svg".into(),
         title: "Training curves".into(),
@@ -62,7 +78,9 @@ pub fn training(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
 
 /// `seed 3 model 1` -> `model 1`: the same training in every seed.
 fn without_seed(label: &str) -> String {
-    let rest = label.strip_prefix("seed ").and_then(|r| r.split_once(' ').map(|(_, rest)| rest));
+    let rest = label
+        .strip_prefix("seed ")
+        .and_then(|r| r.split_once(' ').map(|(_, rest)| rest));
     rest.unwrap_or(label).to_string()
 }
 
