@@ -3,7 +3,8 @@
 use plots::{Figure, Legend, Mark, PlotError, Point, Series};
 
 use super::{
-    FigureFile, Inputs, NO_CURVES, chart, grid, linspace, mean_std, seed_series, seeds_note,
+    FigureFile, Inputs, NO_CURVES, bands_if_few, chart, grid, lines_note, linspace, mean_std,
+    seed_series, seeds_note,
 };
 
 /// One panel per entry: accuracy per confidence bin (pooled over seeds) against the diagonal,
@@ -99,7 +100,7 @@ pub fn risk_coverage(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
         y_label: "risk (error rate among kept)".into(),
         x_range: Some((0.0, 1.0)),
         legend: Legend::UpperLeft,
-        series,
+        series: bands_if_few(series),
         note: Some("no entry has curves stored (runs older than curves.json)".into()),
         ..Figure::default()
     };
@@ -111,7 +112,7 @@ pub fn risk_coverage(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
              lower is better, and the area under each curve is the AURC of the tables ({}; \
              temperature-scaled entries are in the tables: one temperature barely moves the \
              confidence ranking).",
-            seeds_note(inputs.summary)
+            lines_note(inputs.summary)
         ),
         &figure,
     )

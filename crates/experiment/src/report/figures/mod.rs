@@ -185,6 +185,22 @@ fn seed_series(curves: &[&[(f64, f64)]], grid: &[f64]) -> Vec<plots::Point> {
     }
 }
 
+/// The most series of one chart drawn with their ± std bands: more bands overlap into a blur.
+const MAX_BANDS: usize = 3;
+
+/// `series` without their bands when more than [`MAX_BANDS`] have one.
+fn bands_if_few(mut series: Vec<plots::Series>) -> Vec<plots::Series> {
+    let banded = (series.iter())
+        .filter(|s| s.points.iter().any(|p| p.lo.is_some()))
+        .count();
+    if banded > MAX_BANDS {
+        for p in series.iter_mut().flat_map(|s| s.points.iter_mut()) {
+            (p.lo, p.hi) = (None, None);
+        }
+    }
+    series
+}
+
 /// `n + 1` evenly spaced values from `lo` to `hi`.
 fn linspace(lo: f64, hi: f64, n: usize) -> Vec<f64> {
     (0..=n)
@@ -197,6 +213,16 @@ fn seeds_note(summary: &Summary) -> String {
     match summary.seeds.as_slice() {
         [one] => format!("seed {one}"),
         many => format!("mean ± std over {} seeds", many.len()),
+    }
+}
+
+/// [`seeds_note`] for a chart of many lines, whose bands [`bands_if_few`] may drop.
+fn lines_note(summary: &Summary) -> String {
+    match summary.seeds.len() {
+        1 => seeds_note(summary),
+        n => format!(
+            "mean over {n} seeds, with ± std bands when {MAX_BANDS} methods or fewer are drawn"
+        ),
     }
 }
 
@@ -279,6 +305,24 @@ mod tests {
         assert_eq!(at(&roc, 0.25), 0.75);
         assert_eq!(at(&roc, 2.0), 1.0);
         assert_eq!(at(&[(0.5, 0.2), (1.0, 0.4)], 0.1), 0.2);
+    }
+
+    #[test]
+    fn bands_are_dropped_from_crowded_charts() {
+        let banded = |k: usize| {
+            plots::Series::new(
+                format!("m{k}"),
+                plots::Mark::Line,
+                vec![plots::Point::new(0.0, 1.0).band(0.5, 1.5)],
+            )
+        };
+        let few = bands_if_few((0..MAX_BANDS).map(banded).collect());
+        assert!(few.iter().all(|s| s.points[0].lo == Some(0.5)));
+        let many = bands_if_few((0..=MAX_BANDS).map(banded).collect());
+        assert!(
+            many.iter()
+                .all(|s| s.points[0].lo.is_none() && s.points[0].y == 1.0)
+        );
     }
 
     #[test]

@@ -2,7 +2,9 @@
 
 use plots::{Figure, Legend, Mark, PlotError, Point, Series};
 
-use super::{FigureFile, Inputs, NO_CURVES, chart, grid, linspace, seed_series, seeds_note};
+use super::{
+    FigureFile, Inputs, NO_CURVES, bands_if_few, chart, grid, lines_note, linspace, seed_series,
+};
 
 /// One panel per uncalibrated entry: the density of the OOD score on the test set and on each
 /// OOD set (first seed).
@@ -95,7 +97,7 @@ pub fn roc(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
                 y_range: Some((0.0, 1.0)),
                 diagonal: true,
                 legend: Legend::LowerRight,
-                series,
+                series: bands_if_few(series),
                 note: None,
             }
         })
@@ -111,7 +113,7 @@ pub fn roc(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
         "OOD detection with the `{}` score, OOD positive; the dotted diagonal is chance, AUROC \
          (%) in the legend ({}; temperature-scaled entries are in the tables).",
         inputs.score,
-        seeds_note(inputs.summary)
+        lines_note(inputs.summary)
     );
     match panels.len() {
         1 => chart("fig-roc.svg", "ROC curves", caption, &panels[0]),
