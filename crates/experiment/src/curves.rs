@@ -108,9 +108,7 @@ impl SweepTable {
                 .collect(),
         )
     }
-}
 
-impl SweepTable {
     /// `<name>.csv` and `<name>.md`: the sweep's own columns as they are (the places), the
     /// metrics with 6 decimals.
     pub fn files(&self) -> [(String, Vec<u8>); 2] {

@@ -2,19 +2,19 @@
 
 use std::collections::BTreeMap;
 
-use uq_metrics::{DEFAULT_BINS, Score};
+use uq_metrics::DEFAULT_BINS;
 
-use super::metrics::scores;
 use super::predict::Predictions;
 use crate::curves::{MAX_POINTS, MethodCurves, OodCurves, histograms, thin};
 use crate::error::Result;
 
 /// Reliability bins and risk-coverage on the test set (from the ensemble's mean, as the ECE and
-/// AURC of the summary), and the ROC curve and score histograms of each named OOD set.
+/// AURC of the summary), and the ROC curve and score histograms of each named OOD set, from the
+/// OOD scores of the test set (`id_scores`) and of each set.
 pub fn method_curves(
     test: &Predictions,
-    ood: &[(&str, &Predictions)],
-    score: Score,
+    id_scores: &[f64],
+    ood: &[(&str, &[f64])],
 ) -> Result<MethodCurves> {
     let mean = test.members.mean();
     let reliability = uq_metrics::reliability_diagram(&mean, &test.labels, DEFAULT_BINS)?;
@@ -26,12 +26,10 @@ pub fn method_curves(
         uq_metrics::risk_coverage(&uncertainty, &correct)?,
         MAX_POINTS,
     );
-    let id_scores = scores(test, score)?;
     let mut per_set = BTreeMap::new();
-    for (name, p) in ood {
-        let ood_scores = scores(p, score)?;
-        let roc = thin(uq_metrics::roc_curve(&id_scores, &ood_scores)?, MAX_POINTS);
-        let (edges, id_counts, ood_counts) = histograms(&id_scores, &ood_scores);
+    for &(name, ood_scores) in ood {
+        let roc = thin(uq_metrics::roc_curve(id_scores, ood_scores)?, MAX_POINTS);
+        let (edges, id_counts, ood_counts) = histograms(id_scores, ood_scores);
         per_set.insert(
             name.to_string(),
             OodCurves {

@@ -41,8 +41,9 @@ pub fn scores(p: &Predictions, score: Score) -> Result<Vec<f64>> {
     Ok(uq_metrics::score(score, &input)?)
 }
 
-pub fn ood_metrics(id: &Predictions, ood: &Predictions, score: Score) -> Result<OodMetrics> {
-    let r = uq_metrics::ood_report(&scores(id, score)?, &scores(ood, score)?)?;
+/// The OOD metrics from the scores of the test set and of one OOD set ([`scores`]).
+pub fn ood_metrics(id_scores: &[f64], ood_scores: &[f64]) -> Result<OodMetrics> {
+    let r = uq_metrics::ood_report(id_scores, ood_scores)?;
     Ok(OodMetrics {
         auroc: r.auroc,
         aupr_in: r.aupr_in,

@@ -123,12 +123,14 @@ impl Evaluator<'_> {
         p: &SetPredictions,
     ) -> Result<(MethodResult, MethodCurves)> {
         let sets = self.sets;
+        // Each set's OOD scores once: the metrics and the curves both read them.
+        let id_scores = scores(&p.test, self.score)?;
+        let ood_scores = (p.ood.iter())
+            .map(|pred| scores(pred, self.score))
+            .collect::<Result<Vec<_>>>()?;
         let mut ood = BTreeMap::new();
-        for (set, pred) in sets.ood.iter().zip(&p.ood) {
-            ood.insert(
-                set.name().to_string(),
-                ood_metrics(&p.test, pred, self.score)?,
-            );
+        for (set, set_scores) in sets.ood.iter().zip(&ood_scores) {
+            ood.insert(set.name().to_string(), ood_metrics(&id_scores, set_scores)?);
         }
         let mut shift = BTreeMap::new();
         for ((name, _), pred) in sets.shift.iter().zip(&p.shift) {
@@ -141,7 +143,10 @@ impl Evaluator<'_> {
             .map(|val| conformal_metrics(val, &p.test, score, alpha))
             .transpose()
             .context("conformal sets")?;
-        let mut curves = curves::method_curves(&p.test, &named, self.score)?;
+        let scored: Vec<(&str, &[f64])> = (sets.ood.iter().map(Dataset::name))
+            .zip(ood_scores.iter().map(Vec::as_slice))
+            .collect();
+        let mut curves = curves::method_curves(&p.test, &id_scores, &scored)?;
         curves.seed = self.seed;
         let result = MethodResult {
             name: String::new(),

@@ -144,15 +144,11 @@ fn chart(
     })
 }
 
-/// Mean and sample standard deviation (NaN with fewer than two values).
+/// Mean and sample standard deviation (NaN with fewer than two values), as the report's
+/// statistics over seeds compute them.
 fn mean_std(xs: &[f64]) -> (f64, f64) {
-    let n = xs.len() as f64;
-    let mean = xs.iter().sum::<f64>() / n;
-    let std = match xs.len() {
-        0 | 1 => f64::NAN,
-        _ => (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt(),
-    };
-    (mean, std)
+    let s = uq_metrics::mean_ci(xs);
+    (s.mean, s.std)
 }
 
 /// `curve` (x ascending) at `x`: linear between the last point at or before `x` and the next,
