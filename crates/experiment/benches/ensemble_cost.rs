@@ -59,7 +59,7 @@ fn main() {
     // Every model timed round-robin in the same rounds, so machine noise hits them alike.
     let models: Vec<&dyn EnsembleModel> = rows.iter().map(|(_, m)| m.as_ref()).collect();
     let costs: Vec<(&str, Cost)> = (rows.iter().map(|(name, _)| *name))
-        .zip(costs(&models, &images.clone().into(), 64, 9))
+        .zip(costs(&models, &images.clone().into(), 64, 9, None))
         .collect();
     println!(
         "{:<32} {:>10} {:>20} {:>20} {:>14}",
