@@ -17,8 +17,9 @@ pub struct CacheArgs {
 
 #[derive(Subcommand, Debug)]
 enum CacheCommand {
-    /// One line per cached training: fingerprint, epochs done, size in bytes, last used (UTC).
-    /// Folders set aside as damaged end in `.damaged`.
+    /// One line per cached training: fingerprint, epochs done, size in bytes, last used (UTC),
+    /// and the experiment and training that made it. Folders set aside as damaged end in
+    /// `.damaged`.
     List {
         /// The model cache.
         #[arg(long, default_value = "results/.cache")]
@@ -123,14 +124,16 @@ fn print_table(entries: &[CacheEntry]) {
         .unwrap_or(0)
         .max("fingerprint".len());
     println!(
-        "{:<width$}  {:>6}  {:>12}  last used (UTC)",
-        "fingerprint", "epochs", "bytes"
+        "{:<width$}  {:>6}  {:>12}  {:<15}  made by (experiment: training)",
+        "fingerprint", "epochs", "bytes", "last used (UTC)"
     );
     for e in entries {
         let epochs = e.epochs_done.map_or("-".into(), |n| n.to_string());
         let modified = e.modified.map_or("-".into(), timestamp);
+        let made_by = (e.made_by.as_ref())
+            .map_or("-".into(), |m| format!("{}: {}", m.experiment, m.training));
         println!(
-            "{:<width$}  {epochs:>6}  {:>12}  {modified}",
+            "{:<width$}  {epochs:>6}  {:>12}  {modified:<15}  {made_by}",
             e.name, e.bytes
         );
     }

@@ -72,9 +72,14 @@ fn main() -> ExitCode {
         }
         Command::Embed(args) => embed::run(args),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
+    match (result, train::interrupt::requested()) {
+        (Ok(()), _) => ExitCode::SUCCESS,
+        // Stopped by a signal: the shell's convention, 128 + its number.
+        (Err(message), Some(signal)) => {
+            eprintln!("interrupted: {message}");
+            ExitCode::from((128 + signal).clamp(1, 255) as u8)
+        }
+        (Err(message), None) => {
             eprintln!("error: {message}");
             ExitCode::FAILURE
         }

@@ -36,6 +36,9 @@ pub struct RunArgs {
 
 pub fn run(args: &RunArgs) -> Result<(), String> {
     let started = Instant::now();
+    // Ctrl-C / SIGTERM: stop at the next training step or stage, checkpoints whole; a second
+    // signal ends the process at once.
+    train::interrupt::install(true).map_err(|e| format!("installing the signal handlers: {e}"))?;
     let mut text = std::fs::read_to_string(&args.file)
         .map_err(|e| format!("{}: cannot read the file: {e}", args.file.display()))?;
     // Command-line overrides are applied to the TOML itself, so they are validated (and recorded

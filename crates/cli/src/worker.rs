@@ -26,6 +26,8 @@ pub struct WorkerArgs {
 pub fn run(args: &WorkerArgs) -> Result<(), String> {
     let config = ExperimentConfig::load(&args.config).map_err(|e| e.to_string())?;
     let job = Job::parse(&args.job)?;
+    // Stop cleanly at the first signal and at any later one (see `train::interrupt::install`).
+    train::interrupt::install(false).map_err(|e| format!("installing the signal handlers: {e}"))?;
     // The main process's progress line owns the terminal: a worker prints whole epoch lines.
     train::epoch_lines(&format!("[worker {}] ", args.job));
     let options = RunOptions {

@@ -3,9 +3,11 @@
 //! aside, and the metrics are those of the undamaged run. `uqformer cache list` shows both;
 //! `uqformer cache clean --unused-by` removes the damaged ones and keeps what the run used.
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 const CONFIG: &str = r#"
 [experiment]
@@ -40,19 +42,6 @@ kind = "deep_ensemble"
 members = 3
 "#;
 
-fn uqformer(args: &[&std::ffi::OsStr]) -> Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_uqformer"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
 /// `uqformer cache ARGS --cache CACHE`: its stdout, or its stderr when it fails.
 fn cache(cache: &Path, args: &[&str]) -> Result<String, String> {
     let out = Command::new(env!("CARGO_BIN_EXE_uqformer"))
@@ -71,31 +60,18 @@ fn cache(cache: &Path, args: &[&str]) -> Result<String, String> {
 
 /// Runs the experiment (quiet, one worker); returns its stderr, the methods' metrics and
 /// `train_cost`.
-fn run(dir: &Path) -> (String, serde_json::Value, Vec<serde_json::Value>) {
-    let file = dir.join("heal.toml");
-    fs::write(&file, CONFIG).unwrap();
-    let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets");
-    let results = dir.join("results");
-    let out = uqformer(&[
-        "run".as_ref(),
-        file.as_ref(),
-        "--out".as_ref(),
-        results.as_ref(),
-        "--data".as_ref(),
-        datasets.as_ref(),
-        "--quiet".as_ref(),
-        "--workers".as_ref(),
-        "1".as_ref(),
-    ]);
-    let summary = results.join("heal/latest/summary.json");
-    let summary: serde_json::Value =
-        serde_json::from_str(&fs::read_to_string(summary).unwrap()).unwrap();
-    let methods = summary["methods"].as_array().unwrap();
-    let metrics = (methods.iter())
-        .map(|m| serde_json::json!([m["name"], m["id"], m["ood"]]))
+fn run(dir: &Path) -> (String, Vec<serde_json::Value>, Vec<serde_json::Value>) {
+    let out = common::run_command(dir, "heal", CONFIG, 1)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{stderr}");
+    let summary = common::summary(dir, "heal");
+    let costs = (summary["methods"].as_array().unwrap().iter())
+        .map(|m| m["train_cost"].clone())
         .collect();
-    let costs = methods.iter().map(|m| m["train_cost"].clone()).collect();
-    (String::from_utf8(out.stderr).unwrap(), metrics, costs)
+    (stderr, common::metrics(&summary), costs)
 }
 
 fn recovered(costs: &[serde_json::Value]) -> Vec<u64> {
@@ -176,6 +152,12 @@ fn each_damaged_checkpoint_is_named_once_set_aside_and_retrained() {
         listed.contains("3 training(s) and 3 damaged checkpoint(s) set aside"),
         "{listed}"
     );
+    // Each folder names what made it: the damaged one and its replacement alike.
+    for k in 1..=3 {
+        let maker = format!("  heal: seed 3 model {k}");
+        let n = listed.lines().filter(|l| l.ends_with(&maker)).count();
+        assert_eq!(n, 2, "{maker} in\n{listed}");
+    }
 
     // What the healed run did not use: the damaged checkpoints set aside.
     let file = dir.path().join("heal.toml");

@@ -1,8 +1,9 @@
 //! `uqformer run --workers`: training in worker processes gives exactly the results of training
 //! everything in the main process.
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
 
 const CONFIG: &str = r#"
 [experiment]
@@ -54,17 +55,7 @@ train = { epochs = 1 }
 /// Runs the experiment with `workers` worker processes; returns each method's metrics and what
 /// the run printed on stderr.
 fn run(dir: &Path, workers: usize, quiet: bool) -> (Vec<serde_json::Value>, String) {
-    let file = dir.join("workers.toml");
-    std::fs::write(&file, CONFIG).unwrap();
-    let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets");
-    let out = Command::new(env!("CARGO_BIN_EXE_uqformer"))
-        .arg("run")
-        .arg(&file)
-        .arg("--out")
-        .arg(dir.join("results"))
-        .arg("--data")
-        .arg(&datasets)
-        .args(["--workers", &workers.to_string()])
+    let out = common::run_command(dir, "workers", CONFIG, workers)
         .args(quiet.then_some("--quiet"))
         .output()
         .unwrap();
@@ -73,15 +64,7 @@ fn run(dir: &Path, workers: usize, quiet: bool) -> (Vec<serde_json::Value>, Stri
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let summary = dir.join("results/workers/latest/summary.json");
-    let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(summary).unwrap()).unwrap();
-    let metrics = summary["methods"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| serde_json::json!([m["name"], m["id"], m["ood"], m["shift"]]))
-        .collect();
+    let metrics = common::metrics(&common::summary(dir, "workers"));
     (metrics, String::from_utf8_lossy(&out.stderr).into_owned())
 }
 

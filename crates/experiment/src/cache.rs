@@ -19,7 +19,9 @@ use crate::results::TrainCost;
 mod manage;
 
 use manage::in_use_file;
-pub use manage::{CACHE_KEYS, CacheEntry, Clean, clean_cache, list_cache, used_by_latest_run};
+pub use manage::{
+    CACHE_KEYS, CacheEntry, Clean, MadeBy, clean_cache, list_cache, used_by_latest_run,
+};
 
 /// Trains models with checkpoints in the cache, and marks the folders it uses as in use (a
 /// file `in-use-<pid>.txt` in the cache, removed when the trainer is dropped) so that
@@ -27,6 +29,8 @@ pub use manage::{CACHE_KEYS, CacheEntry, Clean, clean_cache, list_cache, used_by
 pub struct Trainer {
     pub cache_root: PathBuf,
     pub quiet: bool,
+    /// The experiment's name, recorded as the maker of the folders it creates.
+    pub experiment: String,
     /// The fingerprints fitted or read back so far.
     used: Mutex<BTreeSet<String>>,
     /// The epoch logs of those trainings, in the order first used.
@@ -47,10 +51,11 @@ pub struct Fit<'a> {
 }
 
 impl Trainer {
-    pub fn new(cache_root: PathBuf, quiet: bool) -> Self {
+    pub fn new(cache_root: PathBuf, quiet: bool, experiment: String) -> Self {
         Self {
             cache_root,
             quiet,
+            experiment,
             used: Mutex::default(),
             logs: Mutex::default(),
         }
@@ -97,6 +102,13 @@ impl Trainer {
         self.mark_used(&fingerprint);
         let checkpoint = Checkpoint::new(self.cache_root.join(&fingerprint), fingerprint);
         let label = run.label.clone();
+        let made_by = MadeBy {
+            experiment: self.experiment.clone(),
+            training: label.clone(),
+        };
+        // Before training, so that a folder of an interrupted training says whose it is; and
+        // after, for a folder that replaced one set aside as damaged.
+        made_by.record(checkpoint.dir());
         let options = FitOptions {
             device: run.device.clone(),
             seed: run.seed,
@@ -108,6 +120,7 @@ impl Trainer {
         };
         let trainable_params = train::trainable_params(&model) as u64;
         let (model, report) = fit_with_report(model, data, run.config, &options)?;
+        made_by.record(checkpoint.dir());
         let Some(state) = report.state else {
             // Nothing to train (no epochs): nothing stored either.
             return Ok((model, TrainCost::default()));

@@ -122,6 +122,20 @@ impl ExperimentError {
     }
 }
 
+/// Fails when a signal has asked the process to stop ([`train::interrupt`]), naming the stage
+/// it stopped before. Called between stages, where nothing is half-done; training itself stops
+/// at its next step.
+pub(crate) fn check_stop(before: impl fmt::Display) -> Result<()> {
+    match train::interrupt::requested() {
+        None => Ok(()),
+        Some(signal) => Err(ExperimentError::invalid(format!(
+            "stopped by {} before {before}; the models trained so far are in the cache, and \
+             a rerun reads them back",
+            train::interrupt::signal_name(signal)
+        ))),
+    }
+}
+
 /// The result type of the experiment layer.
 pub type Result<T, E = ExperimentError> = std::result::Result<T, E>;
 

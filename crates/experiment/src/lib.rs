@@ -29,7 +29,9 @@ pub mod runner;
 pub mod store;
 pub mod workers;
 
-pub use cache::{CACHE_KEYS, CacheEntry, Clean, clean_cache, list_cache, used_by_latest_run};
+pub use cache::{
+    CACHE_KEYS, CacheEntry, Clean, MadeBy, clean_cache, list_cache, used_by_latest_run,
+};
 pub use config::ExperimentConfig;
 pub use error::{ConfigError, ExperimentError};
 pub use methods::{Built, Calibration, Context, KINDS, Method, MethodSpec, Setting, Sweep};

@@ -18,7 +18,7 @@ use crate::config::ExperimentConfig;
 use crate::curves::{CURVES_FILE, RunCurves};
 use crate::data::{Loaded, SeedData, load};
 use crate::device::device;
-use crate::error::{Context as _, ExperimentError, Result};
+use crate::error::{Context as _, ExperimentError, Result, check_stop};
 use crate::eval::Evaluator;
 use crate::methods::{Context, MethodSpec};
 use crate::report::render;
@@ -61,7 +61,11 @@ impl<'a> Setup<'a> {
         let device = device(&config.experiment.backend).map_err(ExperimentError::Invalid)?;
         let loaded = load(config, &opts.data_root)?;
         let spec = BaseSpec::new(config, &opts.data_root, &loaded.train_full)?;
-        let trainer = Trainer::new(opts.cache_root.clone(), opts.quiet);
+        let trainer = Trainer::new(
+            opts.cache_root.clone(),
+            opts.quiet,
+            config.experiment.name.clone(),
+        );
         Ok(Self {
             config,
             device,
@@ -166,6 +170,7 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput> {
         comparisons: compare(&methods, &config.eval.reference),
         methods,
     };
+    check_stop("writing the results")?;
     let rendered = render(&summary, &curves, &config.data.ood_score).context("figures")?;
     files.push((CURVES_FILE.to_string(), curves.to_json()?));
     files.push(("report.html".to_string(), rendered.html.into_bytes()));
@@ -232,6 +237,7 @@ fn run_seed(setup: &Setup<'_>, opts: &RunOptions, score: Score, seed: u64) -> Re
     let mut files = Vec::new();
     for (i, spec) in config.methods.iter().enumerate() {
         let place = format!("method `{}`, seed {seed}", spec.name);
+        check_stop(&place)?;
         let t = Instant::now();
         let timing = spec.method.measures_latency();
         if let Some(pool) = &pool {
@@ -307,6 +313,7 @@ fn run_seed(setup: &Setup<'_>, opts: &RunOptions, score: Score, seed: u64) -> Re
     let refs: Vec<_> = models.iter().map(|(m, _)| m.as_ref()).collect();
     // The report's ratios are to the first `single` method (`report`'s baseline).
     let single = (config.methods.iter()).position(|m| m.kind == crate::report::BASELINE_KIND);
+    check_stop(format_args!("timing the methods of seed {seed}"))?;
     let costs = eval.costs(&refs, single)?;
     // A calibrated entry costs what its method does (one division per logit).
     let per_entry = (models.iter().zip(costs)).flat_map(|((_, n), c)| std::iter::repeat_n(c, *n));

@@ -209,7 +209,8 @@ fn worker_loop(shared: &(Mutex<State>, Condvar), spawn: &Spawn) {
         let job = {
             let mut state = lock_state(lock);
             loop {
-                if state.cancelled || state.jobs.iter().all(|(_, s, _)| *s != Status::Queued) {
+                let stopping = state.cancelled || train::interrupt::requested().is_some();
+                if stopping || state.jobs.iter().all(|(_, s, _)| *s != Status::Queued) {
                     return;
                 }
                 if let Some(i) = next_job(&state).filter(|_| !state.paused) {
@@ -220,24 +221,41 @@ fn worker_loop(shared: &(Mutex<State>, Condvar), spawn: &Spawn) {
             }
         };
         // A failed worker is not an error here: the main process then runs the job itself and
-        // reports whatever went wrong.
-        if let Ok(mut child) = spawn(job) {
-            loop {
-                match child.try_wait() {
-                    Ok(Some(_)) | Err(_) => break,
-                    Ok(None) if lock_state(lock).cancelled => {
-                        let _ = child.kill();
-                        let _ = child.wait();
-                        break;
-                    }
-                    Ok(None) => std::thread::sleep(Duration::from_millis(100)),
-                }
-            }
+        // reports whatever went wrong (or, for a killed one, resumes its checkpoint).
+        if let Ok(child) = spawn(job) {
+            watch(child, || lock_state(lock).cancelled);
         }
         if let Some(entry) = lock_state(lock).jobs.iter_mut().find(|(j, ..)| *j == job) {
             entry.1 = Status::Done;
         }
         ready.notify_all();
+    }
+}
+
+/// How long a worker asked to stop may take to reach its next training step.
+const STOP_GRACE: Duration = Duration::from_secs(30);
+
+/// Waits for a worker process to end. When this process is asked to stop (Ctrl-C, SIGTERM), so
+/// is the worker, with SIGTERM, and it is given [`STOP_GRACE`] to stop at a training step with
+/// its checkpoint whole; a run that ends otherwise (`cancelled`) kills it.
+fn watch(mut child: Child, cancelled: impl Fn() -> bool) {
+    let mut asked: Option<std::time::Instant> = None;
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) | Err(_) => return,
+            Ok(None) => {}
+        }
+        let overdue = asked.is_some_and(|t| t.elapsed() > STOP_GRACE);
+        if asked.is_none() && train::interrupt::requested().is_some() {
+            // SAFETY: kill(2) on the pid of a child not yet reaped, so not reused.
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+            asked = Some(std::time::Instant::now());
+        } else if overdue || (asked.is_none() && cancelled()) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
 

@@ -12,6 +12,16 @@ pub enum TrainError {
         step: usize,
         loss: f64,
     },
+    /// A signal asked the process to stop (see [`crate::interrupt`]); the checkpoint of the
+    /// last finished epoch, if any, is left as it was.
+    Interrupted {
+        label: String,
+        signal: i32,
+        /// Epochs done and kept in the checkpoint, of `epochs`.
+        epochs_done: usize,
+        epochs: usize,
+        checkpointed: bool,
+    },
     /// A checkpoint could not be read, written or used.
     Checkpoint(String),
     /// Invalid recipe or data.
@@ -42,6 +52,27 @@ impl fmt::Display for TrainError {
                  (try a lower train.lr or a grad_clip); the last checkpoint is intact",
                 epoch + 1
             ),
+            Self::Interrupted {
+                label,
+                signal,
+                epochs_done,
+                epochs,
+                checkpointed,
+            } => {
+                let signal = crate::interrupt::signal_name(*signal);
+                write!(
+                    f,
+                    "{label}: stopped by {signal} in epoch {} of {epochs}",
+                    epochs_done + 1
+                )?;
+                match (checkpointed, epochs_done) {
+                    (true, 1..) => write!(
+                        f,
+                        "; its checkpoint of epoch {epochs_done} is intact and a rerun resumes from it"
+                    ),
+                    _ => f.write_str("; no epoch was finished, so nothing of it is kept"),
+                }
+            }
             Self::Checkpoint(m) | Self::Invalid(m) => f.write_str(m),
             Self::Io(e) => write!(f, "{e}"),
         }

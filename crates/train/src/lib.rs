@@ -13,6 +13,7 @@ mod checkpoint;
 mod config;
 mod error;
 mod inputs;
+pub mod interrupt;
 mod loss;
 mod params;
 mod progress;

@@ -84,6 +84,13 @@ impl Progress {
         (self.loss_sum / n, self.correct as f64 / n)
     }
 
+    /// Ends a line drawn in place mid-epoch, so that what is printed next starts on its own.
+    pub fn break_line(&self) {
+        if self.tty && !self.quiet && self.seen > 0 {
+            eprintln!();
+        }
+    }
+
     pub fn end_epoch(&mut self) {
         if self.quiet {
             return;

@@ -141,6 +141,16 @@ pub fn fit_with_report<'a, M: Trainable>(
             data.name()
         )));
     }
+    // Checked before every step; a model read back fully trained needs none and is returned.
+    let interrupted = |epochs_done: usize| {
+        crate::interrupt::requested().map(|signal| TrainError::Interrupted {
+            label: opts.label.clone(),
+            signal,
+            epochs_done,
+            epochs: config.epochs,
+            checkpointed: opts.checkpoint.is_some(),
+        })
+    };
     let device = &opts.device;
     // Keep the last partial batch only when the set is smaller than one batch.
     let drop_last = data.len() >= config.batch_size;
@@ -214,6 +224,10 @@ pub fn fit_with_report<'a, M: Trainable>(
         progress.start_epoch(epoch);
         let started = std::time::Instant::now();
         for (i, indices) in plan.epoch(epoch as u64).enumerate() {
+            if let Some(e) = interrupted(epoch) {
+                progress.break_line();
+                return Err(e);
+            }
             let step = epoch * steps_per_epoch + i;
             let input = data.batch(
                 &indices,

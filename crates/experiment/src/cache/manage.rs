@@ -7,6 +7,7 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
+use serde::{Deserialize, Serialize};
 use train::CheckpointState;
 
 use crate::error::{Context, ExperimentError, Result};
@@ -23,6 +24,37 @@ pub struct CacheEntry {
     /// Unix seconds of the folder's newest file (of the folder itself when empty): when it was
     /// last used, since a training that reads the checkpoint back touches its `state.json`.
     pub modified: Option<u64>,
+    /// Who first trained it; `None` for folders made before this was recorded.
+    pub made_by: Option<MadeBy>,
+}
+
+/// The experiment and training that created a cache folder (`made-by.json` in it). Another
+/// experiment with the same recipe reuses the folder and leaves this as it is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MadeBy {
+    pub experiment: String,
+    /// The training's label: `seed 0 model 2` (a base model) or `seed 0 <method> <what>`.
+    pub training: String,
+}
+
+impl MadeBy {
+    pub const FILE: &str = "made-by.json";
+
+    /// Writes the record into `dir` unless one is there. Best effort: a folder that cannot
+    /// take it fails the training itself, with a better message, a moment later.
+    pub(crate) fn record(&self, dir: &Path) {
+        let file = dir.join(Self::FILE);
+        if file.exists() {
+            return;
+        }
+        if let Ok(text) = serde_json::to_vec_pretty(self) {
+            let _ = fs::create_dir_all(dir).and_then(|()| train::atomic_write(&file, &text));
+        }
+    }
+
+    fn read(dir: &Path) -> Option<Self> {
+        serde_json::from_slice(&fs::read(dir.join(Self::FILE)).ok()?).ok()
+    }
 }
 
 impl CacheEntry {
@@ -59,6 +91,7 @@ pub fn list_cache(cache_root: &Path) -> Result<Vec<CacheEntry>> {
                 .map(|state| state.epochs_done),
             bytes: 0,
             modified: unix_seconds(&fs::metadata(&dir).context(dir.display())?),
+            made_by: MadeBy::read(&dir),
         };
         for file in fs::read_dir(&dir).context(dir.display())? {
             let meta = file
