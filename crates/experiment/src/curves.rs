@@ -28,6 +28,63 @@ pub struct RunCurves {
     /// Every training the run stands on, with its epochs (read from its checkpoint).
     #[serde(default)]
     pub training: Vec<TrainingLog>,
+    /// HetDPT's accuracy predictors, one per method and seed.
+    #[serde(default)]
+    pub predictors: Vec<PredictorGrid>,
+}
+
+/// HetDPT's accuracy predictor (the MAP) against what it was fitted to, on one seed: over the
+/// grid of removals (n_a attention branches, n_g GELUs), validation accuracy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PredictorGrid {
+    pub method: String,
+    pub seed: u64,
+    /// `(n_a, n_g, predicted)` over the whole search range.
+    pub predicted: Vec<(usize, usize, f64)>,
+    /// `(n_a, n_g, measured, in-sample prediction, leave-one-out prediction)` at the points
+    /// measured to fit it.
+    pub measured: Vec<(usize, usize, f64, f64, f64)>,
+    /// The chosen `(n_a, n_g)`, its prediction, and its accuracy after the final fine-tune.
+    pub chosen: (usize, usize, f64, f64),
+    /// The unpruned model's accuracy.
+    pub base_accuracy: f64,
+    pub loo_r_squared: f64,
+    pub loo_max_abs_error: f64,
+}
+
+impl PredictorGrid {
+    /// The grid of a HetDPT report (`method` and `seed` filled in by the runner).
+    pub fn of(report: &hetdpt::HetDptReport) -> Self {
+        let prediction = |a: usize, g: usize| {
+            (report.grid.iter())
+                .find(|c| (c.n_attn, c.n_act) == (a, g))
+                .map_or(f64::NAN, |c| c.predicted_accuracy)
+        };
+        let held_out = &report.fit.loo_predictions;
+        Self {
+            method: String::new(),
+            seed: 0,
+            predicted: (report.grid.iter())
+                .map(|c| (c.n_attn, c.n_act, c.predicted_accuracy))
+                .collect(),
+            measured: (report.points.iter().enumerate())
+                .map(|(i, p)| {
+                    let loo = held_out.get(i).copied().unwrap_or(f64::NAN);
+                    let fitted = prediction(p.n_attn, p.n_act);
+                    (p.n_attn, p.n_act, p.accuracy, fitted, loo)
+                })
+                .collect(),
+            chosen: (
+                report.choice.n_attn,
+                report.choice.n_act,
+                report.choice.predicted_accuracy,
+                report.pruned.accuracy,
+            ),
+            base_accuracy: report.base.accuracy,
+            loo_r_squared: report.fit.loo_r_squared,
+            loo_max_abs_error: report.fit.loo_max_abs_error,
+        }
+    }
 }
 
 /// One training's epochs, as its checkpoint's `training.csv` holds them.

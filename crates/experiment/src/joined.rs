@@ -130,6 +130,11 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
             s.method = rename(&s.method);
             curves.sweeps.push(s);
         }
+        for p in &run.curves.predictors {
+            let mut p = p.clone();
+            p.method = rename(&p.method);
+            curves.predictors.push(p);
+        }
         // A training two runs share (the same cached base model) is shown once.
         for log in &run.curves.training {
             if !curves.training.iter().any(|l| l.label == log.label) {

@@ -156,6 +156,7 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput> {
         methods.extend(seed_out.results);
         curves.methods.extend(seed_out.curves);
         curves.sweeps.extend(seed_out.sweeps);
+        curves.predictors.extend(seed_out.predictors);
         files.extend(seed_out.files);
     }
     curves.training = setup.trainer.logs();
@@ -191,6 +192,7 @@ struct SeedOutput {
     results: Vec<MethodResult>,
     curves: Vec<crate::curves::MethodCurves>,
     sweeps: Vec<crate::curves::SweepTable>,
+    predictors: Vec<crate::curves::PredictorGrid>,
     files: Vec<(String, Vec<u8>)>,
 }
 
@@ -233,6 +235,7 @@ fn run_seed(setup: &Setup<'_>, opts: &RunOptions, score: Score, seed: u64) -> Re
     let mut results = Vec::with_capacity(config.methods.len());
     let mut curves = Vec::with_capacity(config.methods.len());
     let mut sweeps = Vec::new();
+    let mut predictors = Vec::new();
     let mut models = Vec::with_capacity(config.methods.len());
     let mut files = Vec::new();
     for (i, spec) in config.methods.iter().enumerate() {
@@ -269,6 +272,10 @@ fn run_seed(setup: &Setup<'_>, opts: &RunOptions, score: Score, seed: u64) -> Re
             table.method = spec.name.clone();
             own.extend(table.files());
             sweeps.push(table);
+        }
+        if let Some(mut grid) = built.predictor {
+            (grid.method, grid.seed) = (spec.name.clone(), seed);
+            predictors.push(grid);
         }
         let eval_seconds = t.elapsed().as_secs_f64();
         for (result, entry_curves) in &mut entries {
@@ -324,6 +331,7 @@ fn run_seed(setup: &Setup<'_>, opts: &RunOptions, score: Score, seed: u64) -> Re
         results,
         curves,
         sweeps,
+        predictors,
         files,
     })
 }

@@ -163,6 +163,7 @@ fn figures_match_the_summary(dir: &Path, summary: &Summary) {
         "fig-roc.svg",
         "fig-pareto.svg",
         "fig-pruning.svg",
+        "fig-hetdpt-map.svg",
         "fig-training.svg",
     ];
     let markdown = std::fs::read_to_string(dir.join("report.md")).unwrap();
@@ -187,6 +188,12 @@ fn figures_match_the_summary(dir: &Path, summary: &Summary) {
             let legend = texts.iter().filter(|t| t.contains("(AUROC ")).count();
             assert_eq!(legend, summary.methods.len(), "{texts:?}");
             assert!(texts.contains(&"false-positive rate (ID flagged as OOD)"));
+        }
+        if file == "fig-hetdpt-map.svg" {
+            for legend in ["measured (fitted to)", "fit without the point", "unpruned"] {
+                assert!(texts.contains(&legend), "{texts:?}");
+            }
+            assert!(texts.iter().any(|t| t.starts_with("chosen (")), "{texts:?}");
         }
         if file == "fig-reliability.svg" {
             for m in &summary.methods {
@@ -256,4 +263,51 @@ fn figures_match_the_summary(dir: &Path, summary: &Summary) {
     );
     let ratios = sweep.column("ratio").unwrap();
     assert_eq!(ratios, (0..10).map(|k| k as f64 / 10.0).collect::<Vec<_>>());
+    predictor_matches_the_hetdpt_report(dir, &curves);
+}
+
+/// The MAP figure's numbers are hetdpt.json's: the measured points, the choice, and
+/// predictions equal to the stored polynomial evaluated here at (n_a / L, n_g / L).
+fn predictor_matches_the_hetdpt_report(dir: &Path, curves: &RunCurves) {
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("hetdpt-seed1-hetdpt.json")).unwrap(),
+    )
+    .unwrap();
+    let [grid] = curves.predictors.as_slice() else {
+        panic!("one HetDPT method and seed: {:?}", curves.predictors);
+    };
+    assert_eq!((grid.method.as_str(), grid.seed), ("hetdpt", 1));
+    let l = report["layers"].as_f64().unwrap();
+    let poly = &report["fit"]["polynomial"];
+    let predict = |a: usize, g: usize| -> f64 {
+        let terms = poly["terms"].as_array().unwrap();
+        let coefficients = poly["coefficients"].as_array().unwrap();
+        (terms.iter().zip(coefficients))
+            .map(|(t, c)| {
+                let (i, j) = (t[0].as_i64().unwrap() as i32, t[1].as_i64().unwrap() as i32);
+                c.as_f64().unwrap() * (a as f64 / l).powi(i) * (g as f64 / l).powi(j)
+            })
+            .sum()
+    };
+    let layers = l as usize;
+    assert!(!grid.predicted.is_empty() && grid.predicted.len() <= (layers + 1) * (layers + 1));
+    for &(a, g, p) in &grid.predicted {
+        assert!((p - predict(a, g)).abs() < 1e-12, "({a}, {g})");
+    }
+    let points = report["points"].as_array().unwrap();
+    assert_eq!(grid.measured.len(), points.len());
+    for (m, p) in grid.measured.iter().zip(points) {
+        assert_eq!(m.0 as u64, p["n_attn"].as_u64().unwrap());
+        assert_eq!(m.1 as u64, p["n_act"].as_u64().unwrap());
+        assert_eq!(m.2, p["accuracy"].as_f64().unwrap());
+        assert!((m.3 - predict(m.0, m.1)).abs() < 1e-12);
+        assert!(m.4.is_finite() || report["fit"]["loo_r_squared"].is_null());
+    }
+    let choice = &report["choice"];
+    assert_eq!(grid.chosen.0 as u64, choice["n_attn"].as_u64().unwrap());
+    assert_eq!(grid.chosen.1 as u64, choice["n_act"].as_u64().unwrap());
+    assert_eq!(
+        grid.chosen.3,
+        report["pruned"]["accuracy"].as_f64().unwrap()
+    );
 }

@@ -47,7 +47,7 @@ mod testutil;
 pub use config::{Budget, HeadWidth, HetDptConfig, Speed, WidthConfig};
 pub use error::HetDptError;
 pub use importance::{Kind, RemovalOrder, Round};
-pub use map::{Choice, MapFit, MapPoint, Polynomial};
+pub use map::{Candidate, Choice, MapFit, MapPoint, Polynomial};
 pub use pipeline::{HetDptReport, ModelSummary, Outcome, Timing, prune};
 pub use pruned::{AttentionBranch, PrunedBlock, PrunedMlp, PrunedViT, Removal, merge};
 pub use width::WidthReport;

@@ -42,6 +42,8 @@ pub struct MapFit {
     /// the other points cannot determine the coefficients.
     pub loo_r_squared: f64,
     pub loo_max_abs_error: f64,
+    /// Each point's leave-one-out prediction, in the order of the points (NaN as above).
+    pub loo_predictions: Vec<f64>,
 }
 
 /// A point of the search range: its removals, the accuracy the polynomial predicts for it, its
@@ -118,6 +120,7 @@ impl Polynomial {
             r_squared: r_squared(&y, &predicted),
             loo_r_squared,
             loo_max_abs_error,
+            loo_predictions: held_out.unwrap_or_else(|| vec![f64::NAN; y.len()]),
             polynomial,
         })
     }
@@ -422,15 +425,17 @@ mod tests {
         }
         let mut worst = 0.0f64;
         let mut ss_res = 0.0;
-        for (r, &(a, g, y)) in x.iter().zip(&pts) {
+        for ((r, &(a, g, y)), held_out) in x.iter().zip(&pts).zip(&fit.loo_predictions) {
             let h: f64 = (0..3)
                 .flat_map(|i| (0..3).map(move |j| (i, j)))
                 .map(|(i, j)| r[i] * inv[i][j] * r[j])
                 .sum();
             let e = (y - fit.polynomial.predict(a, g)) / (1.0 - h);
+            assert!((y - held_out - e).abs() < 1e-10, "{held_out} vs {}", y - e);
             worst = worst.max(e.abs());
             ss_res += e * e;
         }
+        assert_eq!(fit.loo_predictions.len(), pts.len());
         let mean = pts.iter().map(|p| p.2).sum::<f64>() / pts.len() as f64;
         let ss_tot: f64 = pts.iter().map(|p| (p.2 - mean).powi(2)).sum();
         assert!(

@@ -58,6 +58,9 @@ pub struct HetDptReport {
     /// One per measured (n_a, n_g) of the grid, n_a major.
     pub points: Vec<MapPoint>,
     pub fit: MapFit,
+    /// Every (n_a, n_g) of the search range, n_a major, with the MAP's prediction and its FLOP
+    /// speed-up (measured or not; `speedup` is set on those the search checked).
+    pub grid: Vec<Candidate>,
     pub choice: Choice,
     /// The layers the chosen model lacks.
     pub removal: Removal,
@@ -146,6 +149,7 @@ pub fn prune(
         }
     }
     let grid: Vec<(usize, usize)> = points.iter().map(|p| (p.n_attn, p.n_act)).collect();
+    let predicted = candidates.clone();
     let choice = choose(candidates, &grid, cfg.budget, CHECK_CHUNK, |chunk| {
         Ok(match cfg.speed {
             Speed::Flops => chunk.iter().map(|c| c.flop_speedup).collect(),
@@ -212,6 +216,7 @@ pub fn prune(
         speed: cfg.speed,
         points,
         fit,
+        grid: predicted,
         choice,
         removal,
         width,

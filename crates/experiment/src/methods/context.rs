@@ -53,6 +53,8 @@ pub struct Built {
     pub files: Vec<(String, Vec<u8>)>,
     /// Models to evaluate beside the method itself, as tables in the run folder.
     pub sweeps: Vec<Sweep>,
+    /// HetDPT's accuracy predictor, for its figure.
+    pub predictor: Option<crate::curves::PredictorGrid>,
 }
 
 /// Models a method wants evaluated on every evaluation set, one table row each (Hydra's pruning
@@ -72,6 +74,7 @@ impl Built {
             extra: BTreeMap::new(),
             files: Vec::new(),
             sweeps: Vec::new(),
+            predictor: None,
         }
     }
 }

@@ -64,6 +64,7 @@ impl Method for HetDpt {
             }),
         );
         built.files.push(("hetdpt.json".into(), json));
+        built.predictor = Some(crate::curves::PredictorGrid::of(report));
         Ok(built)
     }
 }

@@ -1,12 +1,14 @@
 //! The run's figures, as SVG, drawn from `summary.json` and `curves.json` alone (so that
 //! `uqformer compare` can redraw them for runs made at different times):
 //! reliability diagrams, risk-coverage curves, OOD score histograms and ROC curves, the cost-UQ
-//! Pareto plot, the sweeps (Hydra's pruning analysis) and the training curves. With several seeds a curve is the
-//! mean over seeds on a common grid with a ± one standard deviation band.
+//! Pareto plot, the sweeps (Hydra's pruning analysis), HetDPT's accuracy predictor and the
+//! training curves. With several seeds a curve is the mean over seeds on a common grid with a
+//! ± one standard deviation band.
 
 mod calibration;
 mod cost;
 mod ood;
+mod predictor;
 mod sweep;
 mod training;
 
@@ -112,6 +114,7 @@ pub fn figures(inputs: &Inputs<'_>) -> Result<Vec<FigureFile>, PlotError> {
         cost::pareto(inputs)?,
     ];
     out.extend(sweep::sweeps(inputs)?);
+    out.extend(predictor::predictor(inputs)?);
     out.push(training::training(inputs)?);
     Ok(out)
 }
