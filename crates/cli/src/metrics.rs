@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use ndarray::{ArrayD, Axis, Dimension, Ix2, Ix3};
 use uq_metrics::{Logits, MemberProbs, Options, Probs, Score, ScoreInput};
 
 use crate::npy::{read_floats, read_integers};
@@ -111,18 +112,22 @@ fn side_scores(score: Score, side: &Side) -> uq_metrics::Result<Vec<f64>> {
 }
 
 fn load_side(probs: &Path, logits: Option<&Path>) -> Result<Side, String> {
-    let (shape, data) = read_floats(probs)?;
+    let array = read_floats(probs)?;
     let named = |e: uq_metrics::MetricsError| format!("{}: {e}", probs.display());
-    let (probs_mean, members) = match shape[..] {
-        [n, c] => (Probs::new(data, n, c).map_err(named)?, None),
-        [m, n, c] => {
-            let members = MemberProbs::new(data, m, n, c).map_err(named)?;
+    let (probs_mean, members) = match array.ndim() {
+        2 => (
+            Probs::from_array(as_dim::<Ix2>(&array)).map_err(named)?,
+            None,
+        ),
+        3 => {
+            let members = MemberProbs::from_array(as_dim::<Ix3>(&array)).map_err(named)?;
             (members.mean(), Some(members))
         }
         _ => {
             return Err(format!(
-                "{}: shape {shape:?}, expected [N, C] or [M, N, C]",
-                probs.display()
+                "{}: shape {:?}, expected [N, C] or [M, N, C]",
+                probs.display(),
+                array.shape()
             ));
         }
     };
@@ -136,37 +141,40 @@ fn load_side(probs: &Path, logits: Option<&Path>) -> Result<Side, String> {
     })
 }
 
+/// A view of `array` with the number of axes `D` (the caller checked `ndim`).
+fn as_dim<D: Dimension>(array: &ArrayD<f64>) -> ndarray::ArrayView<'_, f64, D> {
+    (array.view().into_dimensionality::<D>())
+        .unwrap_or_else(|_| unreachable!("the number of axes was checked"))
+}
+
 /// Logits [N, C], or [M, N, C] averaged over members, checked against the probabilities' shape.
 fn load_logits(path: &Path, n: usize, c: usize) -> Result<Logits, String> {
-    let (shape, data) = read_floats(path)?;
-    let m = match shape[..] {
-        [rows, cols] if (rows, cols) == (n, c) => 1,
-        [m, rows, cols] if (rows, cols) == (n, c) && m > 0 => m,
-        _ => {
+    let array = read_floats(path)?;
+    let mean = match array.shape() {
+        &[rows, cols] if (rows, cols) == (n, c) => as_dim::<Ix2>(&array).to_owned(),
+        &[m, rows, cols] if (rows, cols) == (n, c) && m > 0 => (as_dim::<Ix3>(&array))
+            .mean_axis(Axis(0))
+            .unwrap_or_else(|| unreachable!("M > 0")),
+        shape => {
             return Err(format!(
                 "{}: shape {shape:?}, expected [{n}, {c}] or [M, {n}, {c}]",
                 path.display()
             ));
         }
     };
-    let mut mean = vec![0.0; n * c];
-    for member in data.chunks_exact(n * c) {
-        mean.iter_mut()
-            .zip(member)
-            .for_each(|(acc, v)| *acc += v / m as f64);
-    }
-    Logits::new(mean, n, c).map_err(|e| format!("{}: {e}", path.display()))
+    Logits::from_array(mean.view()).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn load_labels(path: &Path, n: usize) -> Result<Vec<usize>, String> {
-    let (shape, values) = read_integers(path)?;
-    if shape != [n] {
+    let labels = read_integers(path)?;
+    if labels.shape() != [n] {
         return Err(format!(
-            "{}: shape {shape:?}, expected [{n}] to match the probabilities",
+            "{}: shape {:?}, expected [{n}] to match the probabilities",
             path.display(),
+            labels.shape(),
         ));
     }
-    values
+    labels
         .iter()
         .enumerate()
         .map(|(i, &v)| {

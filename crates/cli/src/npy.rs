@@ -1,6 +1,6 @@
 //! `.npy` files through `ndarray-npy`: float arrays (float32 or float64, either byte order, C or
-//! Fortran order) as f64 and integer arrays of any width as i128, with errors that name the
-//! file and say what was expected.
+//! Fortran order) as f64 arrays and integer arrays of any width as i128 arrays, with errors that
+//! name the file and say what was expected.
 
 use std::path::Path;
 
@@ -21,15 +21,11 @@ fn first_type<U>(
     path: &Path,
     tries: &[fn(&Path) -> Result<ArrayD<U>, ReadNpyError>],
     expected: &str,
-) -> Result<(Vec<usize>, Vec<U>), String> {
+) -> Result<ArrayD<U>, String> {
     let mut last = None;
     for read in tries {
         match read(path) {
-            Ok(array) => {
-                let shape = array.shape().to_vec();
-                // Logical (C) order whatever the file's layout.
-                return Ok((shape, array.into_iter().collect()));
-            }
+            Ok(array) => return Ok(array),
             Err(ReadNpyError::WrongDescriptor(d)) => last = Some(d),
             Err(e) => return Err(describe(path, &e)),
         }
@@ -52,8 +48,8 @@ fn describe(path: &Path, e: &ReadNpyError) -> String {
     }
 }
 
-/// A float32 or float64 array as f64: its shape and its values in C order.
-pub fn read_floats(path: &Path) -> Result<(Vec<usize>, Vec<f64>), String> {
+/// A float32 or float64 array as f64.
+pub fn read_floats(path: &Path) -> Result<ArrayD<f64>, String> {
     first_type(
         path,
         &[
@@ -64,8 +60,8 @@ pub fn read_floats(path: &Path) -> Result<(Vec<usize>, Vec<f64>), String> {
     )
 }
 
-/// An integer array of any width, signed or not, as i128: its shape and its values.
-pub fn read_integers(path: &Path) -> Result<(Vec<usize>, Vec<i128>), String> {
+/// An integer array of any width, signed or not, as i128.
+pub fn read_integers(path: &Path) -> Result<ArrayD<i128>, String> {
     first_type(
         path,
         &[
@@ -90,6 +86,11 @@ mod tests {
     use ndarray_npy::write_npy;
 
     use super::{read_floats, read_integers};
+
+    /// The shape, and the values in logical (C) order whatever the file's layout.
+    fn flat<T: Copy>(array: ArrayD<T>) -> (Vec<usize>, Vec<T>) {
+        (array.shape().to_vec(), array.iter().copied().collect())
+    }
 
     fn temp(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("uqformer-npy-{}", std::process::id()));
@@ -120,7 +121,7 @@ mod tests {
         let f32_path = temp("a32.npy");
         write_npy(&f32_path, &a).unwrap();
         assert_eq!(
-            read_floats(&f32_path).unwrap(),
+            flat(read_floats(&f32_path).unwrap()),
             (vec![2, 3], vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
         );
         // The transpose is Fortran-contiguous and is written so; it reads back in C order.
@@ -128,18 +129,22 @@ mod tests {
         let f64_path = temp("t64.npy");
         write_npy(&f64_path, &t).unwrap();
         assert_eq!(
-            read_floats(&f64_path).unwrap(),
+            flat(read_floats(&f64_path).unwrap()),
             (vec![3, 2], vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0])
         );
         let big = raw("big.npy", ">f8", "(1,)", &0.25f64.to_be_bytes());
-        assert_eq!(read_floats(&big).unwrap(), (vec![1], vec![0.25]));
+        assert_eq!(flat(read_floats(&big).unwrap()), (vec![1], vec![0.25]));
     }
 
     #[test]
     fn integers_of_every_width_read_alike() {
         let values = [0i64, 3, 9];
-        let check =
-            |path: PathBuf| assert_eq!(read_integers(&path).unwrap(), (vec![3], vec![0, 3, 9]));
+        let check = |path: PathBuf| {
+            assert_eq!(
+                flat(read_integers(&path).unwrap()),
+                (vec![3], vec![0, 3, 9])
+            )
+        };
         macro_rules! each {
             ($($t:ty),*) => {$(
                 let path = temp(concat!("i-", stringify!($t), ".npy"));
@@ -150,7 +155,7 @@ mod tests {
         each!(i8, i16, i32, i64, u8, u16, u32, u64);
         check(raw("be.npy", ">i2", "(3,)", &[0, 0, 0, 3, 0, 9]));
         let negative = raw("neg.npy", "|i1", "(1,)", &[0xff]);
-        assert_eq!(read_integers(&negative).unwrap().1, [-1]);
+        assert_eq!(flat(read_integers(&negative).unwrap()).1, [-1]);
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! Validated row-major inputs: probabilities `[N, C]`, member probabilities `[M, N, C]`, logits.
 
+use ndarray::{ArrayView2, ArrayView3};
+
 use crate::error::{MetricsError, Result};
 
 /// Default tolerance on `|sum of a probability row - 1|`; loose enough for softmax saved as f32.
@@ -48,6 +50,18 @@ impl Probs {
         Self::new(widen(data), n, c)
     }
 
+    /// As [`Probs::new`] from an `[N, C]` array (f32 or f64, any memory layout: read in
+    /// logical order).
+    pub fn from_array<A: Copy + Into<f64>>(probs: ArrayView2<'_, A>) -> Result<Self> {
+        let (n, c) = probs.dim();
+        Self::new(probs.iter().map(|&p| p.into()).collect(), n, c)
+    }
+
+    /// The probabilities as an `[N, C]` array view (no copy).
+    pub fn view(&self) -> ArrayView2<'_, f64> {
+        view2(&self.data, self.n, self.c)
+    }
+
     /// Number of samples N.
     pub fn n(&self) -> usize {
         self.n
@@ -91,6 +105,18 @@ impl MemberProbs {
     /// As [`MemberProbs::new`] from f32 data (widened exactly to f64).
     pub fn from_f32(data: &[f32], m: usize, n: usize, c: usize) -> Result<Self> {
         Self::new(widen(data), m, n, c)
+    }
+
+    /// As [`MemberProbs::new`] from an `[M, N, C]` array (f32 or f64, any memory layout).
+    pub fn from_array<A: Copy + Into<f64>>(probs: ArrayView3<'_, A>) -> Result<Self> {
+        let (m, n, c) = probs.dim();
+        Self::new(probs.iter().map(|&p| p.into()).collect(), m, n, c)
+    }
+
+    /// The member probabilities as an `[M, N, C]` array view (no copy).
+    pub fn view(&self) -> ArrayView3<'_, f64> {
+        ArrayView3::from_shape((self.m, self.n, self.c), &self.data)
+            .unwrap_or_else(|_| unreachable!("the shape was checked on construction"))
     }
 
     /// Number of members M.
@@ -145,6 +171,17 @@ impl Logits {
         Self::new(widen(data), n, c)
     }
 
+    /// As [`Logits::new`] from an `[N, C]` array (f32 or f64, any memory layout).
+    pub fn from_array<A: Copy + Into<f64>>(logits: ArrayView2<'_, A>) -> Result<Self> {
+        let (n, c) = logits.dim();
+        Self::new(logits.iter().map(|&x| x.into()).collect(), n, c)
+    }
+
+    /// The logits as an `[N, C]` array view (no copy).
+    pub fn view(&self) -> ArrayView2<'_, f64> {
+        view2(&self.data, self.n, self.c)
+    }
+
     /// Number of samples N.
     pub fn n(&self) -> usize {
         self.n
@@ -159,6 +196,12 @@ impl Logits {
     pub fn rows(&self) -> std::slice::ChunksExact<'_, f64> {
         self.data.chunks_exact(self.c)
     }
+}
+
+/// `data` (checked on construction to hold `n * c` values) as a row-major `[n, c]` view.
+fn view2(data: &[f64], n: usize, c: usize) -> ArrayView2<'_, f64> {
+    ArrayView2::from_shape((n, c), data)
+        .unwrap_or_else(|_| unreachable!("the shape was checked on construction"))
 }
 
 fn widen(data: &[f32]) -> Vec<f64> {

@@ -4,7 +4,10 @@
 //! Inputs are validated once, when built:
 //! - [`Probs`] `[N, C]` and [`MemberProbs`] `[M, N, C]`: row-major f64 (or widened f32), every
 //!   value finite and in [0, 1], every row summing to 1 within [`DEFAULT_SUM_TOL`];
-//! - [`Logits`] `[N, C]`: finite; labels are `&[usize]` below C.
+//! - [`Logits`] `[N, C]`: finite; labels are `&[usize]` below C;
+//! - from `ndarray` arrays of any layout (`from_array`: an `ArrayView2` / `ArrayView3` of f32
+//!   or f64), and back as views (`view()`, no copy), so that arrays flow in and out as they do
+//!   in numpy code.
 //!
 //! Metrics:
 //! - classification: [`accuracy`], [`nll`] (clipped at [`NLL_EPS`]), [`brier`] (multi-class),
