@@ -16,10 +16,13 @@ fn read_as<T: ReadableElement + Clone, U>(
     read_npy::<_, ArrayD<T>>(path).map(|a| a.mapv(f))
 }
 
+/// Reads a file as one element type, converted to `U`.
+type Reader<U> = fn(&Path) -> Result<ArrayD<U>, ReadNpyError>;
+
 /// The first of `tries` that reads the file's element type.
 fn first_type<U>(
     path: &Path,
-    tries: &[fn(&Path) -> Result<ArrayD<U>, ReadNpyError>],
+    tries: &[Reader<U>],
     expected: &str,
 ) -> Result<ArrayD<U>, String> {
     let mut last = None;
