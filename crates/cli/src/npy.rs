@@ -20,11 +20,7 @@ fn read_as<T: ReadableElement + Clone, U>(
 type Reader<U> = fn(&Path) -> Result<ArrayD<U>, ReadNpyError>;
 
 /// The first of `tries` that reads the file's element type.
-fn first_type<U>(
-    path: &Path,
-    tries: &[Reader<U>],
-    expected: &str,
-) -> Result<ArrayD<U>, String> {
+fn first_type<U>(path: &Path, tries: &[Reader<U>], expected: &str) -> Result<ArrayD<U>, String> {
     let mut last = None;
     for read in tries {
         match read(path) {

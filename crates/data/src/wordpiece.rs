@@ -1,16 +1,17 @@
-//! BERT's WordPiece tokenizer for uncased vocabularies, following Hugging Face `tokenizers`
-//! (BertNormalizer, BertPreTokenizer, WordPiece, the `[CLS] A [SEP]` template) so that ids match
-//! a shipped `tokenizer.json` such as all-MiniLM-L6-v2's.
+//! BERT's WordPiece tokenizer for uncased vocabularies: Hugging Face's `tokenizers` crate
+//! (BertNormalizer, BertPreTokenizer, WordPiece, the special tokens matched in the raw text) over
+//! a `vocab.txt`, so that ids match a shipped `tokenizer.json` such as all-MiniLM-L6-v2's.
 //!
-//! Unicode data: NFD from `unicode-normalization`, general categories from `finl_unicode`
-//! (Unicode 18). Hugging Face uses older tables, so characters assigned or recategorised since
-//! then may tokenise differently (rare: they are unknown to the vocabulary either way).
+//! The crate is built without its default features (the Oniguruma C library and the C++
+//! suffix-array trainer), with `fancy-regex`, so it needs no C toolchain.
 
 use std::collections::HashMap;
 use std::path::Path;
 
-use finl_unicode::categories::CharacterCategories;
-use unicode_normalization::UnicodeNormalization;
+use tokenizers::models::wordpiece::WordPiece as WordPieceModel;
+use tokenizers::normalizers::BertNormalizer;
+use tokenizers::pre_tokenizers::bert::BertPreTokenizer;
+use tokenizers::{AddedToken, Tokenizer};
 
 use crate::error::{DataError, Result};
 
@@ -22,15 +23,21 @@ const MAX_WORD_CHARS: usize = 100;
 const SPECIAL_TOKENS: [&str; 5] = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
 
 /// A BERT WordPiece tokenizer over an uncased vocabulary (lower-cases and strips accents).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct WordPiece {
-    vocab: HashMap<String, u32>,
+    tokenizer: Tokenizer,
     tokens: Vec<String>,
-    special: Vec<(&'static str, u32)>,
     cls: u32,
     sep: u32,
-    unk: u32,
     pad: u32,
+}
+
+impl std::fmt::Debug for WordPiece {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WordPiece")
+            .field("vocab_size", &self.tokens.len())
+            .finish_non_exhaustive()
+    }
 }
 
 /// Token ids of one text, `[CLS] ... [SEP]` then any padding, and the attention mask
@@ -83,23 +90,37 @@ impl WordPiece {
                 )
             })
         };
-        let (cls, sep, unk, pad) = (
-            required("[CLS]")?,
-            required("[SEP]")?,
-            required("[UNK]")?,
-            required("[PAD]")?,
-        );
-        let special = SPECIAL_TOKENS
-            .iter()
-            .filter_map(|&name| vocab.get(name).map(|&id| (name, id)))
+        let (cls, sep, pad) = (required("[CLS]")?, required("[SEP]")?, required("[PAD]")?);
+        // The model's own: required, but not kept here.
+        required("[UNK]")?;
+        // The file checked above is read again by the crate (into its own map type).
+        let utf8 = path.to_str().ok_or_else(|| {
+            DataError::file(
+                path,
+                "the path is not valid UTF-8, which the tokenizer needs",
+            )
+        })?;
+        let model = WordPieceModel::from_file(utf8)
+            .unk_token("[UNK]".into())
+            .continuing_subword_prefix("##".into())
+            .max_input_chars_per_word(MAX_WORD_CHARS)
+            .build()
+            .map_err(|e| DataError::file(path, format!("not a WordPiece vocabulary: {e}")))?;
+        let mut tokenizer = Tokenizer::new(model);
+        // clean_text, handle_chinese_chars, strip_accents (None: as lowercase), lowercase.
+        tokenizer
+            .with_normalizer(Some(BertNormalizer::new(true, true, None, true)))
+            .with_pre_tokenizer(Some(BertPreTokenizer));
+        let special: Vec<AddedToken> = (SPECIAL_TOKENS.iter())
+            .filter(|name| tokens.iter().any(|t| t == *name))
+            .map(|name| AddedToken::from(*name, true))
             .collect();
+        tokenizer.add_special_tokens(&special);
         Ok(Self {
-            vocab,
+            tokenizer,
             tokens,
-            special,
             cls,
             sep,
-            unk,
             pad,
         })
     }
@@ -122,8 +143,10 @@ impl WordPiece {
                 "max_len = {max_len}: expected at least 2 (room for [CLS] and [SEP])"
             )));
         }
+        let pieces = (self.tokenizer.encode(text, false))
+            .map_err(|e| DataError::invalid(format!("tokenizing {text:?}: {e}")))?;
         let mut ids = vec![self.cls];
-        self.tokenize(text, &mut ids);
+        ids.extend(pieces.get_ids());
         ids.truncate(max_len - 1);
         ids.push(self.sep);
         let attention_mask = vec![1; ids.len()];
@@ -151,143 +174,4 @@ impl WordPiece {
         }
         Ok(batch)
     }
-
-    /// Appends the word-piece ids of `text` (no `[CLS]`/`[SEP]`): special tokens are cut out
-    /// of the raw text first, the rest is normalised and split into words.
-    fn tokenize(&self, text: &str, out: &mut Vec<u32>) {
-        let mut rest = text;
-        // Leftmost match, the longest on ties, as Hugging Face matches added tokens.
-        while let Some((at, name, id)) = self
-            .special
-            .iter()
-            .filter_map(|&(name, id)| rest.find(name).map(|at| (at, name, id)))
-            .min_by_key(|&(at, name, _)| (at, std::cmp::Reverse(name.len())))
-        {
-            self.tokenize_plain(&rest[..at], out);
-            out.push(id);
-            rest = &rest[at + name.len()..];
-        }
-        self.tokenize_plain(rest, out);
-    }
-
-    fn tokenize_plain(&self, text: &str, out: &mut Vec<u32>) {
-        let normalized = normalize(text);
-        for word in normalized.split(char::is_whitespace) {
-            for piece in split_punctuation(word) {
-                self.word_pieces(piece, out);
-            }
-        }
-    }
-
-    /// Greedy longest-match-first split of one word into vocabulary pieces (`##` marks a
-    /// continuation); the whole word is `[UNK]` if any part has no match or it is too long.
-    fn word_pieces(&self, word: &str, out: &mut Vec<u32>) {
-        if word.chars().count() > MAX_WORD_CHARS {
-            out.push(self.unk);
-            return;
-        }
-        let first = out.len();
-        let mut candidate = String::new();
-        let mut start = 0;
-        while start < word.len() {
-            let mut end = word.len();
-            let id = loop {
-                candidate.clear();
-                if start > 0 {
-                    candidate.push_str("##");
-                }
-                candidate.push_str(&word[start..end]);
-                if let Some(&id) = self.vocab.get(&candidate) {
-                    break Some(id);
-                }
-                // Shrink by one character (not byte) from the right.
-                match word[start..end].char_indices().next_back() {
-                    Some((last, _)) if last > 0 => end = start + last,
-                    _ => break None,
-                }
-            };
-            match id {
-                Some(id) => {
-                    out.push(id);
-                    start = end;
-                }
-                None => {
-                    out.truncate(first);
-                    out.push(self.unk);
-                    return;
-                }
-            }
-        }
-    }
-}
-
-/// BertNormalizer: drop NUL, U+FFFD and control/format/private-use characters, map whitespace
-/// to spaces, put spaces around CJK ideographs, strip accents (NFD, drop non-spacing marks),
-/// lower-case.
-fn normalize(text: &str) -> String {
-    let mut cleaned = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c == '\0' || c == '\u{fffd}' || is_control(c) {
-            continue;
-        }
-        if c.is_whitespace() {
-            cleaned.push(' ');
-        } else if is_cjk(c) {
-            cleaned.extend([' ', c, ' ']);
-        } else {
-            cleaned.push(c);
-        }
-    }
-    cleaned
-        .nfd()
-        .filter(|c| !c.is_mark_nonspacing())
-        .flat_map(char::to_lowercase)
-        .collect()
-}
-
-/// Hugging Face's control test: categories Cc, Cf and Co, except tab, newline and carriage
-/// return (whitespace). Unassigned code points are kept.
-fn is_control(c: char) -> bool {
-    !matches!(c, '\t' | '\n' | '\r') && (c.is_control() || c.is_format() || c.is_private_use())
-}
-
-/// The CJK ideograph blocks BERT splits into single characters (Hugging Face's ranges, which
-/// start Extension E at U+2B920 where Google's BERT starts it at U+2B820).
-fn is_cjk(c: char) -> bool {
-    matches!(
-        c as u32,
-        0x4E00..=0x9FFF
-            | 0x3400..=0x4DBF
-            | 0x2_0000..=0x2_A6DF
-            | 0x2_A700..=0x2_B73F
-            | 0x2_B740..=0x2_B81F
-            | 0x2_B920..=0x2_CEAF
-            | 0xF900..=0xFAFF
-            | 0x2_F800..=0x2_FA1F
-    )
-}
-
-/// ASCII symbols (as BERT counts them) and Unicode punctuation (P*).
-fn is_punctuation(c: char) -> bool {
-    c.is_ascii_punctuation() || c.is_punctuation()
-}
-
-/// Splits a whitespace-free word so that every punctuation character is its own piece.
-fn split_punctuation(word: &str) -> Vec<&str> {
-    let mut pieces = Vec::new();
-    let mut start = 0;
-    for (at, c) in word.char_indices() {
-        if is_punctuation(c) {
-            if start < at {
-                pieces.push(&word[start..at]);
-            }
-            let end = at + c.len_utf8();
-            pieces.push(&word[at..end]);
-            start = end;
-        }
-    }
-    if start < word.len() {
-        pieces.push(&word[start..]);
-    }
-    pieces
 }
