@@ -22,7 +22,11 @@ pub fn reliability(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
             true => format!("{}: ECE {ece:.4} ± {ece_std:.4}", entry.name),
             false => format!("{}: ECE {ece:.4}", entry.name),
         };
-        let (mut accuracy, mut gap) = (Vec::new(), Vec::new());
+        let (mut accuracy, mut gap, mut share) = (Vec::new(), Vec::new(), Vec::new());
+        let total: f64 = (curves.iter())
+            .flat_map(|c| c.reliability.iter())
+            .map(|b| b.count as f64)
+            .sum();
         if let Some(first) = curves.first() {
             for (b, bin) in first.reliability.iter().enumerate() {
                 // Pooled over seeds: the bins are the same equal-width bins in every seed.
@@ -40,6 +44,7 @@ pub fn reliability(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
                 }
                 let (acc, conf) = (hits / n, confidence / n);
                 let centre = (bin.lo + bin.hi) / 2.0;
+                share.push(Point::new(centre, n / total));
                 accuracy.push(Point::new(centre, acc));
                 gap.push(Point {
                     lo: Some(acc),
@@ -62,6 +67,8 @@ pub fn reliability(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
             series: vec![
                 Series::new("accuracy", Mark::Bars { width }, accuracy).colour(0),
                 Series::new("gap to confidence", Mark::Outlines { width }, gap).colour(3),
+                // How much each bin weighs in the ECE: a tall bar over few samples is noise.
+                Series::new("share of samples", Mark::Points, share).colour(11),
             ],
             note: Some(NO_CURVES.into()),
         });
@@ -72,7 +79,8 @@ pub fn reliability(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
         format!(
             "Accuracy per confidence bin (15 equal-width bins, test set, pooled over seeds) \
              against the diagonal of perfect calibration; the outlined part is the gap to the bin's \
-             mean confidence (a bin of few samples is noisy: the counts are in `curves.json`). ECE in the \
+             mean confidence; grey dots give each bin's share of the samples, its weight in the \
+             ECE (a bin of few samples is noisy; the counts are in `curves.json`). ECE in the \
              titles ({}).",
             seeds_note(inputs.summary)
         ),
