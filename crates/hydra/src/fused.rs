@@ -325,16 +325,26 @@ fn fuse_block(
     };
     let norm1: Vec<_> = blocks.iter().map(|b| &b.norm1).collect();
     let norm2: Vec<_> = blocks.iter().map(|b| &b.norm2).collect();
+    let mut norm1 = GroupedLayerNorm::of(&norm1, &format!("block {l} norm1"))?;
+    let mut norm2 = GroupedLayerNorm::of(&norm2, &format!("block {l} norm2"))?;
+    let (mut qkv, mut fc1) = (GroupedLinear::stack(qkv_w, qkv_b), fc1);
+    let norm_first = layout.norm_first[l];
+    // Pre-norm, each norm feeds only its branch's first projection: its affine folds into it.
+    // (Post-norm, the norm's output is also the residual, so it keeps its affine.)
+    if norm_first {
+        qkv = norm1.fold(qkv);
+        fc1 = norm2.fold(fc1);
+    }
     Ok(FusedBlock {
-        norm1: GroupedLayerNorm::of(&norm1, &format!("block {l} norm1"))?,
-        qkv: GroupedLinear::stack(qkv_w, qkv_b),
+        norm1,
+        qkv,
         output: GroupedLinear::stack(out_w, out_b),
-        norm2: GroupedLayerNorm::of(&norm2, &format!("block {l} norm2"))?,
+        norm2,
         fc1,
         fc2,
         heads,
         head_dim,
-        norm_first: layout.norm_first[l],
+        norm_first,
     })
 }
 

@@ -65,7 +65,8 @@ pub(crate) fn weight_and_bias(linear: &Linear) -> (Tensor<2>, Tensor<1>) {
     (weight, bias)
 }
 
-/// One LayerNorm per stream: a single normalisation of all streams, then each stream's affine.
+/// One LayerNorm per stream: a single normalisation of all streams, then each stream's affine
+/// (unless it was folded into the layer that reads the norm, see [`GroupedLayerNorm::fold`]).
 #[derive(Module, Debug)]
 pub struct GroupedLayerNorm {
     /// The members' normalisation without affine (gamma 1, no beta).
@@ -74,6 +75,8 @@ pub struct GroupedLayerNorm {
     pub gamma: Param<Tensor<3>>,
     /// `[M, 1, D]`.
     pub beta: Param<Tensor<3>>,
+    /// False once the affine lives in the next layer's weights: the norm only normalises.
+    pub affine: bool,
 }
 
 impl GroupedLayerNorm {
@@ -111,11 +114,39 @@ impl GroupedLayerNorm {
             normalise,
             gamma: Param::from_tensor(Tensor::stack(gamma, 0)),
             beta: Param::from_tensor(Tensor::stack(beta, 0)),
+            affine: true,
         })
     }
 
     /// `[M, R, D] -> [M, R, D]`.
     pub fn forward(&self, x: Tensor<3>) -> Tensor<3> {
-        self.normalise.forward(x) * self.gamma.val() + self.beta.val()
+        let normalised = self.normalise.forward(x);
+        match self.affine {
+            true => normalised * self.gamma.val() + self.beta.val(),
+            false => normalised,
+        }
+    }
+
+    /// Moves this norm's affine into `next`, the layer that reads only its output:
+    /// `(n·γ + β) W + b = n (diag(γ) W) + (β W + b)` per member, two element-wise passes fewer
+    /// per call. A shared group of `next` (an averaged MLP) becomes one group per member, since
+    /// the members' γ and β differ; its FLOPs stay the same.
+    pub(crate) fn fold(&mut self, next: GroupedLinear) -> GroupedLinear {
+        if !self.affine {
+            return next;
+        }
+        let [members, _, d] = self.gamma.dims();
+        let [groups, d_in, d_out] = next.weight.dims();
+        let weight = next.weight.val().expand([members, d_in, d_out]);
+        let bias = next.bias.val().expand([members, 1, d_out]);
+        debug_assert!(d == d_in && (groups == members || groups == 1));
+        // γ as a column [M, D, 1] scales W's rows; β [M, 1, D] × W [M, D, out] adds to b.
+        let scaled = weight.clone() * self.gamma.val().swap_dims(1, 2);
+        let shifted = self.beta.val().matmul(weight) + bias;
+        self.affine = false;
+        GroupedLinear {
+            weight: Param::from_tensor(scaled),
+            bias: Param::from_tensor(shifted),
+        }
     }
 }
