@@ -16,7 +16,7 @@ pub struct ReportArgs {
 pub fn run(args: &ReportArgs) -> Result<(), String> {
     let rendered = redraw(&args.run).map_err(|e| e.to_string())?;
     let write = |name: &str, bytes: &[u8]| {
-        experiment::atomic_write(&args.run.join(name), bytes).map_err(|e| e.to_string())
+        data::atomic_write(&args.run.join(name), bytes).map_err(|e| e.to_string())
     };
     write("report.md", rendered.markdown.as_bytes())?;
     write("report.html", rendered.html.as_bytes())?;

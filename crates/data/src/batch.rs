@@ -6,6 +6,12 @@ use rand::{Rng, RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{DataError, Result};
+use crate::seed::mix;
+
+/// Epoch `e` shuffles with stream `e + SHUFFLE_STREAMS` of the seed: the offset at which
+/// [`mix`] gives exactly the orders of the shuffle's former own mixer (`seed ^ (e + 1)·φ`), so
+/// cached checkpoints and reference runs keep their batch order.
+const SHUFFLE_STREAMS: u64 = 0x0587_e91e_8bc6_0ddc;
 
 /// How to cut `0..n` into mini-batches each epoch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,7 +50,7 @@ impl BatchPlan {
     pub fn epoch(&self, epoch: u64) -> Batches {
         let mut order: Vec<usize> = (0..self.n).collect();
         if let Some(seed) = self.shuffle {
-            order.shuffle(&mut StdRng::seed_from_u64(mix(seed, epoch)));
+            order.shuffle(&mut StdRng::seed_from_u64(mix(seed, epoch.wrapping_add(SHUFFLE_STREAMS))));
         }
         Batches {
             order,
@@ -84,15 +90,6 @@ impl Iterator for Batches {
 }
 
 impl ExactSizeIterator for Batches {}
-
-/// A well-spread seed for stream `stream` of `seed` (SplitMix64 finaliser), so that nearby
-/// (seed, epoch) pairs give unrelated shuffles.
-fn mix(seed: u64, stream: u64) -> u64 {
-    let mut z = seed ^ stream.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
 
 /// Training-time augmentation of `[C, H, W]` float images.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -180,6 +177,22 @@ mod tests {
         let other = BatchPlan::new(50, 8, Some(12), false).unwrap();
         assert_ne!(other.epoch(0).flatten().collect::<Vec<_>>(), e0);
         assert_eq!(plan.epoch(0).len(), 7);
+    }
+
+    #[test]
+    fn shuffle_streams_reproduce_the_former_mixer() {
+        // The shuffle's own mixer before it was unified with `mix`, written out independently.
+        let former = |seed: u64, epoch: u64| {
+            let mut z = seed ^ epoch.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        for seed in [0, 1, 11, 12_345, u64::MAX] {
+            for epoch in 0..40u64 {
+                assert_eq!(mix(seed, epoch.wrapping_add(SHUFFLE_STREAMS)), former(seed, epoch));
+            }
+        }
     }
 
     /// Reference: the image zero-padded by `p`, cropped at (dy, dx), optionally mirrored.

@@ -19,8 +19,12 @@
 //! - Text: [`WordPiece`], BERT's uncased WordPiece tokenizer ([`Encoding`]: ids and mask),
 //!   matching Hugging Face `tokenizers` on BERT's `tokenizer.json`.
 //!
+//! - Utilities: [`mix`] (seeds for independent random streams) and [`atomic_write`]
+//!   (crash-safe file replacement), used by every crate above.
+//!
 //! Every random choice is drawn from an explicit seed. Errors are [`DataError`] values.
 
+mod atomic;
 mod batch;
 mod catalog;
 mod cifar;
@@ -32,10 +36,12 @@ mod idx;
 mod noise;
 mod normalize;
 mod resize;
+mod seed;
 mod sentiment;
 mod split;
 mod wordpiece;
 
+pub use atomic::{atomic_write, with_path};
 pub use batch::{AugmentConfig, BatchPlan, Batches, augment};
 pub use catalog::{Catalog, DatasetInfo, ImageSplits, Modality, Source, Split};
 pub use cifar::{CifarKind, load_cifar};
@@ -47,6 +53,7 @@ pub use idx::{
 };
 pub use normalize::Normalization;
 pub use resize::resize;
+pub use seed::mix;
 pub use sentiment::{NeutralRows, load_vader_tsv};
 pub use split::{SubsetSize, stratified_subset, train_val_split};
 pub use wordpiece::{Encoding, WordPiece};

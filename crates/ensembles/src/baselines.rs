@@ -4,7 +4,7 @@ use backbone::{Classifier, Gates, Input, Mode};
 use burn::module::Module;
 use burn::tensor::Tensor;
 
-use crate::EnsembleModel;
+use seam::EnsembleModel;
 
 /// The base model alone: M = 1.
 #[derive(Debug, Clone)]

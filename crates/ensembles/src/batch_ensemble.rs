@@ -7,9 +7,9 @@ use burn::module::{Module, Param};
 use burn::nn::{LayerNorm, Linear};
 use burn::tensor::{Device, Distribution, Tensor};
 use serde::{Deserialize, Serialize};
-use train::Trainable;
+use seam::Trainable;
 
-use crate::EnsembleModel;
+use seam::EnsembleModel;
 use crate::block::{MemberBlock, Projection, tokens};
 use crate::check::positive;
 use crate::draw;

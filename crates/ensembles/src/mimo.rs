@@ -5,9 +5,9 @@ use backbone::{BackboneError, Gates, Input, Mode, ViTConfig, VisionTransformer, 
 use burn::config::Config;
 use burn::module::Module;
 use burn::tensor::{Device, Distribution, Int, Tensor};
-use train::Trainable;
+use seam::Trainable;
 
-use crate::EnsembleModel;
+use seam::EnsembleModel;
 use crate::check::{invalid, positive};
 use crate::draw;
 

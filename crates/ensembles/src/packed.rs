@@ -23,9 +23,9 @@ use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::tensor::{Device, Distribution, Tensor};
-use train::Trainable;
+use seam::Trainable;
 
-use crate::EnsembleModel;
+use seam::EnsembleModel;
 use crate::block::{MemberBlock, tokens};
 use crate::check::{self, invalid, positive};
 use crate::draw;

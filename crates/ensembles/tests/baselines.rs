@@ -3,7 +3,8 @@
 use backbone::{Gates, Mode, ViTConfig, VisionTransformer};
 use burn::module::Module;
 use burn::tensor::{Device, Distribution, Tensor, Tolerance};
-use ensembles::{DeepEnsemble, EnsembleModel, McDropout, Single, mean_probs};
+use ensembles::{DeepEnsemble, McDropout, Single};
+use seam::EnsembleModel;
 
 fn tiny(device: &Device, seed: u64, dropout: f64) -> VisionTransformer {
     device.seed(seed);
@@ -47,18 +48,6 @@ fn deep_ensemble_members_are_the_models() {
     assert_eq!(ensemble.num_params(), 3 * models[0].num_params());
     assert_eq!(ensemble.flops_per_sample(), 300);
     assert_eq!(ensemble.members(), 3);
-}
-
-#[test]
-fn mean_probs_is_the_average_of_member_softmax() {
-    let device = Device::flex();
-    let logits = Tensor::<3>::from_floats([[[0.0, 0.0]], [[2.0f32.ln(), 0.0]]], &device);
-    // Members: [1/2, 1/2] and [2/3, 1/3]; mean [7/12, 5/12].
-    let p = mean_probs(logits).into_data().try_to_vec::<f32>().unwrap();
-    assert!(
-        (p[0] - 7.0 / 12.0).abs() < 1e-6 && (p[1] - 5.0 / 12.0).abs() < 1e-6,
-        "{p:?}"
-    );
 }
 
 #[test]

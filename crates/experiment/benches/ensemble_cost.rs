@@ -5,7 +5,8 @@
 
 use backbone::{Classifier, ViTConfig};
 use burn::tensor::{Device, Distribution, Tensor};
-use ensembles::{DeepEnsemble, EnsembleModel, Single};
+use ensembles::{DeepEnsemble, Single};
+use seam::EnsembleModel;
 use experiment::eval::costs;
 use experiment::results::Cost;
 use hydra::{HeadSet, Merge};

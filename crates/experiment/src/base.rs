@@ -9,7 +9,8 @@ use burn::module::Module;
 use burn::nn::LinearConfig;
 use burn::tensor::Device;
 use data::{Dataset, ImageDataset, WordPiece};
-use train::{Data, mix};
+use data::mix;
+use train::Data;
 
 use crate::cache::{Fit, Trainer, fingerprint};
 use crate::config::ExperimentConfig;

@@ -10,7 +10,8 @@ use std::sync::Mutex;
 use std::time::SystemTime;
 
 use burn::tensor::Device;
-use train::{Checkpoint, Data, Distill, FitOptions, TrainConfig, Trainable, fit_with_report};
+use seam::Trainable;
+use train::{Checkpoint, Data, Distill, FitOptions, TrainConfig, fit_with_report};
 
 use crate::curves::TrainingLog;
 use crate::error::{Context, Result};

@@ -5,7 +5,8 @@ use data::{
     Catalog, Corruption, Dataset, Modality, Normalization, SubsetSize, WordPiece, corrupt,
     stratified_subset, train_val_split,
 };
-use train::{Data, mix};
+use data::mix;
+use train::Data;
 
 pub use crate::prep::Prep;
 

@@ -43,5 +43,4 @@ pub use results::{
 };
 pub use runner::{RunOptions, RunOutput, run, run_job};
 pub use store::write_run;
-pub use train::atomic_write;
 pub use workers::{Job, Workers};

@@ -356,7 +356,7 @@ fn start_pool(
         fingerprint(&serde_json::Value::String(text.clone()))
     ));
     std::fs::create_dir_all(&opts.cache_root).context(opts.cache_root.display())?;
-    train::atomic_write(&file, text.as_bytes())?;
+    data::atomic_write(&file, text.as_bytes())?;
     let mut jobs: Vec<(Job, usize)> = (0..needed_base_models(config))
         .map(|k| (Job::Base(k), 0))
         .collect();

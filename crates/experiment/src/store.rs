@@ -9,7 +9,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use train::{atomic_write, with_path};
+use data::{atomic_write, with_path};
 
 use crate::results::Summary;
 

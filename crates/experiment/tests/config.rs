@@ -215,3 +215,37 @@ fn eval_section_and_calibration_are_checked() {
         error_of(&per_method("\"temperature\"").replace("name = \"mcd\"", "name = \"single+ts\""));
     assert!(e.contains("`single+ts` is used twice"), "{e}");
 }
+
+/// Kinds whose parameters are a library's config: the library's defaults fill the resolved
+/// parameters, unknown, runner-set and missing keys are named, bad values name the variants.
+#[test]
+fn library_configs_are_the_method_parameters() {
+    let with = |method: &str| VALID.replace("[[method]]\nkind = \"single\"", method);
+    let c = ExperimentConfig::parse(&with("[[method]]\nkind = \"lora_ensemble\"\nmembers = 2"))
+        .unwrap();
+    let lora = lora_ensemble::LoraConfig::new(2);
+    let params = &c.methods[0].params;
+    assert_eq!(params["rank"].as_integer(), Some(lora.rank as i64));
+    assert_eq!(params["init_gain"].as_float(), Some(lora.init_gain));
+    assert_eq!(params["head_init"].as_str(), Some("random"));
+    assert!(!params.contains_key("text_tokens"), "{params:?}");
+    let packed = ensembles::PackedConfig::new();
+    let c = ExperimentConfig::parse(&with("[[method]]\nkind = \"packed_ensemble\"\nmembers = 3"))
+        .unwrap();
+    assert_eq!(c.methods[0].params["alpha"].as_float(), Some(packed.alpha));
+    assert_eq!(c.methods[0].params["gamma"].as_integer(), Some(packed.gamma as i64));
+
+    let e = error_of(&with("[[method]]\nkind = \"lora_ensemble\"\nmembers = 2\nrnak = 4"));
+    assert!(e.contains("`rnak`") && e.contains("`rank`") && e.contains("`head_init`"), "{e}");
+    assert!(!e.contains("text_tokens"), "runner-set fields are not offered: {e}");
+    let e = error_of(&with("[[method]]\nkind = \"lora_ensemble\"\nmembers = 2\ntext_tokens = 9"));
+    assert!(e.contains("`text_tokens`"), "{e}");
+    let e = error_of(&with("[[method]]\nkind = \"mimo\""));
+    assert!(e.contains("missing field `members`"), "{e}");
+    let e = error_of(&with("[[method]]\nkind = \"lora_ensemble\"\nmembers = 2\nhead_init = \"Copy\""));
+    assert!(e.contains("Copy") && e.contains("random") && e.contains("copy"), "{e}");
+    let e = error_of(&with("[[method]]\nkind = \"hydra\"\nmembers = 2\nmerge = \"mean\""));
+    assert!(e.contains("mean") && e.contains("average") && e.contains("none"), "{e}");
+    let e = error_of(&with("[[method]]\nkind = \"hydra\"\nmembers = 2\nood_calibration = \"fog\""));
+    assert!(e.contains("fog") && e.contains("shot_noise"), "{e}");
+}

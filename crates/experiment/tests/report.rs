@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use experiment::{
-    Cost, IdMetrics, MethodResult, OodMetrics, ShiftMetrics, Summary, atomic_write,
+    Cost, IdMetrics, MethodResult, OodMetrics, ShiftMetrics, Summary,
     render_markdown, render_terminal, write_run,
 };
 use serde_json::Value;
@@ -571,26 +571,6 @@ fn terminal_table_is_fixed_width_with_headline_means() {
             .all(|l| l.chars().count() == lines[1].chars().count()),
         "{term}"
     );
-}
-
-#[test]
-fn atomic_write_replaces_files_and_reports_bad_paths() {
-    let dir = temp_dir("atomic");
-    let path = dir.join("ckpt.bin");
-    atomic_write(&path, b"old").unwrap();
-    atomic_write(&path, b"new contents").unwrap();
-    assert_eq!(fs::read(&path).unwrap(), b"new contents");
-
-    let missing = dir.join("no-such-dir").join("x.json");
-    let err = atomic_write(&missing, b"x").expect_err("parent does not exist");
-    assert!(
-        err.to_string().contains("no-such-dir"),
-        "error names the path: {err}"
-    );
-    let err = atomic_write(Path::new("/"), b"x").expect_err("no file name");
-    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
-    assert_eq!(leftover_tmp(&dir), Vec::<PathBuf>::new());
-    fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Paired comparisons on the two-seed fixture, against intervals computed by hand, and the

@@ -21,7 +21,8 @@ use data::{BatchPlan, SubsetSize, stratified_subset};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use serde::Serialize;
-use train::{ImageData, cross_entropy, mix};
+use data::mix;
+use train::{ImageData, cross_entropy};
 
 use crate::config::HetDptConfig;
 use crate::error::HetDptError;
@@ -228,7 +229,8 @@ mod tests {
     use backbone::Input;
     use burn::module::Param;
     use data::Normalization;
-    use train::{FitOptions, TrainConfig, Trainable, fit};
+    use seam::Trainable;
+    use train::{FitOptions, TrainConfig, fit};
 
     /// The tiny ViT trained with block `off`'s attention branch gated off throughout.
     #[derive(Module, Debug)]

@@ -19,7 +19,7 @@
 //!
 //! [`merge`] with a [`Removal`] gives the merged model directly; it equals the unmerged model
 //! run with those gates at 0 ([`Removal::gates`]). [`PrunedViT`] implements
-//! `ensembles::EnsembleModel` (M = 1) and `train::Trainable`. The [`HetDptReport`] holds the
+//! `seam::EnsembleModel` (M = 1) and `seam::Trainable`. The [`HetDptReport`] holds the
 //! scores, orders, MAP points, fit, choice and before/after measurements (Serialize).
 //!
 //! ```no_run

@@ -8,7 +8,8 @@ use burn::module::Module;
 use burn::tensor::Device;
 use data::{ImageDataset, SubsetSize, stratified_subset};
 use serde::Serialize;
-use train::{Distill, FitOptions, ImageData, TrainConfig, fit, mix};
+use data::mix;
+use train::{Distill, FitOptions, ImageData, TrainConfig, fit};
 
 use crate::config::{HetDptConfig, Speed};
 use crate::error::HetDptError;

@@ -5,9 +5,9 @@ use backbone::{Attention, Dropout, Gates, Input, Mlp, Mode, VisionTransformer};
 use burn::module::{Module, Param};
 use burn::nn::{LayerNorm, Linear};
 use burn::tensor::Tensor;
-use ensembles::EnsembleModel;
+use seam::EnsembleModel;
 use serde::Serialize;
-use train::Trainable;
+use seam::Trainable;
 
 use crate::error::HetDptError;
 

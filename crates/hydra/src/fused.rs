@@ -1,14 +1,11 @@
 //! The fused single-pass ensemble: the members' pruned encoders run side by side in one
 //! forward pass (grouped projections, one batched attention over all members' heads).
 
-use std::fmt;
-use std::str::FromStr;
-
 use backbone::gelu;
 use backbone::{BlockShape, Classifier, Dropout, Input, Mode, attend};
 use burn::module::Module;
 use burn::tensor::{Bool, Tensor};
-use ensembles::EnsembleModel;
+use seam::EnsembleModel;
 use serde::{Deserialize, Serialize};
 
 use crate::error::HydraError;
@@ -24,31 +21,6 @@ pub enum Merge {
     Average,
     /// Each member keeps its own MLP (a grouped FC).
     None,
-}
-
-impl FromStr for Merge {
-    type Err = HydraError;
-
-    fn from_str(s: &str) -> Result<Self, HydraError> {
-        match s {
-            "average" => Ok(Self::Average),
-            "none" => Ok(Self::None),
-            other => Err(HydraError::invalid(
-                "merge",
-                format!("{other:?}"),
-                "\"average\" or \"none\"",
-            )),
-        }
-    }
-}
-
-impl fmt::Display for Merge {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Average => "average",
-            Self::None => "none",
-        })
-    }
 }
 
 /// M pruned members fused into one network that runs them all in one forward pass.

@@ -3,6 +3,8 @@
 //! different attention heads, and the members are fused into one network that runs them all in
 //! a single forward pass.
 //!
+//! [`HydraConfig`] holds the whole recipe (the keys of an experiment's `hydra` method table).
+//!
 //! 1. **Head importance** ([`HeadImportance`]): a strategy scores every (block, head), higher =
 //!    more important. Registered strategies ([`STRATEGIES`], built by name with [`strategy`]
 //!    from a TOML table of their parameters): `taylor`, `circuit`, `magnitude`, `random`,
@@ -24,7 +26,7 @@
 //!    member's embedding tables and the masked mean-pool readout (post-norm blocks). An input
 //!    embedding that is bit for bit the same in every member (members fine-tuned with
 //!    [`backbone::Classifier::freeze_embeddings`], or not at all) is stored and computed once.
-//!    The [`HydraModel`] is an [`ensembles::EnsembleModel`] (logits `[M, B, C]`).
+//!    The [`HydraModel`] is an [`seam::EnsembleModel`] (logits `[M, B, C]`).
 //!
 //! ```no_run
 //! use backbone::{BertConfig, Classifier, Input};
@@ -52,6 +54,7 @@
 //! ```
 
 mod calibration;
+mod config;
 mod error;
 mod fused;
 mod grouped;
@@ -62,6 +65,7 @@ mod select;
 mod stem;
 
 pub use calibration::Calibration;
+pub use config::{Finetune, HydraConfig};
 pub use error::HydraError;
 pub use fused::{FusedBlock, HydraModel, Merge, fuse};
 pub use grouped::{GroupedLayerNorm, GroupedLinear};

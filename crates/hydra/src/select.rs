@@ -7,7 +7,7 @@ use burn::tensor::{Device, Tensor, TensorData};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
-use train::mix;
+use data::mix;
 
 use crate::calibration::Calibration;
 use crate::error::HydraError;

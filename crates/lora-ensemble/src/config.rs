@@ -1,6 +1,3 @@
-use std::fmt;
-use std::str::FromStr;
-
 use backbone::Classifier;
 use burn::config::Config;
 use burn::module::{Module, Param};
@@ -22,31 +19,6 @@ pub enum HeadInit {
     Random,
     /// Every member starts from the backbone's classifier.
     Copy,
-}
-
-impl FromStr for HeadInit {
-    type Err = LoraError;
-
-    fn from_str(s: &str) -> Result<Self, LoraError> {
-        match s {
-            "random" => Ok(Self::Random),
-            "copy" => Ok(Self::Copy),
-            _ => Err(LoraError::invalid(
-                "LoraConfig.head_init",
-                format!("{s:?}"),
-                "\"random\" or \"copy\"",
-            )),
-        }
-    }
-}
-
-impl fmt::Display for HeadInit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Random => "random",
-            Self::Copy => "copy",
-        })
-    }
 }
 
 /// Configuration of a [`LoraEnsemble`]; defaults follow the LoRA-Ensemble paper and its official code.

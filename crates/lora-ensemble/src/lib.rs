@@ -18,8 +18,8 @@
 //!   `W0 + s · A_n B_n` merged into one weight per projection, the frozen embedding computed
 //!   once, members in groups of at most `eval_rows` rows so memory stays bounded. Both paths
 //!   equal running each member as its own model with the merged weights.
-//! - [`LoraEnsemble`] implements [`ensembles::EnsembleModel`] (member logits `[N, B, C]`) and
-//!   [`train::Trainable`] (dropout on), so `train::fit` trains it.
+//! - [`LoraEnsemble`] implements [`seam::EnsembleModel`] (member logits `[N, B, C]`) and
+//!   [`seam::Trainable`] (dropout on), so `train::fit` trains it.
 //! - [`LoraEnsemble::save_adapters`] / [`LoraEnsemble::load_adapters`] store only the adapters
 //!   and member classifiers, beside a backbone checkpoint.
 //!

@@ -2,8 +2,8 @@ use backbone::{Block, Classifier, Input, Mode, attend};
 use burn::module::Module;
 use burn::nn::Linear;
 use burn::tensor::{Bool, Tensor};
-use ensembles::EnsembleModel;
-use train::Trainable;
+use seam::EnsembleModel;
+use seam::Trainable;
 
 use crate::adapters::{Adapters, BlockAdapters, LowRank};
 

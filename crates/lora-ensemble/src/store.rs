@@ -21,7 +21,7 @@ impl LoraEnsemble {
             .into_record()
             .into_bytes()
             .map_err(|e| LoraError::file(path, e))?;
-        train::atomic_write(path, &bytes).map_err(|e| LoraError::file(path, e))
+        data::atomic_write(path, &bytes).map_err(|e| LoraError::file(path, e))
     }
 
     /// Rebuilds the ensemble `config` describes around `backbone` and loads its adapters and

@@ -17,7 +17,7 @@ use burn::store::ModuleRecord;
 use burn::tensor::Bytes;
 use serde::{Deserialize, Serialize};
 
-use crate::atomic::atomic_write;
+use data::atomic_write;
 use crate::error::TrainError;
 
 /// What `state.json` records.

@@ -5,10 +5,9 @@
 //! atomically, with checksums in its state file) after every epoch, from which a restarted run
 //! resumes; a damaged checkpoint is set aside and the model trained from scratch.
 //!
-//! Any [`Trainable`] model (member logits `[M, B, C]`) can be trained; the Vision Transformer
+//! Any `seam::Trainable` model (member logits `[M, B, C]`) can be trained; the Vision Transformer
 //! is one, and ensemble methods with trainable members implement it too.
 
-mod atomic;
 mod checkpoint;
 mod config;
 mod error;
@@ -20,7 +19,6 @@ mod progress;
 mod schedule;
 mod trainer;
 
-pub use atomic::{atomic_write, with_path};
 pub use checkpoint::{
     Checkpoint, CheckpointState, Damage, EpochRecord, FileCheck, History, Loaded, TRAINING_CSV,
     TrainTotals,
@@ -32,4 +30,4 @@ pub use loss::{cross_entropy, distillation};
 pub use params::trainable_params;
 pub use progress::{Progress, epoch_lines};
 pub use schedule::cosine_with_warmup;
-pub use trainer::{Distill, FitOptions, FitReport, Trainable, fit, fit_with_report, mix};
+pub use trainer::{Distill, FitOptions, FitReport, fit, fit_with_report};

@@ -1,12 +1,12 @@
 //! The training loop: seeded batches and augmentation, AdamW with a cosine schedule, a NaN guard,
 //! a checkpoint after every epoch and resumption from the last one.
 
-use backbone::{Classifier, Gates, Input, Mode, VisionTransformer};
+use backbone::{Classifier, Gates, Input, Mode};
 use burn::grad_clipping::GradientClippingConfig;
-use burn::module::Module;
 use burn::optim::{AdamWConfig, GradientsParams};
 use burn::tensor::{Device, Tensor};
-use data::{AugmentConfig, BatchPlan};
+use data::{AugmentConfig, BatchPlan, mix};
+use seam::Trainable;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
@@ -19,26 +19,6 @@ use crate::inputs::Data;
 use crate::loss::{cross_entropy, distillation};
 use crate::progress::Progress;
 use crate::schedule::cosine_with_warmup;
-
-/// A model the loop can train: member logits `[M, B, C]` with dropout on. Every member is
-/// trained on the batch's labels (a single model has M = 1).
-pub trait Trainable: Module + Clone {
-    fn train_logits(&self, input: Input) -> Tensor<3>;
-}
-
-impl Trainable for VisionTransformer {
-    fn train_logits(&self, input: Input) -> Tensor<3> {
-        self.forward(input.images(), &Gates::none(), Mode::Stochastic)
-            .unsqueeze_dim(0)
-    }
-}
-
-impl Trainable for Classifier {
-    fn train_logits(&self, input: Input) -> Tensor<3> {
-        self.forward(input, &Gates::none(), Mode::Stochastic)
-            .unsqueeze_dim(0)
-    }
-}
 
 /// Where and how one training run happens.
 #[derive(Debug, Clone)]
@@ -282,14 +262,4 @@ pub fn fit_with_report<'a, M: Trainable>(
         }
     }
     Ok((model, report))
-}
-
-/// Mixes two integers into a well-spread seed (SplitMix64 finaliser).
-pub fn mix(a: u64, b: u64) -> u64 {
-    let mut z = a ^ b
-        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        .wrapping_add(0x6A09_E667_F3BC_C909);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }

@@ -4,8 +4,9 @@ use backbone::{Gates, Mode, ViTConfig, VisionTransformer, flops_per_sample};
 use burn::module::Module;
 use burn::nn::Linear;
 use burn::tensor::{Device, Distribution, Tensor};
-use ensembles::{BatchEnsemble, BatchEnsembleConfig, BeLinear, EnsembleModel, FastInit};
-use train::Trainable;
+use ensembles::{BatchEnsemble, BatchEnsembleConfig, BeLinear, FastInit};
+use seam::EnsembleModel;
+use seam::Trainable;
 
 use crate::{assert_close, images, layer_norm, member, param, row, serial, tiny, values};
 

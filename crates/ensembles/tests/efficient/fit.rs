@@ -3,8 +3,10 @@
 use backbone::ViTConfig;
 use burn::tensor::Device;
 use data::{ImageDataset, Normalization, Pixels};
-use ensembles::{BatchEnsembleConfig, EnsembleModel, MimoConfig, PackedConfig};
-use train::{FitOptions, ImageData, TrainConfig, Trainable, fit};
+use ensembles::{BatchEnsembleConfig, MimoConfig, PackedConfig};
+use seam::EnsembleModel;
+use seam::Trainable;
+use train::{FitOptions, ImageData, TrainConfig, fit};
 
 use crate::{images, serial, tiny, values};
 

@@ -3,8 +3,9 @@
 use backbone::{Gates, Mode, flops_per_sample};
 use burn::module::{Module, ModuleVisitor, Param};
 use burn::tensor::{Device, Int, Tensor, TensorData};
-use ensembles::{EnsembleModel, Mimo, MimoConfig};
-use train::Trainable;
+use ensembles::{Mimo, MimoConfig};
+use seam::EnsembleModel;
+use seam::Trainable;
 
 use crate::{assert_close, images, member, param, serial, tiny};
 

@@ -3,8 +3,9 @@
 use backbone::{Gates, Mode, ViTConfig, VisionTransformer, flops_per_sample};
 use burn::nn::{LayerNorm, Linear};
 use burn::tensor::{Device, Distribution, Tensor};
-use ensembles::{EnsembleModel, GroupedLayerNorm, GroupedLinear, PackedConfig, PackedEnsemble};
-use train::Trainable;
+use ensembles::{GroupedLayerNorm, GroupedLinear, PackedConfig, PackedEnsemble};
+use seam::EnsembleModel;
+use seam::Trainable;
 
 use crate::{assert_close, images, layer_norm, member, param, row, serial, tiny};
 

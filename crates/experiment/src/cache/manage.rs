@@ -48,7 +48,7 @@ impl MadeBy {
             return;
         }
         if let Ok(text) = serde_json::to_vec_pretty(self) {
-            let _ = fs::create_dir_all(dir).and_then(|()| train::atomic_write(&file, &text));
+            let _ = fs::create_dir_all(dir).and_then(|()| data::atomic_write(&file, &text));
         }
     }
 

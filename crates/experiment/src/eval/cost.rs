@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use backbone::Input;
 use burn::tensor::Tensor;
-use ensembles::EnsembleModel;
+use seam::EnsembleModel;
 
 use crate::memory;
 use crate::results::Cost;

@@ -18,8 +18,8 @@ use std::collections::BTreeMap;
 
 use burn::tensor::Device;
 use data::Dataset;
-use ensembles::EnsembleModel;
-use train::mix;
+use seam::EnsembleModel;
+use data::mix;
 use uq_metrics::{ConformalScore, Score};
 
 use crate::curves::MethodCurves;

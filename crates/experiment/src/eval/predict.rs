@@ -3,7 +3,7 @@
 
 use burn::tensor::activation::softmax;
 use burn::tensor::{Device, Tensor};
-use ensembles::EnsembleModel;
+use seam::EnsembleModel;
 use train::Data;
 use uq_metrics::{Logits, MemberProbs, scale_logits, softmax_probs};
 

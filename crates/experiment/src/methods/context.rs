@@ -5,8 +5,10 @@ use std::collections::BTreeMap;
 
 use backbone::{Classifier, ViTConfig, VisionTransformer};
 use burn::tensor::Device;
-use ensembles::EnsembleModel;
-use train::{Data, Distill, ImageData, TrainConfig, Trainable, mix};
+use seam::EnsembleModel;
+use data::mix;
+use seam::Trainable;
+use train::{Data, Distill, ImageData, TrainConfig};
 
 use super::MethodSpec;
 use crate::cache::{Fit, Trainer, fnv1a};

@@ -2,10 +2,10 @@
 //! `[train]` (plus the method's `train = { ... }` overrides): `batch_ensemble`, `mimo` and
 //! `packed_ensemble`.
 
-use ensembles::{BatchEnsembleConfig, EnsembleModel, FastInit, MimoConfig, PackedConfig};
-use serde::{Deserialize, Serialize};
-use train::Trainable;
+use ensembles::{BatchEnsembleConfig, MimoConfig, PackedConfig};
+use seam::{EnsembleModel, Trainable};
 
+use super::params::LibraryParams;
 use super::{Built, Context, Method, Setting, at_least_two};
 use crate::error::{ExperimentError, Result};
 
@@ -25,23 +25,26 @@ where
     Ok(Built::new(trained.valid()))
 }
 
-/// `batch_ensemble`: shared weights with per-member rank-1 fast weights (Wen et al. 2020).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BatchEnsemble {
-    pub members: usize,
-    /// `random_sign` (members differ from the first step) or `ones`.
-    #[serde(default = "random_sign")]
-    pub fast_init: FastInit,
-}
+/// `batch_ensemble`: shared weights with per-member rank-1 fast weights (Wen et al. 2020);
+/// the keys of `ensembles::BatchEnsembleConfig` (`members` required).
+#[derive(Debug, Clone)]
+pub struct BatchEnsemble(pub BatchEnsembleConfig);
 
-fn random_sign() -> FastInit {
-    FastInit::RandomSign
+impl LibraryParams for BatchEnsemble {
+    type Config = BatchEnsembleConfig;
+
+    fn defaults() -> BatchEnsembleConfig {
+        BatchEnsembleConfig::new()
+    }
+
+    fn new(config: BatchEnsembleConfig) -> Self {
+        Self(config)
+    }
 }
 
 impl Method for BatchEnsemble {
     fn members(&self) -> usize {
-        self.members
+        self.0.members
     }
 
     fn trains(&self) -> bool {
@@ -53,31 +56,36 @@ impl Method for BatchEnsemble {
     }
 
     fn check(&self, _setting: &Setting) -> Result<()> {
-        at_least_two(self.members)
+        at_least_two(self.0.members)
     }
 
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {
-        let model = BatchEnsembleConfig::new()
-            .with_members(self.members)
-            .with_fast_init(self.fast_init)
+        let model = (self.0)
             .init(ctx.vit()?, ctx.seed_for("init"), &ctx.autodiff())?;
         train_from_scratch(ctx, model)
     }
 }
 
-/// `mimo`: M inputs and M outputs through one network (Havasi et al. 2021).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Mimo {
-    pub members: usize,
-    /// Input repetition ρ: share of each batch shown to all members in the same order.
-    #[serde(default)]
-    pub input_repetition: f64,
+/// `mimo`: M inputs and M outputs through one network (Havasi et al. 2021); the keys of
+/// `ensembles::MimoConfig` (`members` required).
+#[derive(Debug, Clone)]
+pub struct Mimo(pub MimoConfig);
+
+impl LibraryParams for Mimo {
+    type Config = MimoConfig;
+
+    fn defaults() -> MimoConfig {
+        MimoConfig::new()
+    }
+
+    fn new(config: MimoConfig) -> Self {
+        Self(config)
+    }
 }
 
 impl Method for Mimo {
     fn members(&self) -> usize {
-        self.members
+        self.0.members
     }
 
     fn trains(&self) -> bool {
@@ -89,48 +97,43 @@ impl Method for Mimo {
     }
 
     fn check(&self, _setting: &Setting) -> Result<()> {
-        at_least_two(self.members)?;
-        if !(0.0..=1.0).contains(&self.input_repetition) {
+        at_least_two(self.0.members)?;
+        if !(0.0..=1.0).contains(&self.0.input_repetition) {
             return Err(ExperimentError::invalid(format!(
                 "input_repetition = {} must be in [0, 1]",
-                self.input_repetition
+                self.0.input_repetition
             )));
         }
         Ok(())
     }
 
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {
-        let model = MimoConfig::new()
-            .with_members(self.members)
-            .with_input_repetition(self.input_repetition)
+        let model = (self.0)
             .init(ctx.vit()?, ctx.seed_for("init"), &ctx.autodiff())?;
         train_from_scratch(ctx, model)
     }
 }
 
-/// `packed_ensemble`: M narrow members packed in one wide grouped network (Laurent et al. 2023).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PackedEnsemble {
-    pub members: usize,
-    /// Width multiplier α.
-    #[serde(default = "default_alpha")]
-    pub alpha: f64,
-    /// Groups per member γ.
-    #[serde(default = "one")]
-    pub gamma: usize,
-}
+/// `packed_ensemble`: M narrow members packed in one wide grouped network (Laurent et al.
+/// 2023); the keys of `ensembles::PackedConfig` (`members` required).
+#[derive(Debug, Clone)]
+pub struct PackedEnsemble(pub PackedConfig);
 
-fn default_alpha() -> f64 {
-    2.0
-}
-fn one() -> usize {
-    1
+impl LibraryParams for PackedEnsemble {
+    type Config = PackedConfig;
+
+    fn defaults() -> PackedConfig {
+        PackedConfig::new()
+    }
+
+    fn new(config: PackedConfig) -> Self {
+        Self(config)
+    }
 }
 
 impl Method for PackedEnsemble {
     fn members(&self) -> usize {
-        self.members
+        self.0.members
     }
 
     fn trains(&self) -> bool {
@@ -142,21 +145,18 @@ impl Method for PackedEnsemble {
     }
 
     fn check(&self, _setting: &Setting) -> Result<()> {
-        at_least_two(self.members)?;
-        if !(self.alpha > 0.0 && self.alpha.is_finite()) || self.gamma == 0 {
+        at_least_two(self.0.members)?;
+        if !(self.0.alpha > 0.0 && self.0.alpha.is_finite()) || self.0.gamma == 0 {
             return Err(ExperimentError::invalid(format!(
                 "alpha = {} must be > 0 and gamma = {} at least 1",
-                self.alpha, self.gamma
+                self.0.alpha, self.0.gamma
             )));
         }
         Ok(())
     }
 
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {
-        let model = PackedConfig::new()
-            .with_members(self.members)
-            .with_alpha(self.alpha)
-            .with_gamma(self.gamma)
+        let model = (self.0)
             .init(ctx.vit()?, ctx.seed_for("init"), &ctx.autodiff())?;
         train_from_scratch(ctx, model)
     }

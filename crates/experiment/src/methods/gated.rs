@@ -3,7 +3,7 @@
 use backbone::{Classifier, Gates, Input, Mode};
 use burn::module::Module;
 use burn::tensor::Tensor;
-use ensembles::EnsembleModel;
+use seam::EnsembleModel;
 
 /// The model with `gates` applied on every forward; cost figures are the ungated model's.
 pub struct Gated {

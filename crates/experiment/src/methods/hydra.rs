@@ -9,95 +9,22 @@
 //! stage runs on the clean, shifted and OOD sets (`pruning.csv` and `pruning.md`).
 
 use burn::module::Module;
-use data::{Corruption, Dataset, corrupt};
-use hydra::{Calibration, Keep, Merge, SelectConfig};
+use data::{Dataset, corrupt};
+use hydra::{Calibration, Finetune, HydraConfig};
 use serde::{Deserialize, Serialize};
 
 use super::gated::Gated;
 use super::{Built, Context, Method, Setting, Sweep};
-use crate::error::{Context as _, ExperimentError, Result};
+use crate::error::{ExperimentError, Result};
 
+/// Every key of `hydra::HydraConfig` (`members` required, the rest with its defaults).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Hydra {
-    pub members: usize,
-    /// A head-importance strategy (`uqformer list` shows them).
-    #[serde(default = "default_importance")]
-    pub importance: String,
-    /// The strategy's own parameters (e.g. `{ objective = "avg" }` for `circuit`).
-    #[serde(default)]
-    pub importance_params: toml::Table,
-    /// Heads each member keeps per block (default: half of them).
-    #[serde(default)]
-    pub keep: Option<usize>,
-    /// Or: heads each member keeps in all, spread by score (at least one per block).
-    #[serde(default)]
-    pub keep_total: Option<usize>,
-    /// Gumbel-top-k temperature over the scores (0 = plain top-k).
-    #[serde(default)]
-    pub temperature: f64,
-    /// Score each member on its own bootstrap resample of the calibration data.
-    #[serde(default = "yes")]
-    pub bootstrap: bool,
-    /// `average` (one MLP, the members' mean) or `none` (per-member MLPs).
-    #[serde(default = "default_merge")]
-    pub merge: String,
-    /// Validation samples used to score heads.
-    #[serde(default = "default_calibration")]
-    pub calibration_samples: usize,
-    /// The corruption (severity 5) that turns validation images into the OOD calibration data
-    /// of `circuit`'s `ood`/`avg` objectives, so no test OOD set is seen while pruning (images
-    /// only: text runs have no OOD calibration data).
-    #[serde(default = "default_ood_calibration")]
-    pub ood_calibration: String,
-    /// What fine-tuning trains in each pruned member: `all` its parameters, `encoder` all but
-    /// its input embedding (frozen, so the fused members store the base model's once), or
-    /// `head` its classifier only (the rest frozen).
-    #[serde(default)]
-    pub finetune: Finetune,
-    /// Also write the pruning analysis (prune ratios 0 to 0.9).
-    #[serde(default)]
-    pub analysis: bool,
-}
-
-fn default_importance() -> String {
-    "taylor".into()
-}
-fn yes() -> bool {
-    true
-}
-fn default_merge() -> String {
-    "average".into()
-}
-fn default_calibration() -> usize {
-    512
-}
-fn default_ood_calibration() -> String {
-    "shot_noise".into()
-}
-/// What fine-tuning trains in each pruned member.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Finetune {
-    #[default]
-    All,
-    Encoder,
-    Head,
-}
-
-impl Hydra {
-    fn keep(&self, heads: usize) -> Keep {
-        match (self.keep, self.keep_total) {
-            (_, Some(total)) => Keep::Global(total),
-            (Some(k), None) => Keep::PerBlock(k),
-            (None, None) => Keep::PerBlock(heads.div_ceil(2)),
-        }
-    }
-}
+#[serde(transparent)]
+pub struct Hydra(pub HydraConfig);
 
 impl Method for Hydra {
     fn members(&self) -> usize {
-        self.members
+        self.0.members
     }
 
     fn trains(&self) -> bool {
@@ -109,41 +36,14 @@ impl Method for Hydra {
     }
 
     fn check(&self, _setting: &Setting) -> Result<()> {
-        if self.members == 0 {
-            return Err(ExperimentError::invalid("members must be at least 1"));
-        }
-        if self.keep.is_some() && self.keep_total.is_some() {
-            return Err(ExperimentError::invalid(
-                "give `keep` (per block) or `keep_total`, not both",
-            ));
-        }
-        if !(self.temperature >= 0.0 && self.temperature.is_finite()) {
-            return Err(ExperimentError::invalid(format!(
-                "temperature = {} must be >= 0",
-                self.temperature
-            )));
-        }
-        if self.calibration_samples == 0 {
-            return Err(ExperimentError::invalid(
-                "calibration_samples must be at least 1",
-            ));
-        }
-        self.merge.parse::<Merge>()?;
-        (self.ood_calibration.parse::<Corruption>()).context("ood_calibration")?;
-        hydra::strategy(&self.importance, &self.importance_params)?;
-        Ok(())
+        Ok(self.0.check()?)
     }
 
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {
         let base = &ctx.base[0];
-        let importance = hydra::strategy(&self.importance, &self.importance_params)?;
+        let importance = hydra::strategy(&self.0.importance, &self.0.importance_params)?;
         let calibration = self.calibration_data(ctx)?;
-        let select = SelectConfig {
-            members: self.members,
-            keep: self.keep(heads(base)),
-            temperature: self.temperature,
-            bootstrap: self.bootstrap,
-        };
+        let select = self.0.select(heads(base));
         let plans = hydra::plan_members(
             base,
             importance.as_ref(),
@@ -154,7 +54,7 @@ impl Method for Hydra {
         ctx.say(&format!(
             "{} members from `{}` head scores; heads kept per block: {:?}",
             plans.len(),
-            self.importance,
+            self.0.importance,
             plans
                 .iter()
                 .map(|p| p.kept.0.iter().map(Vec::len).collect::<Vec<_>>())
@@ -169,7 +69,7 @@ impl Method for Hydra {
             } else {
                 let tag = format!("member-{m}");
                 let trainable = pruned.fork(&ctx.autodiff()).train();
-                let trainable = match self.finetune {
+                let trainable = match self.0.finetune {
                     Finetune::All => trainable,
                     Finetune::Encoder => trainable.freeze_embeddings(),
                     Finetune::Head => trainable.freeze_all_but_head(),
@@ -179,8 +79,7 @@ impl Method for Hydra {
             };
             members.push(member);
         }
-        let merge: Merge = self.merge.parse()?;
-        let fused = hydra::fuse(&members, merge, ctx.text_tokens)?;
+        let fused = hydra::fuse(&members, self.0.merge, ctx.text_tokens)?;
         let mut built = Built::new(fused);
         built.extra.insert(
             "head_scores".into(),
@@ -194,7 +93,7 @@ impl Method for Hydra {
             "kept_heads".into(),
             serde_json::to_value(plans.iter().map(|p| &p.kept).collect::<Vec<_>>())?,
         );
-        if self.analysis {
+        if self.0.analysis {
             let scores = importance.scores(
                 base,
                 &calibration,
@@ -219,14 +118,13 @@ impl Hydra {
                 "hydra scores heads on the validation split: set data.val_fraction > 0",
             ));
         }
-        let n = self.calibration_samples.min(val.len());
+        let n = self.0.calibration_samples.min(val.len());
         let indices: Vec<usize> = (0..n).collect();
         let shifted = match val {
             train::Data::Images(images) => {
-                let corruption: Corruption = self.ood_calibration.parse()?;
                 let set = corrupt(
                     &images.set.subset(&indices),
-                    corruption,
+                    self.0.ood_calibration,
                     5,
                     ctx.seed_for("ood-calibration"),
                 )?;
@@ -275,7 +173,7 @@ fn pruning_sweep(ctx: &Context<'_>, head_scores: &hydra::HeadScores) -> Result<S
         let heads_kept = kept.0.iter().map(Vec::len).sum::<usize>();
         points.push((
             vec![ratio, heads_kept as f64],
-            Box::new(model) as Box<dyn ensembles::EnsembleModel>,
+            Box::new(model) as Box<dyn seam::EnsembleModel>,
         ));
     }
     Ok(Sweep {

@@ -10,7 +10,7 @@
 //! validation data), never the evaluation sets; models it wants evaluated beside itself go back
 //! as a [`Sweep`].
 //!
-//! [`EnsembleModel`]: ensembles::EnsembleModel
+//! [`EnsembleModel`]: seam::EnsembleModel
 
 mod baselines;
 pub(crate) mod context;
@@ -19,6 +19,7 @@ mod gated;
 mod hetdpt;
 mod hydra;
 mod lora;
+mod params;
 
 pub use context::{Built, Context, Sweep};
 
@@ -123,22 +124,22 @@ pub const KINDS: &[Kind] = &[
     Kind {
         name: "lora_ensemble",
         about: "frozen base model, N members differing by low-rank adapters on Q/K/V/O (members, rank, scale, init_gain, head_init)",
-        parse: parse::<lora::LoraEnsemble>,
+        parse: params::parse::<lora::LoraEnsemble>,
     },
     Kind {
         name: "batch_ensemble",
         about: "shared weights with per-member rank-1 fast weights, trained from scratch (members, fast_init)",
-        parse: parse::<efficient::BatchEnsemble>,
+        parse: params::parse::<efficient::BatchEnsemble>,
     },
     Kind {
         name: "mimo",
         about: "M inputs and M outputs through one network, trained from scratch (members, input_repetition)",
-        parse: parse::<efficient::Mimo>,
+        parse: params::parse::<efficient::Mimo>,
     },
     Kind {
         name: "packed_ensemble",
         about: "M narrow members packed in one grouped network, trained from scratch (members, alpha, gamma)",
-        parse: parse::<efficient::PackedEnsemble>,
+        parse: params::parse::<efficient::PackedEnsemble>,
     },
     Kind {
         name: "hydra",

@@ -31,7 +31,7 @@ impl HeadImportance for Random {
         ctx: &ScoreContext,
     ) -> Result<HeadScores, HydraError> {
         let (layers, heads) = grid(model)?;
-        let mut rng = StdRng::seed_from_u64(train::mix(ctx.seed, ctx.member as u64));
+        let mut rng = StdRng::seed_from_u64(data::mix(ctx.seed, ctx.member as u64));
         let scores = (0..layers)
             .map(|_| (0..heads).map(|_| rng.random::<f64>()).collect())
             .collect();

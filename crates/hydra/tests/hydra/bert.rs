@@ -4,7 +4,7 @@
 use backbone::{Classifier, Input};
 use burn::module::{Module, Param};
 use burn::tensor::{Int, Tensor};
-use ensembles::EnsembleModel;
+use seam::EnsembleModel;
 use hydra::{HeadSet, HydraError, Keep, Merge, SelectConfig, fuse, plan_members, prune, strategy};
 
 use crate::fused::{assert_shared_embedding, averaged, embedding_groups, member, pruned_from};

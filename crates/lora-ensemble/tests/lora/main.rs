@@ -12,7 +12,7 @@ use backbone::{Classifier, Gates, Input, Mode};
 use burn::module::{Module, ModuleVisitor, Param};
 use burn::nn::Linear;
 use burn::tensor::{Device, Tensor, TensorData};
-use ensembles::EnsembleModel;
+use seam::EnsembleModel;
 use lora_ensemble::{HeadInit, LoraConfig, LoraEnsemble, LoraError, LowRank};
 use train::{FitOptions, TrainConfig};
 

@@ -56,3 +56,25 @@ fn sync_parent(path: &Path) {
     #[cfg(not(unix))]
     let _ = path;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_files_and_reports_bad_paths() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ckpt.bin");
+        atomic_write(&path, b"old").unwrap();
+        atomic_write(&path, b"new contents").unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"new contents");
+
+        let missing = dir.path().join("no-such-dir").join("x.json");
+        let err = atomic_write(&missing, b"x").expect_err("parent does not exist");
+        assert!(err.to_string().contains("no-such-dir"), "error names the path: {err}");
+        let err = atomic_write(Path::new("/"), b"x").expect_err("no file name");
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("ckpt.bin")], "no temporary left");
+    }
+}

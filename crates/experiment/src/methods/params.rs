@@ -1,0 +1,102 @@
+//! Method parameters read straight into a library's Burn config, so that every default lives
+//! once, in the library: the table's keys go over the config's defaults.
+//!
+//! Burn's `Config` derive deserialises only complete configs and ignores unknown keys, so the
+//! defaults come from a default instance and the valid keys from the config's own field list.
+
+use std::sync::Arc;
+
+use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
+use serde::{Deserialize, Serialize};
+
+use super::Method;
+use crate::error::ConfigError;
+
+/// A method kind whose parameters are one library config.
+pub(super) trait LibraryParams: Method + Sized + 'static {
+    type Config: Serialize + DeserializeOwned;
+    /// The library's defaults (with placeholders for the [`Self::REQUIRED`] keys).
+    fn defaults() -> Self::Config;
+    fn new(config: Self::Config) -> Self;
+    /// Keys the method table must give.
+    const REQUIRED: &'static [&'static str] = &["members"];
+    /// Fields the runner sets from the experiment, not from the method table.
+    const INTERNAL: &'static [&'static str] = &[];
+}
+
+/// Parses a kind's table into its library config and returns the resolved parameters
+/// (defaults filled in, runner-set fields left out).
+pub(super) fn parse<T: LibraryParams>(
+    table: toml::Table,
+) -> Result<(Arc<dyn Method>, toml::Table), ConfigError> {
+    let fields = field_names::<T::Config>();
+    let valid: Vec<&str> = (fields.iter().copied())
+        .filter(|f| !T::INTERNAL.contains(f))
+        .collect();
+    if let Some(key) = table.keys().find(|k| !valid.contains(&k.as_str())) {
+        let valid = valid.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>();
+        return Err(ConfigError::msg(format!(
+            "unknown field `{key}`, expected one of {}",
+            valid.join(", ")
+        )));
+    }
+    if let Some(key) = T::REQUIRED.iter().find(|k| !table.contains_key(**k)) {
+        return Err(ConfigError::msg(format!("missing field `{key}`")));
+    }
+    let mut merged = toml::Table::try_from(T::defaults()).map_err(|e| ConfigError::msg(e.to_string()))?;
+    merged.extend(table);
+    let config = T::Config::deserialize(toml::Value::Table(merged))
+        .map_err(|e| ConfigError::msg(e.message()))?;
+    let mut resolved = toml::Table::try_from(&config).map_err(|e| ConfigError::msg(e.to_string()))?;
+    resolved.retain(|k, _| !T::INTERNAL.contains(&k.as_ref()));
+    Ok((Arc::new(T::new(config)), resolved))
+}
+
+/// The field names a struct's `Deserialize` asks for (optional ones included, which a
+/// serialised default instance would leave out).
+fn field_names<C: DeserializeOwned>() -> &'static [&'static str] {
+    let mut fields = None;
+    let _ = C::deserialize(FieldNames(&mut fields));
+    fields.unwrap_or(&[])
+}
+
+/// A deserializer that records the fields of the struct asked for, and fails.
+struct FieldNames<'a>(&'a mut Option<&'static [&'static str]>);
+
+impl<'de> Deserializer<'de> for FieldNames<'_> {
+    type Error = de::value::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, _visitor: V) -> Result<V::Value, Self::Error> {
+        Err(de::Error::custom("not a struct"))
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        fields: &'static [&'static str],
+        _visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        *self.0 = Some(fields);
+        Err(de::Error::custom("fields recorded"))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
+        ignored_any
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ensembles::PackedConfig;
+    use lora_ensemble::LoraConfig;
+
+    #[test]
+    fn field_names_come_from_the_configs_deserialize() {
+        assert_eq!(field_names::<PackedConfig>(), ["members", "alpha", "gamma"]);
+        let lora = field_names::<LoraConfig>();
+        assert!(lora.contains(&"rank") && lora.contains(&"text_tokens"), "{lora:?}");
+    }
+}

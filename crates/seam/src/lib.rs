@@ -1,0 +1,67 @@
+//! The two seams every uqformer method meets, in one small crate that the method crates
+//! (`ensembles`, `hydra`, `lora-ensemble`, `hetdpt`) and the training loop depend on:
+//!
+//! - [`EnsembleModel`]: a built method gives member logits `[M, B, C]`, so one evaluation
+//!   path, one metrics crate and one report serve every method; [`mean_probs`] is the
+//!   ensemble's prediction;
+//! - [`Trainable`]: a model `train::fit` can train (member logits with dropout on). The Vision
+//!   Transformer and the backbone [`Classifier`] are trainable as they are.
+
+use backbone::{Classifier, Gates, Input, Mode, VisionTransformer};
+use burn::module::Module;
+use burn::tensor::Tensor;
+use burn::tensor::activation::softmax;
+
+/// A model whose prediction is an ensemble of members.
+pub trait EnsembleModel {
+    /// Number of members M (samples, for MC Dropout).
+    fn members(&self) -> usize;
+
+    /// Member logits `[M, B, C]` for a batch of input (images, or tokens for text models).
+    fn member_logits(&self, input: Input) -> Tensor<3>;
+
+    /// Stored parameters (shared parameters counted once).
+    fn num_params(&self) -> usize;
+
+    /// Floating-point operations for one sample through the whole ensemble.
+    fn flops_per_sample(&self) -> u64;
+}
+
+/// Member probabilities `[M, B, C]` averaged over members: the ensemble's prediction `[B, C]`.
+pub fn mean_probs(member_logits: Tensor<3>) -> Tensor<2> {
+    softmax(member_logits, 2).mean_dim(0).squeeze_dim(0)
+}
+
+/// A model the training loop can train: member logits `[M, B, C]` with dropout on. Every
+/// member is trained on the batch's labels (a single model has M = 1).
+pub trait Trainable: Module + Clone {
+    fn train_logits(&self, input: Input) -> Tensor<3>;
+}
+
+impl Trainable for VisionTransformer {
+    fn train_logits(&self, input: Input) -> Tensor<3> {
+        self.forward(input.images(), &Gates::none(), Mode::Stochastic)
+            .unsqueeze_dim(0)
+    }
+}
+
+impl Trainable for Classifier {
+    fn train_logits(&self, input: Input) -> Tensor<3> {
+        self.forward(input, &Gates::none(), Mode::Stochastic)
+            .unsqueeze_dim(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use burn::tensor::{Device, Tensor};
+
+    #[test]
+    fn mean_probs_is_the_average_of_member_softmax() {
+        let device = Device::flex();
+        let logits = Tensor::<3>::from_floats([[[0.0, 0.0]], [[2.0f32.ln(), 0.0]]], &device);
+        // Members: [1/2, 1/2] and [2/3, 1/3]; mean [7/12, 5/12].
+        let p = super::mean_probs(logits).into_data().try_to_vec::<f32>().unwrap();
+        assert!((p[0] - 7.0 / 12.0).abs() < 1e-6 && (p[1] - 5.0 / 12.0).abs() < 1e-6, "{p:?}");
+    }
+}
