@@ -111,13 +111,43 @@ impl Block {
             }
         };
         let mlp = |h: Tensor<3>| self.dropout.forward(self.mlp.forward(h, gates.act), mode);
-        if self.norm_first {
-            let x = x.clone() + attn(self.norm1.forward(x));
-            x.clone() + mlp(self.norm2.forward(x))
-        } else {
-            let x = self.norm1.forward(x.clone() + attn(x));
-            self.norm2.forward(x.clone() + mlp(x))
-        }
+        residual(
+            x,
+            self.norm_first,
+            Some((|h| self.norm1.forward(h), attn)),
+            (|h| self.norm2.forward(h), mlp),
+        )
+    }
+}
+
+/// The residual wiring of every transformer block in the workspace (this plain block, the fused
+/// Hydra block, LoRA's adapted block, the BatchEnsemble/Packed member block and HetDPT's pruned
+/// block), each with its own norms and branches; a sublayer is `(norm, branch)`:
+/// - pre-norm: `x = x + attention(norm1(x)); x = x + mlp(norm2(x))`;
+/// - post-norm: `x = norm1(x + attention(x)); x = norm2(x + mlp(x))`.
+///
+/// An attention sublayer that is `None` (removed by depth pruning) adds nothing.
+pub fn residual<const D: usize, N1, A, N2, M>(
+    x: Tensor<D>,
+    norm_first: bool,
+    attention: Option<(N1, A)>,
+    (norm2, mlp): (N2, M),
+) -> Tensor<D>
+where
+    N1: FnOnce(Tensor<D>) -> Tensor<D>,
+    A: FnOnce(Tensor<D>) -> Tensor<D>,
+    N2: FnOnce(Tensor<D>) -> Tensor<D>,
+    M: FnOnce(Tensor<D>) -> Tensor<D>,
+{
+    let x = match attention {
+        Some((norm1, attn)) if norm_first => x.clone() + attn(norm1(x)),
+        Some((norm1, attn)) => norm1(x.clone() + attn(x)),
+        None => x,
+    };
+    if norm_first {
+        x.clone() + mlp(norm2(x))
+    } else {
+        norm2(x.clone() + mlp(x))
     }
 }
 

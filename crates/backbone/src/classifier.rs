@@ -8,7 +8,7 @@ use burn::tensor::Tensor;
 
 use crate::bert::{BertClassifier, mean_pool};
 use crate::block::Encoder;
-use crate::cost::{BlockShape, block_flops};
+use crate::cost::{BlockShape, block_flops, head_flops, patch_embed_flops};
 use crate::dropout::Mode;
 use crate::gates::Gates;
 use crate::input::Input;
@@ -171,10 +171,7 @@ impl Classifier {
             Self::Vit(v) => {
                 let [_, tokens, _] = v.pos_embed.dims();
                 let [_, channels, p, _] = v.patch_embed.weight.dims();
-                (
-                    tokens,
-                    2 * ((tokens - 1) * channels * p * p * d_model) as u64,
-                )
+                (tokens, patch_embed_flops(tokens - 1, channels, p, d_model))
             }
             Self::Bert(_) => (text_tokens, 0),
         };
@@ -186,7 +183,7 @@ impl Classifier {
                 block_flops(BlockShape::full(heads), tokens, d_model, head_dim, d_mlp)
             })
             .sum();
-        stem + encoder + 2 * (d_model * classes) as u64
+        stem + encoder + head_flops(d_model, classes)
     }
 
     fn mismatch(&self) -> &'static str {

@@ -53,11 +53,26 @@ pub fn block_flops(
     2 * (attention + mlp)
 }
 
+/// FLOPs of a ViT's patch embedding: `patches` patches of `channels × patch²` pixels to
+/// `d_model`.
+pub fn patch_embed_flops(patches: usize, channels: usize, patch: usize, d_model: usize) -> u64 {
+    2 * (patches * channels * patch * patch * d_model) as u64
+}
+
+/// FLOPs of a classifier from `d_model` features to `classes` logits.
+pub fn head_flops(d_model: usize, classes: usize) -> u64 {
+    2 * (d_model * classes) as u64
+}
+
 /// FLOPs per image of a ViT whose blocks are described by `blocks` (one entry per block).
 pub fn vit_flops(config: &ViTConfig, blocks: &[BlockShape]) -> u64 {
     let head_dim = config.d_model / config.n_heads;
-    let patch = (config.channels * config.patch_size.pow(2) * config.d_model) as u64;
-    let classifier = (config.d_model * config.num_classes) as u64;
+    let stem = patch_embed_flops(
+        config.num_patches(),
+        config.channels,
+        config.patch_size,
+        config.d_model,
+    );
     let encoder: u64 = blocks
         .iter()
         .map(|&b| {
@@ -70,7 +85,7 @@ pub fn vit_flops(config: &ViTConfig, blocks: &[BlockShape]) -> u64 {
             )
         })
         .sum();
-    2 * (config.num_patches() as u64 * patch + classifier) + encoder
+    stem + encoder + head_flops(config.d_model, config.num_classes)
 }
 
 /// FLOPs per image of the unpruned ViT.
@@ -94,5 +109,5 @@ pub fn bert_flops(
         .iter()
         .map(|&b| block_flops(b, tokens, config.d_model, head_dim, config.d_mlp))
         .sum();
-    encoder + 2 * (config.d_model * num_classes) as u64
+    encoder + head_flops(config.d_model, num_classes)
 }

@@ -50,9 +50,11 @@ mod vit;
 
 pub use attention::{Attention, AttentionConfig, attend, padding_mask};
 pub use bert::{BertClassifier, BertConfig, BertEmbeddings, BertModel, mean_pool};
-pub use block::{Block, BlockConfig, Encoder};
+pub use block::{Block, BlockConfig, Encoder, residual};
 pub use classifier::Classifier;
-pub use cost::{BlockShape, bert_flops, block_flops, flops_per_sample, vit_flops};
+pub use cost::{
+    BlockShape, bert_flops, block_flops, flops_per_sample, head_flops, patch_embed_flops, vit_flops,
+};
 pub use dropout::{Dropout, Mode};
 pub use error::BackboneError;
 pub use gates::{BlockGates, Gates};

@@ -71,10 +71,20 @@ mod tests {
 
         let missing = dir.path().join("no-such-dir").join("x.json");
         let err = atomic_write(&missing, b"x").expect_err("parent does not exist");
-        assert!(err.to_string().contains("no-such-dir"), "error names the path: {err}");
+        assert!(
+            err.to_string().contains("no-such-dir"),
+            "error names the path: {err}"
+        );
         let err = atomic_write(Path::new("/"), b"x").expect_err("no file name");
         assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
-        let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("ckpt.bin")], "no temporary left");
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(
+            names,
+            vec![std::ffi::OsString::from("ckpt.bin")],
+            "no temporary left"
+        );
     }
 }

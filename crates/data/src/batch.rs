@@ -50,7 +50,10 @@ impl BatchPlan {
     pub fn epoch(&self, epoch: u64) -> Batches {
         let mut order: Vec<usize> = (0..self.n).collect();
         if let Some(seed) = self.shuffle {
-            order.shuffle(&mut StdRng::seed_from_u64(mix(seed, epoch.wrapping_add(SHUFFLE_STREAMS))));
+            order.shuffle(&mut StdRng::seed_from_u64(mix(
+                seed,
+                epoch.wrapping_add(SHUFFLE_STREAMS),
+            )));
         }
         Batches {
             order,
@@ -190,7 +193,10 @@ mod tests {
         };
         for seed in [0, 1, 11, 12_345, u64::MAX] {
             for epoch in 0..40u64 {
-                assert_eq!(mix(seed, epoch.wrapping_add(SHUFFLE_STREAMS)), former(seed, epoch));
+                assert_eq!(
+                    mix(seed, epoch.wrapping_add(SHUFFLE_STREAMS)),
+                    former(seed, epoch)
+                );
             }
         }
     }

@@ -6,13 +6,13 @@ use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{LayerNorm, Linear};
 use burn::tensor::{Device, Distribution, Tensor};
-use serde::{Deserialize, Serialize};
 use seam::Trainable;
+use serde::{Deserialize, Serialize};
 
-use seam::EnsembleModel;
 use crate::block::{MemberBlock, Projection, tokens};
 use crate::check::positive;
 use crate::draw;
+use seam::EnsembleModel;
 
 /// How the fast weights r and s start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

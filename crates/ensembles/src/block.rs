@@ -2,7 +2,7 @@
 //! Packed-Ensembles, generic over their linear and normalisation layers.
 
 use backbone::gelu;
-use backbone::{Dropout, Mode, attend};
+use backbone::{Dropout, Mode, attend, residual};
 use burn::module::{Module, Param};
 use burn::nn::LayerNorm;
 use burn::tensor::Tensor;
@@ -59,12 +59,21 @@ pub struct MemberBlock<P: Module, N: Module> {
 
 impl<P: Module + Projection, N: Module + Norm> MemberBlock<P, N> {
     pub fn forward(&self, x: Tensor<3>, mode: Mode) -> Tensor<3> {
-        let h = self.norm1.normalize(x.clone());
-        let qkv = [&self.query, &self.key, &self.value].map(|p| p.project(h.clone()));
-        let context = attend(qkv, self.n_heads, None, None, &self.attention_dropout, mode);
-        let x = x + self.dropout.forward(self.output.project(context), mode);
-        let h = gelu(self.fc1.project(self.norm2.normalize(x.clone())));
-        x.clone() + self.dropout.forward(self.fc2.project(h), mode)
+        let attention = |h: Tensor<3>| {
+            let qkv = [&self.query, &self.key, &self.value].map(|p| p.project(h.clone()));
+            let context = attend(qkv, self.n_heads, None, None, &self.attention_dropout, mode);
+            self.dropout.forward(self.output.project(context), mode)
+        };
+        let mlp = |h| {
+            self.dropout
+                .forward(self.fc2.project(gelu(self.fc1.project(h))), mode)
+        };
+        residual(
+            x,
+            true,
+            Some((|h| self.norm1.normalize(h), attention)),
+            (|h| self.norm2.normalize(h), mlp),
+        )
     }
 }
 

@@ -7,9 +7,9 @@ use burn::module::Module;
 use burn::tensor::{Device, Distribution, Int, Tensor};
 use seam::Trainable;
 
-use seam::EnsembleModel;
 use crate::check::{invalid, positive};
 use crate::draw;
+use seam::EnsembleModel;
 
 /// MIMO's own settings; the base network is the `ViTConfig` given to [`init`](Self::init).
 #[derive(Config, Debug)]

@@ -25,11 +25,11 @@ use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::tensor::{Device, Distribution, Tensor};
 use seam::Trainable;
 
-use seam::EnsembleModel;
 use crate::block::{MemberBlock, tokens};
 use crate::check::{self, invalid, positive};
 use crate::draw;
 use crate::grouped::{GroupedLayerNorm, GroupedLinear};
+use seam::EnsembleModel;
 
 /// Packed-Ensembles' own settings; the base network is the `ViTConfig` given to
 /// [`init`](Self::init).

@@ -6,11 +6,11 @@
 use backbone::{Classifier, ViTConfig};
 use burn::tensor::{Device, Distribution, Tensor};
 use ensembles::{DeepEnsemble, Single};
-use seam::EnsembleModel;
 use experiment::eval::costs;
 use experiment::results::Cost;
 use hydra::{HeadSet, Merge};
 use lora_ensemble::LoraConfig;
+use seam::EnsembleModel;
 
 #[global_allocator]
 static ALLOCATOR: experiment::memory::PeakAlloc = experiment::memory::PeakAlloc;

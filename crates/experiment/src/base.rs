@@ -8,8 +8,8 @@ use backbone::{BertClassifier, BertConfig, BertModel, Classifier, Dropout, ViTCo
 use burn::module::Module;
 use burn::nn::LinearConfig;
 use burn::tensor::Device;
-use data::{Dataset, ImageDataset, WordPiece};
 use data::mix;
+use data::{Dataset, ImageDataset, WordPiece};
 use train::Data;
 
 use crate::cache::{Fit, Trainer, fingerprint};

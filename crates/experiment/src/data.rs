@@ -1,11 +1,11 @@
 //! The data stage: the experiment's sets loaded once, then per seed the training and validation
 //! splits, the limits, the shifted copies of the test set, and how samples become model input.
 
+use data::mix;
 use data::{
     Catalog, Corruption, Dataset, Modality, Normalization, SubsetSize, WordPiece, corrupt,
     stratified_subset, train_val_split,
 };
-use data::mix;
 use train::Data;
 
 pub use crate::prep::Prep;

@@ -233,19 +233,44 @@ fn library_configs_are_the_method_parameters() {
     let c = ExperimentConfig::parse(&with("[[method]]\nkind = \"packed_ensemble\"\nmembers = 3"))
         .unwrap();
     assert_eq!(c.methods[0].params["alpha"].as_float(), Some(packed.alpha));
-    assert_eq!(c.methods[0].params["gamma"].as_integer(), Some(packed.gamma as i64));
+    assert_eq!(
+        c.methods[0].params["gamma"].as_integer(),
+        Some(packed.gamma as i64)
+    );
 
-    let e = error_of(&with("[[method]]\nkind = \"lora_ensemble\"\nmembers = 2\nrnak = 4"));
-    assert!(e.contains("`rnak`") && e.contains("`rank`") && e.contains("`head_init`"), "{e}");
-    assert!(!e.contains("text_tokens"), "runner-set fields are not offered: {e}");
-    let e = error_of(&with("[[method]]\nkind = \"lora_ensemble\"\nmembers = 2\ntext_tokens = 9"));
+    let e = error_of(&with(
+        "[[method]]\nkind = \"lora_ensemble\"\nmembers = 2\nrnak = 4",
+    ));
+    assert!(
+        e.contains("`rnak`") && e.contains("`rank`") && e.contains("`head_init`"),
+        "{e}"
+    );
+    assert!(
+        !e.contains("text_tokens"),
+        "runner-set fields are not offered: {e}"
+    );
+    let e = error_of(&with(
+        "[[method]]\nkind = \"lora_ensemble\"\nmembers = 2\ntext_tokens = 9",
+    ));
     assert!(e.contains("`text_tokens`"), "{e}");
     let e = error_of(&with("[[method]]\nkind = \"mimo\""));
     assert!(e.contains("missing field `members`"), "{e}");
-    let e = error_of(&with("[[method]]\nkind = \"lora_ensemble\"\nmembers = 2\nhead_init = \"Copy\""));
-    assert!(e.contains("Copy") && e.contains("random") && e.contains("copy"), "{e}");
-    let e = error_of(&with("[[method]]\nkind = \"hydra\"\nmembers = 2\nmerge = \"mean\""));
-    assert!(e.contains("mean") && e.contains("average") && e.contains("none"), "{e}");
-    let e = error_of(&with("[[method]]\nkind = \"hydra\"\nmembers = 2\nood_calibration = \"fog\""));
+    let e = error_of(&with(
+        "[[method]]\nkind = \"lora_ensemble\"\nmembers = 2\nhead_init = \"Copy\"",
+    ));
+    assert!(
+        e.contains("Copy") && e.contains("random") && e.contains("copy"),
+        "{e}"
+    );
+    let e = error_of(&with(
+        "[[method]]\nkind = \"hydra\"\nmembers = 2\nmerge = \"mean\"",
+    ));
+    assert!(
+        e.contains("mean") && e.contains("average") && e.contains("none"),
+        "{e}"
+    );
+    let e = error_of(&with(
+        "[[method]]\nkind = \"hydra\"\nmembers = 2\nood_calibration = \"fog\"",
+    ));
     assert!(e.contains("fog") && e.contains("shot_noise"), "{e}");
 }

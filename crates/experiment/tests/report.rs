@@ -6,8 +6,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use experiment::{
-    Cost, IdMetrics, MethodResult, OodMetrics, ShiftMetrics, Summary,
-    render_markdown, render_terminal, write_run,
+    Cost, IdMetrics, MethodResult, OodMetrics, ShiftMetrics, Summary, render_markdown,
+    render_terminal, write_run,
 };
 use serde_json::Value;
 

@@ -17,11 +17,11 @@
 use backbone::{Gates, Mode, VisionTransformer};
 use burn::module::Module;
 use burn::tensor::{Device, Tensor, TensorData};
+use data::mix;
 use data::{BatchPlan, SubsetSize, stratified_subset};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use serde::Serialize;
-use data::mix;
 use train::{ImageData, cross_entropy};
 
 use crate::config::HetDptConfig;

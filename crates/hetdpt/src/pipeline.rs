@@ -6,9 +6,9 @@ use std::time::Instant;
 use backbone::{ViTConfig, VisionTransformer};
 use burn::module::Module;
 use burn::tensor::Device;
+use data::mix;
 use data::{ImageDataset, SubsetSize, stratified_subset};
 use serde::Serialize;
-use data::mix;
 use train::{Distill, FitOptions, ImageData, TrainConfig, fit};
 
 use crate::config::{HetDptConfig, Speed};

@@ -1,13 +1,16 @@
 //! The merged model: attention branches removed outright, MLPs without GELU folded into one
 //! linear map.
 
-use backbone::{Attention, Dropout, Gates, Input, Mlp, Mode, VisionTransformer};
+use backbone::{
+    Attention, BlockShape, Dropout, Gates, Input, Mlp, Mode, VisionTransformer, block_flops,
+    head_flops, patch_embed_flops, residual,
+};
 use burn::module::{Module, Param};
 use burn::nn::{LayerNorm, Linear};
 use burn::tensor::Tensor;
 use seam::EnsembleModel;
-use serde::Serialize;
 use seam::Trainable;
+use serde::Serialize;
 
 use crate::error::HetDptError;
 
@@ -165,43 +168,34 @@ impl PrunedMlp {
 
 impl PrunedBlock {
     fn forward(&self, x: Tensor<3>, mode: Mode) -> Tensor<3> {
-        let x = match &self.attention {
-            Some(branch) => {
-                let a = branch
-                    .attention
-                    .forward(branch.norm.forward(x.clone()), None, None, mode);
-                x + self.dropout.forward(a, mode)
-            }
-            None => x,
-        };
-        x.clone()
-            + self
-                .dropout
-                .forward(self.mlp.forward(self.norm2.forward(x)), mode)
+        let attention = self.attention.as_ref().map(|branch| {
+            (
+                |h| branch.norm.forward(h),
+                |h| (self.dropout).forward(branch.attention.forward(h, None, None, mode), mode),
+            )
+        });
+        let mlp = |h| self.dropout.forward(self.mlp.forward(h), mode);
+        residual(x, true, attention, (|h| self.norm2.forward(h), mlp))
     }
 
-    /// FLOPs of this block on `tokens` tokens, counted as `backbone`'s cost model does
-    /// (2 × multiply-accumulates of every matmul), read from the actual weight shapes.
-    fn flops(&self, tokens: u64) -> u64 {
-        let linear = |l: &Linear| {
-            let [i, o] = l.weight.val().dims();
-            2 * tokens * (i * o) as u64
-        };
-        let attention = self.attention.as_ref().map_or(0, |b| {
-            let a = &b.attention;
-            let inner = a.query.weight.val().dims()[1] as u64;
-            // Q, K, V, output projections; scores q·kᵀ and context p·v (T×T per head).
-            linear(&a.query)
-                + linear(&a.key)
-                + linear(&a.value)
-                + linear(&a.output)
-                + 4 * tokens * tokens * inner
+    /// FLOPs of this block on `tokens` tokens ([`block_flops`]), its shape read from the
+    /// weights (width pruning narrows heads and MLPs).
+    fn flops(&self, tokens: usize) -> u64 {
+        let d_model = self.norm2.gamma.dims()[0];
+        let (heads, head_dim) = self.attention.as_ref().map_or((0, 0), |b| {
+            let heads = b.attention.n_heads;
+            (heads, b.attention.query.weight.dims()[1] / heads.max(1))
         });
-        let mlp = match &self.mlp {
-            PrunedMlp::Gelu(m) => linear(&m.fc1) + linear(&m.fc2),
-            PrunedMlp::Merged(l) => linear(l),
+        let (activation, d_mlp) = match &self.mlp {
+            PrunedMlp::Gelu(m) => (true, m.fc1.weight.dims()[1]),
+            PrunedMlp::Merged(_) => (false, 0),
         };
-        attention + mlp
+        let shape = BlockShape {
+            heads,
+            attention: self.attention.is_some(),
+            activation,
+        };
+        block_flops(shape, tokens, d_model, head_dim, d_mlp)
     }
 }
 
@@ -229,14 +223,13 @@ impl PrunedViT {
             .count()
     }
 
-    /// FLOPs per image, from the weight shapes (same cost model as `backbone::vit_flops`).
+    /// FLOPs per image, from the weight shapes (the cost model of `backbone::vit_flops`).
     pub fn flops(&self) -> u64 {
-        let tokens = self.shell.pos_embed.val().dims()[1] as u64;
-        let [d, c, p, _] = self.shell.patch_embed.weight.val().dims();
-        let patches = tokens - 1;
-        let [_, classes] = self.shell.head.weight.val().dims();
-        let stem = 2 * (patches * (c * p * p * d) as u64 + (d * classes) as u64);
-        stem + self.blocks.iter().map(|b| b.flops(tokens)).sum::<u64>()
+        let tokens = self.shell.pos_embed.dims()[1];
+        let [d, c, p, _] = self.shell.patch_embed.weight.dims();
+        let [_, classes] = self.shell.head.weight.dims();
+        let blocks: u64 = self.blocks.iter().map(|b| b.flops(tokens)).sum();
+        patch_embed_flops(tokens - 1, c, p, d) + blocks + head_flops(d, classes)
     }
 }
 

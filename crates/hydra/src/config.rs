@@ -96,7 +96,11 @@ impl HydraConfig {
             ));
         }
         if !(self.temperature >= 0.0 && self.temperature.is_finite()) {
-            return Err(HydraError::invalid("temperature", self.temperature, "a finite value >= 0"));
+            return Err(HydraError::invalid(
+                "temperature",
+                self.temperature,
+                "a finite value >= 0",
+            ));
         }
         if self.calibration_samples == 0 {
             return Err(HydraError::invalid("calibration_samples", 0, "at least 1"));

@@ -2,7 +2,7 @@
 //! forward pass (grouped projections, one batched attention over all members' heads).
 
 use backbone::gelu;
-use backbone::{BlockShape, Classifier, Dropout, Input, Mode, attend};
+use backbone::{BlockShape, Classifier, Dropout, Input, Mode, attend, residual};
 use burn::module::Module;
 use burn::tensor::{Bool, Tensor};
 use seam::EnsembleModel;
@@ -116,13 +116,12 @@ impl FusedBlock {
             self.output.forward(context.reshape([members, rows, width]))
         };
         let mlp = |h: Tensor<3>| self.fc2.forward(gelu(self.fc1.forward(h)));
-        if self.norm_first {
-            let x = x.clone() + attention(self.norm1.forward(x));
-            x.clone() + mlp(self.norm2.forward(x))
-        } else {
-            let x = self.norm1.forward(x.clone() + attention(x));
-            self.norm2.forward(x.clone() + mlp(x))
-        }
+        residual(
+            x,
+            self.norm_first,
+            Some((|h| self.norm1.forward(h), attention)),
+            (|h| self.norm2.forward(h), mlp),
+        )
     }
 }
 

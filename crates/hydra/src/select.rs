@@ -4,10 +4,10 @@
 
 use backbone::Classifier;
 use burn::tensor::{Device, Tensor, TensorData};
+use data::mix;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
-use data::mix;
 
 use crate::calibration::Calibration;
 use crate::error::HydraError;

@@ -1,4 +1,4 @@
-use backbone::{Block, Classifier, Input, Mode, attend};
+use backbone::{Block, Classifier, Input, Mode, attend, residual};
 use burn::module::Module;
 use burn::nn::Linear;
 use burn::tensor::{Bool, Tensor};
@@ -128,13 +128,12 @@ impl LoraEnsemble {
             block.dropout.forward(a, mode)
         };
         let mlp = |h| block.dropout.forward(block.mlp.forward(h, None), mode);
-        if block.norm_first {
-            let x = x.clone() + attn(block.norm1.forward(x));
-            x.clone() + mlp(block.norm2.forward(x))
-        } else {
-            let x = block.norm1.forward(x.clone() + attn(x));
-            block.norm2.forward(x.clone() + mlp(x))
-        }
+        residual(
+            x,
+            block.norm_first,
+            Some((|h| block.norm1.forward(h), attn)),
+            (|h| block.norm2.forward(h), mlp),
+        )
     }
 
     /// Self-attention with every projection adapted: `[n·B, T, D] -> [n·B, T, D]`.

@@ -61,7 +61,13 @@ mod tests {
         let device = Device::flex();
         let logits = Tensor::<3>::from_floats([[[0.0, 0.0]], [[2.0f32.ln(), 0.0]]], &device);
         // Members: [1/2, 1/2] and [2/3, 1/3]; mean [7/12, 5/12].
-        let p = super::mean_probs(logits).into_data().try_to_vec::<f32>().unwrap();
-        assert!((p[0] - 7.0 / 12.0).abs() < 1e-6 && (p[1] - 5.0 / 12.0).abs() < 1e-6, "{p:?}");
+        let p = super::mean_probs(logits)
+            .into_data()
+            .try_to_vec::<f32>()
+            .unwrap();
+        assert!(
+            (p[0] - 7.0 / 12.0).abs() < 1e-6 && (p[1] - 5.0 / 12.0).abs() < 1e-6,
+            "{p:?}"
+        );
     }
 }

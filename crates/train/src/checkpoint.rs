@@ -17,8 +17,8 @@ use burn::store::ModuleRecord;
 use burn::tensor::Bytes;
 use serde::{Deserialize, Serialize};
 
-use data::atomic_write;
 use crate::error::TrainError;
+use data::atomic_write;
 
 /// What `state.json` records.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

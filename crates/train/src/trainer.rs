@@ -6,9 +6,9 @@ use burn::grad_clipping::GradientClippingConfig;
 use burn::optim::{AdamWConfig, GradientsParams};
 use burn::tensor::{Device, Tensor};
 use data::{AugmentConfig, BatchPlan, mix};
-use seam::Trainable;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
+use seam::Trainable;
 
 use crate::checkpoint::{
     Checkpoint, CheckpointState, Damage, EpochRecord, History, Loaded, TrainTotals,

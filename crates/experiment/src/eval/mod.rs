@@ -18,8 +18,8 @@ use std::collections::BTreeMap;
 
 use burn::tensor::Device;
 use data::Dataset;
-use seam::EnsembleModel;
 use data::mix;
+use seam::EnsembleModel;
 use uq_metrics::{ConformalScore, Score};
 
 use crate::curves::MethodCurves;

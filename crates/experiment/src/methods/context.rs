@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use backbone::{Classifier, ViTConfig, VisionTransformer};
 use burn::tensor::Device;
-use seam::EnsembleModel;
 use data::mix;
+use seam::EnsembleModel;
 use seam::Trainable;
 use train::{Data, Distill, ImageData, TrainConfig};
 

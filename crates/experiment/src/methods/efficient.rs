@@ -60,8 +60,7 @@ impl Method for BatchEnsemble {
     }
 
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {
-        let model = (self.0)
-            .init(ctx.vit()?, ctx.seed_for("init"), &ctx.autodiff())?;
+        let model = (self.0).init(ctx.vit()?, ctx.seed_for("init"), &ctx.autodiff())?;
         train_from_scratch(ctx, model)
     }
 }
@@ -108,8 +107,7 @@ impl Method for Mimo {
     }
 
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {
-        let model = (self.0)
-            .init(ctx.vit()?, ctx.seed_for("init"), &ctx.autodiff())?;
+        let model = (self.0).init(ctx.vit()?, ctx.seed_for("init"), &ctx.autodiff())?;
         train_from_scratch(ctx, model)
     }
 }
@@ -156,8 +154,7 @@ impl Method for PackedEnsemble {
     }
 
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {
-        let model = (self.0)
-            .init(ctx.vit()?, ctx.seed_for("init"), &ctx.autodiff())?;
+        let model = (self.0).init(ctx.vit()?, ctx.seed_for("init"), &ctx.autodiff())?;
         train_from_scratch(ctx, model)
     }
 }

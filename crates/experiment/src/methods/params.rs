@@ -43,11 +43,13 @@ pub(super) fn parse<T: LibraryParams>(
     if let Some(key) = T::REQUIRED.iter().find(|k| !table.contains_key(**k)) {
         return Err(ConfigError::msg(format!("missing field `{key}`")));
     }
-    let mut merged = toml::Table::try_from(T::defaults()).map_err(|e| ConfigError::msg(e.to_string()))?;
+    let mut merged =
+        toml::Table::try_from(T::defaults()).map_err(|e| ConfigError::msg(e.to_string()))?;
     merged.extend(table);
     let config = T::Config::deserialize(toml::Value::Table(merged))
         .map_err(|e| ConfigError::msg(e.message()))?;
-    let mut resolved = toml::Table::try_from(&config).map_err(|e| ConfigError::msg(e.to_string()))?;
+    let mut resolved =
+        toml::Table::try_from(&config).map_err(|e| ConfigError::msg(e.to_string()))?;
     resolved.retain(|k, _| !T::INTERNAL.contains(&k.as_ref()));
     Ok((Arc::new(T::new(config)), resolved))
 }
@@ -97,6 +99,9 @@ mod tests {
     fn field_names_come_from_the_configs_deserialize() {
         assert_eq!(field_names::<PackedConfig>(), ["members", "alpha", "gamma"]);
         let lora = field_names::<LoraConfig>();
-        assert!(lora.contains(&"rank") && lora.contains(&"text_tokens"), "{lora:?}");
+        assert!(
+            lora.contains(&"rank") && lora.contains(&"text_tokens"),
+            "{lora:?}"
+        );
     }
 }

@@ -4,8 +4,8 @@
 use backbone::{Classifier, Input};
 use burn::module::{Module, Param};
 use burn::tensor::{Int, Tensor};
-use seam::EnsembleModel;
 use hydra::{HeadSet, HydraError, Keep, Merge, SelectConfig, fuse, plan_members, prune, strategy};
+use seam::EnsembleModel;
 
 use crate::fused::{assert_shared_embedding, averaged, embedding_groups, member, pruned_from};
 use crate::taylor::assert_matches_finite_differences;

@@ -3,8 +3,8 @@
 use backbone::{BlockShape, Classifier, Input, flops_per_sample, vit_flops};
 use burn::module::{Module, Param};
 use burn::tensor::{Tensor, TensorData};
-use seam::EnsembleModel;
 use hydra::{HeadSet, HydraError, Merge, Stem, fuse, prune};
+use seam::EnsembleModel;
 
 use crate::{HEADS, LAYERS, assert_close, config, images, logits, tiny, values};
 
@@ -223,4 +223,3 @@ fn rejects_no_members_and_mismatched_architectures() {
     );
     assert!(err.to_string().contains("classes: 5"), "{err}");
 }
-

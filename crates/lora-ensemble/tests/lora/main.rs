@@ -12,8 +12,8 @@ use backbone::{Classifier, Gates, Input, Mode};
 use burn::module::{Module, ModuleVisitor, Param};
 use burn::nn::Linear;
 use burn::tensor::{Device, Tensor, TensorData};
-use seam::EnsembleModel;
 use lora_ensemble::{HeadInit, LoraConfig, LoraEnsemble, LoraError, LowRank};
+use seam::EnsembleModel;
 use train::{FitOptions, TrainConfig};
 
 const N: usize = 3;
