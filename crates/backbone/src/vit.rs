@@ -66,8 +66,9 @@ impl ViTConfig {
             .with_layer_norm_eps(self.layer_norm_eps)
     }
 
-    /// Builds the model, or says which field is invalid.
-    pub fn init(&self, device: &Device) -> Result<VisionTransformer, BackboneError> {
+    /// Checks every field, naming an invalid one (`ViTConfig.<field>`); models that build their
+    /// own layers from a ViT config (the efficient ensembles) check it the same way.
+    pub fn check(&self) -> Result<(), BackboneError> {
         self.block().check("ViTConfig")?;
         positive("ViTConfig.n_layers", self.n_layers)?;
         positive("ViTConfig.patch_size", self.patch_size)?;
@@ -80,6 +81,12 @@ impl ViTConfig {
                 format!("a positive multiple of patch_size = {}", self.patch_size),
             ));
         }
+        Ok(())
+    }
+
+    /// Builds the model, or says which field is invalid.
+    pub fn init(&self, device: &Device) -> Result<VisionTransformer, BackboneError> {
+        self.check()?;
         let p = self.patch_size;
         let d = self.d_model;
         let embedding = Distribution::Normal(0.0, 0.02);

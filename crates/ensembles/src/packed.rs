@@ -26,7 +26,7 @@ use burn::tensor::{Device, Distribution, Tensor};
 use seam::Trainable;
 
 use crate::block::{MemberBlock, tokens};
-use crate::check::{self, invalid, positive};
+use crate::check::{invalid, positive};
 use crate::draw;
 use crate::grouped::{GroupedLayerNorm, GroupedLinear};
 use seam::EnsembleModel;
@@ -94,7 +94,7 @@ impl PackedConfig {
         seed: u64,
         device: &Device,
     ) -> Result<PackedEnsemble, BackboneError> {
-        check::vit(vit)?;
+        vit.check()?;
         positive("PackedConfig.members", self.members)?;
         positive("PackedConfig.gamma", self.gamma)?;
         if !self.alpha.is_finite() || self.alpha <= 0.0 {

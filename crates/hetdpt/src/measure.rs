@@ -1,9 +1,8 @@
 //! Validation accuracy and measured latency of merged models.
 
-use std::time::Instant;
-
 use backbone::Mode;
 use burn::tensor::{Device, Tensor};
+use seam::timing;
 use train::ImageData;
 
 use crate::error::HetDptError;
@@ -46,8 +45,8 @@ pub(crate) fn latency_sample(
     Ok(data.batch(&indices, None, device)?)
 }
 
-/// Median forward latency (ms) of each model on `sample`. The models are timed in interleaved
-/// rounds, so a slow spell of a shared machine hits all of them alike rather than one.
+/// Median forward latency (ms) of each model on `sample`, timed in interleaved rounds
+/// ([`seam::timing`]).
 pub(crate) fn latencies(models: &[&PrunedViT], sample: &Tensor<4>) -> Vec<f64> {
     let run = |m: &PrunedViT| {
         // Reading the result back waits for backends that run asynchronously.
@@ -58,17 +57,10 @@ pub(crate) fn latencies(models: &[&PrunedViT], sample: &Tensor<4>) -> Vec<f64> {
     }
     let mut times = vec![Vec::with_capacity(REPS); models.len()];
     for _ in 0..REPS {
-        for (m, t) in models.iter().zip(&mut times) {
-            let start = Instant::now();
-            run(m);
-            t.push(start.elapsed().as_secs_f64() * 1e3);
-        }
+        let round = timing::round(models.len(), |i| run(models[i]));
+        (times.iter_mut().zip(round)).for_each(|(t, ms)| t.push(ms));
     }
-    times
-        .into_iter()
-        .map(|mut t| {
-            t.sort_by(f64::total_cmp);
-            t[REPS / 2]
-        })
+    (times.iter_mut())
+        .map(|t| timing::quartiles(t)[1])
         .collect()
 }

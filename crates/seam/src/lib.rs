@@ -6,6 +6,10 @@
 //!   ensemble's prediction;
 //! - [`Trainable`]: a model `train::fit` can train (member logits with dropout on). The Vision
 //!   Transformer and the backbone [`Classifier`] are trainable as they are.
+//!
+//! [`timing`] times models side by side (interleaved rounds, quartiles), for every cost figure.
+
+pub mod timing;
 
 use backbone::{Classifier, Gates, Input, Mode, VisionTransformer};
 use burn::module::Module;

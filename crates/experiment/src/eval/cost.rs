@@ -1,12 +1,11 @@
 //! Cost: parameters, FLOPs, latency and peak memory. Latency is timed with every model of a seed
-//! interleaved, round-robin (A B C ... A B C ...), after a warm-up, so that a slow spell of a
-//! shared machine hits every method alike; the median and quartiles of the calls are reported.
-
-use std::time::Instant;
+//! interleaved ([`seam::timing`]), after a warm-up; the median and quartiles of the calls are
+//! reported.
 
 use backbone::Input;
 use burn::tensor::Tensor;
 use seam::EnsembleModel;
+use seam::timing::{self, quartiles};
 
 use crate::memory;
 use crate::results::Cost;
@@ -40,15 +39,21 @@ pub fn costs(
     }
     let mut b1 = vec![Vec::new(); models.len()];
     let mut at_batch = vec![Vec::new(); models.len()];
+    let record = |times: &mut [Vec<f64>], round: Vec<f64>, per: usize| {
+        (times.iter_mut().zip(round)).for_each(|(t, ms)| t.push(ms / per as f64));
+    };
     for _ in 0..rounds {
         for _ in 0..B1_BLOCKS {
-            for (i, model) in models.iter().enumerate() {
-                b1[i].push(time_ms(|| block(model)) / B1_BLOCK as f64);
-            }
+            record(
+                &mut b1,
+                timing::round(models.len(), |i| block(&models[i])),
+                B1_BLOCK,
+            );
         }
-        for (i, model) in models.iter().enumerate() {
-            at_batch[i].push(time_ms(|| sync(model.member_logits(full.clone()))));
-        }
+        let full_round = timing::round(models.len(), |i| {
+            sync(models[i].member_logits(full.clone()))
+        });
+        record(&mut at_batch, full_round, 1);
     }
     let paired = |times: &[Vec<f64>], i: usize| {
         single.map(|s| quartiles(&mut paired_ratios(&times[i], &times[s]))[1])
@@ -90,29 +95,6 @@ fn sync(t: Tensor<3>) {
     let _ = t.into_data();
 }
 
-fn time_ms(f: impl FnOnce()) -> f64 {
-    let t = Instant::now();
-    f();
-    t.elapsed().as_secs_f64() * 1e3
-}
-
-/// The first quartile, median and third quartile, linearly interpolated between order
-/// statistics (numpy's default); NaN for no values.
-pub fn quartiles(values: &mut [f64]) -> [f64; 3] {
-    values.sort_by(f64::total_cmp);
-    [0.25, 0.5, 0.75].map(|q| quantile(values, q))
-}
-
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    let Some(last) = sorted.len().checked_sub(1) else {
-        return f64::NAN;
-    };
-    let pos = q * last as f64;
-    let (lo, frac) = (pos.floor() as usize, pos.fract());
-    let hi = (lo + 1).min(last);
-    sorted[lo] + frac * (sorted[hi] - sorted[lo])
-}
-
 #[cfg(test)]
 mod tests {
     use super::{paired_ratios, quartiles};
@@ -126,16 +108,5 @@ mod tests {
         // method's median call and not the other's.
         let (method, single) = ([3.0, 6.0, 6.0], [1.0, 2.0, 2.0]);
         assert_eq!(quartiles(&mut paired_ratios(&method, &single))[1], 3.0);
-    }
-
-    #[test]
-    fn quartiles_match_numpy() {
-        // numpy.quantile([3, 1, 4, 1, 5, 9, 2, 6], [0.25, 0.5, 0.75]) = [1.75, 3.5, 5.25].
-        assert_eq!(
-            quartiles(&mut [3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0]),
-            [1.75, 3.5, 5.25]
-        );
-        assert_eq!(quartiles(&mut [7.0]), [7.0; 3]);
-        assert!(quartiles(&mut []).iter().all(|q| q.is_nan()));
     }
 }

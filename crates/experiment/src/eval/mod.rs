@@ -10,9 +10,10 @@ mod metrics;
 mod predict;
 mod sweep;
 
-pub use cost::{costs, quartiles};
+pub use cost::costs;
 pub use metrics::{id_metrics, ood_metrics, scores, shift_metrics};
 pub use predict::{Predictions, predict};
+pub use seam::timing::quartiles;
 
 use std::collections::BTreeMap;
 
