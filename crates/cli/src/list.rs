@@ -1,7 +1,7 @@
 //! `uqformer list`: what an experiment file can name.
 
 use backbone::ViTConfig;
-use data::{Catalog, Corruption, Source};
+use data::{Catalog, Corruption, Modality, Source};
 use uq_metrics::Score;
 
 pub fn run() -> Result<(), String> {
@@ -25,14 +25,13 @@ pub fn run() -> Result<(), String> {
         );
     }
     println!("\npretrained backbones ([backbone] pretrained = ..., from `datasets/fetch`):");
-    println!(
-        "  {:<16} all-MiniLM-L6-v2, a 6-block BERT (text datasets; safetensors)",
-        "all-minilm-l6-v2"
-    );
-    println!(
-        "  {:<16} DINOv2-S/14, a 12-block ViT (image datasets; ONNX)",
-        "dinov2-s"
-    );
+    for p in experiment::PRETRAINED {
+        let serves = match p.modality {
+            Modality::Image => "image datasets",
+            Modality::Text => "text datasets",
+        };
+        println!("  {:<16} {} ({serves})", p.name, p.about);
+    }
     println!("\ndatasets ([data] dataset / ood = ...):");
     for info in Catalog::names() {
         let source = match info.source {

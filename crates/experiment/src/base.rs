@@ -18,6 +18,9 @@ use crate::error::{Context, ExperimentError, Result};
 use crate::results::TrainCost;
 use crate::workers::{Job, Pool};
 
+mod pretrained;
+pub use pretrained::{PRETRAINED, Pretrained};
+
 /// How base models are made; pretrained models get a fresh head.
 #[derive(Debug, Clone)]
 pub enum BaseSpec {
@@ -40,31 +43,18 @@ pub enum BaseSpec {
 impl BaseSpec {
     /// The base model of `[backbone]` for the training set `train_full`.
     pub fn new(config: &ExperimentConfig, data_root: &Path, train_full: &Dataset) -> Result<Self> {
-        match train_full {
-            Dataset::Images(images) => match &config.backbone.pretrained {
-                None => Ok(Self::Vit {
-                    config: vit_config(config, images)?,
-                    onnx: None,
-                }),
-                Some(name) => pretrained_vit(config, data_root, name, images),
-            },
-            Dataset::Text(texts) => {
-                let name = config.backbone.pretrained.clone().unwrap_or_default();
-                let dir = data_root.join(&name);
-                let tokenizer = WordPiece::from_vocab_file(&dir.join("vocab.txt"))
-                    .context("backbone.pretrained")?;
-                let mut bert = BertConfig::from_hf_config(&dir.join("config.json"))
-                    .context("backbone.pretrained")?;
-                bert.dropout = config.backbone.dropout;
-                bert.attention_dropout = config.backbone.attention_dropout;
-                Ok(Self::Bert {
-                    config: bert,
-                    dir,
-                    name,
-                    num_classes: texts.num_classes,
-                    tokenizer,
-                })
+        match (&config.backbone.pretrained, train_full) {
+            (Some(name), data) => {
+                let entry = pretrained::find(name)?;
+                (entry.load)(config, &data_root.join(name), name, data)
             }
+            (None, Dataset::Images(images)) => Ok(Self::Vit {
+                config: vit_config(config, images)?,
+                onnx: None,
+            }),
+            (None, Dataset::Text(_)) => Err(ExperimentError::invalid(
+                "backbone.pretrained: a text dataset needs a pretrained BERT",
+            )),
         }
     }
 
@@ -243,48 +233,6 @@ fn image_side(train: &ImageDataset) -> Result<usize> {
 
 /// A DINOv2 ONNX checkpoint (the one `*.onnx` file of the folder `name`) at the dataset's image
 /// size; its configuration is read by importing it once.
-fn pretrained_vit(
-    config: &ExperimentConfig,
-    data_root: &Path,
-    name: &str,
-    train: &ImageDataset,
-) -> Result<BaseSpec> {
-    let dir = data_root.join(name);
-    let fail = |what: String| {
-        ExperimentError::invalid(format!("backbone.pretrained: {}: {what}", dir.display()))
-    };
-    let entries = std::fs::read_dir(&dir).map_err(|e| {
-        fail(format!(
-            "cannot read the folder ({e}); run `datasets/fetch {name}`"
-        ))
-    })?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "onnx"))
-        .collect();
-    let path = match files.len() {
-        1 => files.remove(0),
-        n => return Err(fail(format!("expected one *.onnx file, found {n}"))),
-    };
-    let side = image_side(train)?;
-    let (vit, _) = backbone::load_dinov2_onnx(
-        &path,
-        side,
-        train.dims[0],
-        train.num_classes,
-        0,
-        &Device::flex(),
-    )
-    .context("backbone.pretrained")?;
-    let b = &config.backbone;
-    Ok(BaseSpec::Vit {
-        config: vit
-            .with_dropout(b.dropout)
-            .with_attention_dropout(b.attention_dropout),
-        onnx: Some((path, name.to_string())),
-    })
-}
-
 /// The preset with the experiment's overrides, fitted to the dataset's images and classes.
 fn vit_config(config: &ExperimentConfig, train: &ImageDataset) -> Result<ViTConfig> {
     let b = &config.backbone;

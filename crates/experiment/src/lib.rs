@@ -29,6 +29,7 @@ pub mod runner;
 pub mod store;
 pub mod workers;
 
+pub use base::{PRETRAINED, Pretrained};
 pub use cache::{
     CACHE_KEYS, CacheEntry, Clean, MadeBy, clean_cache, list_cache, used_by_latest_run,
 };
