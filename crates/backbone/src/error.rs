@@ -24,7 +24,8 @@ pub enum BackboneError {
 }
 
 impl BackboneError {
-    pub(crate) fn invalid(
+    /// An invalid field: `field = value is invalid: expected <expected>`.
+    pub fn invalid(
         field: impl Into<String>,
         value: impl fmt::Display,
         expected: impl Into<String>,
@@ -60,8 +61,8 @@ impl fmt::Display for BackboneError {
 
 impl std::error::Error for BackboneError {}
 
-/// Checks that a count is at least 1.
-pub(crate) fn positive(field: impl Into<String>, value: usize) -> Result<(), BackboneError> {
+/// Checks that a count is at least 1, naming `field` otherwise.
+pub fn positive(field: impl Into<String>, value: usize) -> Result<(), BackboneError> {
     if value == 0 {
         return Err(BackboneError::invalid(field, value, "a positive integer"));
     }

@@ -56,7 +56,7 @@ pub use cost::{
     BlockShape, bert_flops, block_flops, flops_per_sample, head_flops, patch_embed_flops, vit_flops,
 };
 pub use dropout::{Dropout, Mode};
-pub use error::BackboneError;
+pub use error::{BackboneError, positive};
 pub use gates::{BlockGates, Gates};
 pub use input::Input;
 pub use kernels::{KernelBackend, dropout_mask, gelu};

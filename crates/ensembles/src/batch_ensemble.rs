@@ -1,7 +1,7 @@
 //! BatchEnsemble (Wen et al., 2020) on the Vision Transformer: M members share every weight
 //! matrix; each linear layer gives member m rank-1 fast weights, `y = ((x ∘ r_m) W) ∘ s_m + b_m`.
 
-use backbone::{BackboneError, Dropout, Input, Mode, ViTConfig, flops_per_sample};
+use backbone::{BackboneError, Dropout, Input, Mode, ViTConfig, flops_per_sample, positive};
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{LayerNorm, Linear};
@@ -10,7 +10,6 @@ use seam::Trainable;
 use serde::{Deserialize, Serialize};
 
 use crate::block::{MemberBlock, Projection, tokens};
-use crate::check::positive;
 use crate::draw;
 use seam::EnsembleModel;
 

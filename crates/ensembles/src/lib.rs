@@ -17,7 +17,6 @@
 mod baselines;
 mod batch_ensemble;
 mod block;
-mod check;
 mod draw;
 mod grouped;
 mod mimo;

@@ -1,13 +1,14 @@
 //! MIMO (Havasi et al., 2021) on the Vision Transformer: M images enter one network stacked
 //! along channels and M predictions leave it, one block of C logits per member.
 
-use backbone::{BackboneError, Gates, Input, Mode, ViTConfig, VisionTransformer, flops_per_sample};
+use backbone::{
+    BackboneError, Gates, Input, Mode, ViTConfig, VisionTransformer, flops_per_sample, positive,
+};
 use burn::config::Config;
 use burn::module::Module;
 use burn::tensor::{Device, Distribution, Int, Tensor};
 use seam::Trainable;
 
-use crate::check::{invalid, positive};
 use crate::draw;
 use seam::EnsembleModel;
 
@@ -37,7 +38,7 @@ impl MimoConfig {
     pub fn init(&self, vit: &ViTConfig, seed: u64, device: &Device) -> Result<Mimo, BackboneError> {
         positive("MimoConfig.members", self.members)?;
         if !(0.0..=1.0).contains(&self.input_repetition) {
-            return Err(invalid(
+            return Err(BackboneError::invalid(
                 "MimoConfig.input_repetition",
                 self.input_repetition,
                 "a probability in [0, 1]",

@@ -18,7 +18,7 @@
 //! Widths are rounded up so that they divide evenly: `d_m` to a multiple of H and γ, `f_m` to a
 //! multiple of γ.
 
-use backbone::{BackboneError, Dropout, Input, Mode, ViTConfig};
+use backbone::{BackboneError, Dropout, Input, Mode, ViTConfig, positive};
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::conv::{Conv2d, Conv2dConfig};
@@ -26,7 +26,6 @@ use burn::tensor::{Device, Distribution, Tensor};
 use seam::Trainable;
 
 use crate::block::{MemberBlock, tokens};
-use crate::check::{invalid, positive};
 use crate::draw;
 use crate::grouped::{GroupedLayerNorm, GroupedLinear};
 use seam::EnsembleModel;
@@ -98,7 +97,7 @@ impl PackedConfig {
         positive("PackedConfig.members", self.members)?;
         positive("PackedConfig.gamma", self.gamma)?;
         if !self.alpha.is_finite() || self.alpha <= 0.0 {
-            return Err(invalid(
+            return Err(BackboneError::invalid(
                 "PackedConfig.alpha",
                 self.alpha,
                 "a finite number > 0",
