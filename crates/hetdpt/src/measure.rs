@@ -57,8 +57,7 @@ pub(crate) fn latencies(models: &[&PrunedViT], sample: &Tensor<4>) -> Vec<f64> {
     }
     let mut times = vec![Vec::with_capacity(REPS); models.len()];
     for _ in 0..REPS {
-        let round = timing::round(models.len(), |i| run(models[i]));
-        (times.iter_mut().zip(round)).for_each(|(t, ms)| t.push(ms));
+        timing::round(&mut times, |i| run(models[i]));
     }
     (times.iter_mut())
         .map(|t| timing::quartiles(t)[1])

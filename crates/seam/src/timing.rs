@@ -4,16 +4,15 @@
 
 use std::time::Instant;
 
-/// One round: `call(i)` for each of `n` models in turn, timed alone (ms). The call must wait
-/// for its result (read it back), since backends may run asynchronously.
-pub fn round(n: usize, mut call: impl FnMut(usize)) -> Vec<f64> {
-    (0..n)
-        .map(|i| {
-            let start = Instant::now();
-            call(i);
-            start.elapsed().as_secs_f64() * 1e3
-        })
-        .collect()
+/// One round: `call(i)` for each model `i` in turn, timed alone; its time (ms) is pushed to
+/// `times[i]`. The call must wait for its result (read it back), since backends may run
+/// asynchronously.
+pub fn round(times: &mut [Vec<f64>], mut call: impl FnMut(usize)) {
+    for (i, t) in times.iter_mut().enumerate() {
+        let start = Instant::now();
+        call(i);
+        t.push(start.elapsed().as_secs_f64() * 1e3);
+    }
 }
 
 /// The first quartile, median and third quartile, linearly interpolated between order
@@ -51,9 +50,11 @@ mod tests {
     #[test]
     fn a_round_calls_each_model_once_in_order() {
         let mut calls = Vec::new();
-        let times = round(3, |i| calls.push(i));
+        let mut times = vec![vec![1.0], Vec::new(), Vec::new()];
+        round(&mut times, |i| calls.push(i));
         assert_eq!(calls, [0, 1, 2]);
-        assert_eq!(times.len(), 3);
-        assert!(times.iter().all(|t| *t >= 0.0 && t.is_finite()));
+        assert_eq!(times.iter().map(Vec::len).collect::<Vec<_>>(), [2, 1, 1]);
+        assert_eq!(times[0][0], 1.0, "earlier times are kept");
+        assert!(times.iter().flatten().all(|t| *t >= 0.0 && t.is_finite()));
     }
 }

@@ -39,22 +39,16 @@ pub fn costs(
     }
     let mut b1 = vec![Vec::new(); models.len()];
     let mut at_batch = vec![Vec::new(); models.len()];
-    let record = |times: &mut [Vec<f64>], round: Vec<f64>, per: usize| {
-        (times.iter_mut().zip(round)).for_each(|(t, ms)| t.push(ms / per as f64));
-    };
     for _ in 0..rounds {
         for _ in 0..B1_BLOCKS {
-            record(
-                &mut b1,
-                timing::round(models.len(), |i| block(&models[i])),
-                B1_BLOCK,
-            );
+            timing::round(&mut b1, |i| block(&models[i]));
         }
-        let full_round = timing::round(models.len(), |i| {
+        timing::round(&mut at_batch, |i| {
             sync(models[i].member_logits(full.clone()))
         });
-        record(&mut at_batch, full_round, 1);
     }
+    // Each batch-1 time is a block of B1_BLOCK calls: record the mean call.
+    (b1.iter_mut().flatten()).for_each(|ms| *ms /= B1_BLOCK as f64);
     let paired = |times: &[Vec<f64>], i: usize| {
         single.map(|s| quartiles(&mut paired_ratios(&times[i], &times[s]))[1])
     };
