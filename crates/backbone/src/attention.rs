@@ -104,23 +104,38 @@ pub fn attend(
     mode: Mode,
 ) -> Tensor<3> {
     let [batch, tokens, width] = q.dims();
-    let head_dim = width / n_heads;
-    let split = |t: Tensor<3>| {
-        t.reshape([batch, tokens, n_heads, head_dim])
-            .swap_dims(1, 2)
-    };
-    // Scaling q (T·d_h values) is cheaper than scaling the scores (T·T values).
-    let q = split(q).div_scalar((head_dim as f64).sqrt());
-    let mut scores = q.matmul(split(k).transpose());
-    if let Some(mask) = key_padding {
-        scores = scores.mask_fill(mask.reshape([batch, 1, 1, tokens]), MASKED_SCORE);
-    }
-    let probs = dropout.forward(softmax(scores, 3), mode);
-    let mut context = probs.matmul(split(v));
+    let probs = dropout.forward(attention_probs([q, k], n_heads, key_padding), mode);
+    let mut context = probs.matmul(split_heads(v, n_heads));
     if let Some(gate) = head_gate {
         context = context * gate.reshape([1, n_heads, 1, 1]);
     }
     context.swap_dims(1, 2).reshape([batch, tokens, width])
+}
+
+/// Each head's attention probabilities `[B, H, T_query, T_key]`, `softmax(q kᵀ / √d_h)` on
+/// projected `[q, k]` (`[B, T, H·d_h]` each), masked keys as in [`attend`]: what a strategy
+/// reads to see where a head looks.
+pub fn attention_probs(
+    [q, k]: [Tensor<3>; 2],
+    n_heads: usize,
+    key_padding: Option<Tensor<2, Bool>>,
+) -> Tensor<4> {
+    let [batch, tokens, width] = q.dims();
+    let head_dim = width / n_heads;
+    // Scaling q (T·d_h values) is cheaper than scaling the scores (T·T values).
+    let q = split_heads(q, n_heads).div_scalar((head_dim as f64).sqrt());
+    let mut scores = q.matmul(split_heads(k, n_heads).transpose());
+    if let Some(mask) = key_padding {
+        scores = scores.mask_fill(mask.reshape([batch, 1, 1, tokens]), MASKED_SCORE);
+    }
+    softmax(scores, 3)
+}
+
+/// `[B, T, H·d_h]` -> `[B, H, T, d_h]`.
+fn split_heads(t: Tensor<3>, n_heads: usize) -> Tensor<4> {
+    let [batch, tokens, width] = t.dims();
+    t.reshape([batch, tokens, n_heads, width / n_heads])
+        .swap_dims(1, 2)
 }
 
 /// Key-padding mask from a Hugging Face style attention mask `[B, T]` (1 = token, 0 = padding):

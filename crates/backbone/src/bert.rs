@@ -1,3 +1,6 @@
+//! The BERT encoder and sequence classifier: config, modules, and what makes the classifier a
+//! [`Backbone`].
+
 use burn::config::Config;
 use burn::module::Module;
 use burn::nn::{
@@ -7,9 +10,14 @@ use burn::tensor::{Device, Int, Tensor};
 
 use crate::attention::padding_mask;
 use crate::block::{BlockConfig, Encoder};
+use crate::classifier::{Backbone, Members, StemLayout};
 use crate::dropout::{Dropout, Mode};
 use crate::error::{BackboneError, positive};
 use crate::gates::Gates;
+use crate::input::{Input, Modality};
+
+mod stem;
+pub use stem::TokenStem;
 
 /// Configuration of a [`BertModel`]; the defaults are the `minilm_l6` preset
 /// (all-MiniLM-L6-v2).
@@ -207,5 +215,134 @@ impl BertClassifier {
     ) -> Tensor<2> {
         let pooled = self.features(ids, attention_mask, gates, mode);
         self.classifier.forward(self.dropout.forward(pooled, mode))
+    }
+}
+
+impl Backbone for BertClassifier {
+    fn modality(&self) -> Modality {
+        Modality::Tokens
+    }
+
+    fn name(&self) -> &'static str {
+        "a BERT classifier"
+    }
+
+    fn embed(&self, input: &Input, mode: Mode) -> Tensor<3> {
+        let Input::Tokens { ids, .. } = input else {
+            unreachable!("checked by Classifier")
+        };
+        self.bert.embeddings.forward(ids.clone(), None, mode)
+    }
+
+    fn features(&self, tokens: Tensor<3>, input: &Input, mode: Mode) -> Tensor<2> {
+        let Input::Tokens { mask, .. } = input else {
+            unreachable!("checked by Classifier")
+        };
+        self.dropout.forward(mean_pool(tokens, mask.clone()), mode)
+    }
+
+    fn encoder(&self) -> &Encoder {
+        &self.bert.encoder
+    }
+
+    fn encoder_mut(&mut self) -> &mut Encoder {
+        &mut self.bert.encoder
+    }
+
+    fn head(&self) -> &Linear {
+        &self.classifier
+    }
+
+    fn head_mut(&mut self) -> &mut Linear {
+        &mut self.classifier
+    }
+
+    fn freeze_embeddings(&mut self) {
+        self.bert.embeddings = self.bert.embeddings.clone().no_grad();
+    }
+
+    fn set_dropout(&mut self, p: f64) {
+        self.bert.embeddings.dropout.prob = p;
+        self.dropout.prob = p;
+    }
+
+    fn tokens(&self, text_tokens: usize) -> usize {
+        text_tokens
+    }
+
+    fn embed_flops(&self) -> u64 {
+        0
+    }
+
+    fn embedding_params(&self) -> usize {
+        self.bert.embeddings.num_params()
+    }
+
+    /// Token ids and a mask of one shape, no longer than the position table, ids in the
+    /// vocabulary.
+    fn check_input(&self, input: &Input, field: &str) -> Result<(), BackboneError> {
+        let Input::Tokens { ids, mask } = input else {
+            unreachable!("checked by Classifier")
+        };
+        let tables = &self.bert.embeddings;
+        let [vocab, _] = tables.word_embeddings.weight.dims();
+        let [positions, _] = tables.position_embeddings.weight.dims();
+        let [_, len] = ids.dims();
+        if ids.dims() != mask.dims() {
+            return Err(BackboneError::invalid(
+                field,
+                format!("ids {:?} with mask {:?}", ids.dims(), mask.dims()),
+                "an attention mask of the ids' shape",
+            ));
+        }
+        if len > positions {
+            return Err(BackboneError::invalid(
+                field,
+                format!("{len} tokens per sequence"),
+                format!("at most {positions}, the model's position table"),
+            ));
+        }
+        let low: i64 = ids.clone().min().into_scalar();
+        let high: i64 = ids.clone().max().into_scalar();
+        if low < 0 || high >= vocab as i64 {
+            return Err(BackboneError::invalid(
+                field,
+                format!("token ids from {low} to {high}"),
+                format!("ids in 0..{vocab}, the model's vocabulary"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn stem_layout(&self) -> Result<StemLayout, BackboneError> {
+        let e = &self.bert.embeddings;
+        let [d_model, _] = self.classifier.weight.dims();
+        let tables = [
+            &e.word_embeddings,
+            &e.position_embeddings,
+            &e.token_type_embeddings,
+        ]
+        .map(|t| t.weight.dims());
+        if tables.iter().any(|[_, d]| *d != d_model) {
+            return Err(BackboneError::invalid(
+                "embedding tables",
+                format!("{tables:?}"),
+                format!("word, position and segment tables of width {d_model}"),
+            ));
+        }
+        Ok(StemLayout(vec![
+            ("vocab", tables[0][0]),
+            ("positions", tables[1][0]),
+            ("segments", tables[2][0]),
+        ]))
+    }
+}
+
+impl Members for BertClassifier {
+    type Stems = TokenStem;
+
+    fn stems(members: &[&Self]) -> Result<TokenStem, BackboneError> {
+        let tables: Vec<_> = members.iter().map(|b| &b.bert.embeddings).collect();
+        TokenStem::of(&tables)
     }
 }

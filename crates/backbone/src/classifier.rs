@@ -1,41 +1,186 @@
-//! [`Classifier`]: the Vision Transformer or the BERT sequence classifier behind one interface,
-//! so that methods which only touch the encoder blocks (head pruning, adapters, ensembles) work
-//! on both.
+//! [`Classifier`]: every backbone behind one interface, so that methods which only touch the
+//! encoder blocks (head pruning, adapters, ensembles) work on all of them.
+//!
+//! A backbone is a module implementing [`Backbone`] (what a method needs: embed, blocks, feature
+//! readout, classifier, shapes and FLOPs) and [`Members`] (its members embedded in one pass, for
+//! fused Hydra), plus one line in the [`backbones!`] registry below, which makes it a
+//! [`Classifier`] variant.
 
 use burn::module::{Module, Param};
 use burn::nn::Linear;
 use burn::tensor::Tensor;
 
-use crate::bert::{BertClassifier, mean_pool};
+use crate::bert::{BertClassifier, TokenStem};
 use crate::block::Encoder;
-use crate::cost::{BlockShape, block_flops, head_flops, patch_embed_flops};
+use crate::cost::{BlockShape, block_flops, head_flops};
 use crate::dropout::Mode;
+use crate::error::BackboneError;
 use crate::gates::Gates;
-use crate::input::Input;
-use crate::vit::VisionTransformer;
+use crate::input::{Input, Modality};
+use crate::vit::{PatchStem, VisionTransformer};
 
-/// An encoder classifier: embed the input, run the blocks, read a feature out, classify it.
-///
-/// `forward(x) = head(features(encoder(embed(x)), x))`; the pieces are exposed so that callers
-/// can run the blocks themselves (fused members, adapted attention).
-#[derive(Module, Debug)]
-pub enum Classifier {
+/// What a method needs from a transformer classifier: `forward(x) = head(features(encoder(
+/// embed(x)), x))`, the pieces exposed so that callers can run the blocks themselves (fused
+/// members, adapted attention). The blocks are the shared [`Encoder`]; what differs between
+/// backbones is the input they read, how they embed it and how they read a feature out.
+pub trait Backbone {
+    /// What the model reads.
+    fn modality(&self) -> Modality;
+
+    /// What it is, for messages: "a Vision Transformer".
+    fn name(&self) -> &'static str;
+
+    /// The tokens `[B, T, D]` entering the first block. The input is of the model's modality
+    /// ([`Classifier`] checks it before calling).
+    fn embed(&self, input: &Input, mode: Mode) -> Tensor<3>;
+
+    /// The feature `[B, D]` the head reads from the last block's tokens `[B, T, D]`.
+    fn features(&self, tokens: Tensor<3>, input: &Input, mode: Mode) -> Tensor<2>;
+
+    fn encoder(&self) -> &Encoder;
+
+    fn encoder_mut(&mut self) -> &mut Encoder;
+
+    /// The classifier `D -> C`.
+    fn head(&self) -> &Linear;
+
+    fn head_mut(&mut self) -> &mut Linear;
+
+    /// The input embedding stops requiring gradients.
+    fn freeze_embeddings(&mut self);
+
+    /// Dropout `p` on what lies outside the blocks (embedding, pooled feature).
+    fn set_dropout(&mut self, p: f64);
+
+    /// Tokens per sample entering the blocks; text is counted at `text_tokens` tokens.
+    fn tokens(&self, text_tokens: usize) -> usize;
+
+    /// FLOPs per sample of the input embedding (a table lookup counts 0).
+    fn embed_flops(&self) -> u64;
+
+    /// Parameters of the input embedding: what [`Backbone::freeze_embeddings`] freezes.
+    fn embedding_params(&self) -> usize;
+
+    /// Checks that an input of the model's modality fits it (named `field` in errors).
+    fn check_input(&self, input: &Input, field: &str) -> Result<(), BackboneError>;
+
+    /// The embedding's shapes that members fused together must share, by name; an error when
+    /// the embedding cannot be fused at all.
+    fn stem_layout(&self) -> Result<StemLayout, BackboneError>;
+}
+
+/// The shapes of a backbone's input embedding that fused members must share, by name.
+#[derive(Clone, PartialEq, Eq)]
+pub struct StemLayout(pub Vec<(&'static str, usize)>);
+
+/// `{ vocab: 50, positions: 16 }`.
+impl std::fmt::Debug for StemLayout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let fields: Vec<_> = self.0.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        write!(f, "{{ {} }}", fields.join(", "))
+    }
+}
+
+/// Members of one backbone embedded in one pass and read out per member (fused Hydra).
+pub trait Members: Backbone + Sized {
+    type Stems: GroupedStem;
+
+    /// The members' embeddings and readouts, stored once when every member has the same ones.
+    /// The members share [`Backbone::stem_layout`].
+    fn stems(members: &[&Self]) -> Result<Self::Stems, BackboneError>;
+}
+
+/// The input end and the readout of M fused members.
+pub trait GroupedStem {
+    /// The input -> `[G, B·T, D]` (G = 1 when the embedding is shared, else M).
+    fn embed(&self, input: &Input) -> Tensor<3>;
+
+    /// Each member's feature `[M, B, D]` from the last block's tokens `[M, B·T, D]`.
+    fn features(&self, tokens: Tensor<3>, input: &Input) -> Tensor<3>;
+
+    /// Whether the input embedding is stored once for all members.
+    fn shared(&self) -> bool;
+}
+
+/// The registry: one line per backbone, `Variant(Model, Stems)`, makes the [`Classifier`] and
+/// [`MemberStems`] variants and their dispatch.
+macro_rules! backbones {
+    ($($(#[$doc:meta])* $variant:ident($model:ty, $stems:ty)),+ $(,)?) => {
+        /// A base model: one of the registered backbones.
+        #[derive(Module, Debug)]
+        pub enum Classifier {
+            $($(#[$doc])* $variant($model)),+
+        }
+
+        $(impl From<$model> for Classifier {
+            fn from(model: $model) -> Self {
+                Self::$variant(model)
+            }
+        })+
+
+        /// The stems of fused members of one backbone.
+        #[derive(Module, Debug)]
+        pub enum MemberStems {
+            $($variant($stems)),+
+        }
+
+        impl Classifier {
+            /// The backbone behind the variant.
+            pub fn backbone(&self) -> &dyn Backbone {
+                match self {
+                    $(Self::$variant(model) => model),+
+                }
+            }
+
+            pub fn backbone_mut(&mut self) -> &mut dyn Backbone {
+                match self {
+                    $(Self::$variant(model) => model),+
+                }
+            }
+
+            /// The stems of `members` fused (members of one backbone, checked beforehand to
+            /// share [`Backbone::stem_layout`]).
+            pub fn stems(members: &[Classifier]) -> Result<MemberStems, BackboneError> {
+                let first = members.first().ok_or_else(|| {
+                    BackboneError::invalid("members", "an empty list", "at least one member")
+                })?;
+                #[allow(unreachable_patterns)]
+                match first {
+                    $(Self::$variant(_) => {
+                        let same: Vec<&$model> = (members.iter())
+                            .filter_map(|c| match c {
+                                Self::$variant(model) => Some(model),
+                                _ => None,
+                            })
+                            .collect();
+                        if same.len() != members.len() {
+                            return Err(BackboneError::invalid(
+                                "members",
+                                "members of different backbones",
+                                "members of one backbone",
+                            ));
+                        }
+                        Ok(MemberStems::$variant(<$model as Members>::stems(&same)?))
+                    }),+
+                }
+            }
+        }
+
+        impl MemberStems {
+            pub fn stem(&self) -> &dyn GroupedStem {
+                match self {
+                    $(Self::$variant(stems) => stems),+
+                }
+            }
+        }
+    };
+}
+
+backbones! {
     /// Images: class-token readout after the final LayerNorm.
-    Vit(VisionTransformer),
+    Vit(VisionTransformer, PatchStem),
     /// Token sequences: masked mean pooling, dropout.
-    Bert(BertClassifier),
-}
-
-impl From<VisionTransformer> for Classifier {
-    fn from(v: VisionTransformer) -> Self {
-        Self::Vit(v)
-    }
-}
-
-impl From<BertClassifier> for Classifier {
-    fn from(b: BertClassifier) -> Self {
-        Self::Bert(b)
-    }
+    Bert(BertClassifier, TokenStem),
 }
 
 impl Classifier {
@@ -51,59 +196,54 @@ impl Classifier {
     }
 
     /// The tokens `[B, T, D]` entering the first block.
+    ///
+    /// # Panics
+    /// If the input is of the other modality.
     pub fn embed(&self, input: &Input, mode: Mode) -> Tensor<3> {
-        match (self, input) {
-            (Self::Vit(v), Input::Images(x)) => v.embed(x.clone(), mode),
-            (Self::Bert(b), Input::Tokens { ids, .. }) => {
-                b.bert.embeddings.forward(ids.clone(), None, mode)
-            }
-            _ => panic!("{}", self.mismatch()),
-        }
+        self.expect(input).embed(input, mode)
     }
 
     /// The feature `[B, D]` the head reads from the last block's tokens `[B, T, D]` (ViT: the
     /// class token after the final norm; BERT: the masked mean, then dropout).
+    ///
+    /// # Panics
+    /// If the input is of the other modality.
     pub fn features(&self, tokens: Tensor<3>, input: &Input, mode: Mode) -> Tensor<2> {
-        match (self, input) {
-            (Self::Vit(v), Input::Images(_)) => {
-                // LayerNorm acts per token: normalising the class token alone is the same.
-                v.norm.forward(tokens.narrow(1, 0, 1).squeeze_dim::<2>(1))
-            }
-            (Self::Bert(b), Input::Tokens { mask, .. }) => {
-                b.dropout.forward(mean_pool(tokens, mask.clone()), mode)
-            }
-            _ => panic!("{}", self.mismatch()),
-        }
+        self.expect(input).features(tokens, input, mode)
     }
 
     /// The blocks.
     pub fn encoder(&self) -> &Encoder {
-        match self {
-            Self::Vit(v) => &v.encoder,
-            Self::Bert(b) => &b.bert.encoder,
-        }
+        self.backbone().encoder()
     }
 
     pub fn encoder_mut(&mut self) -> &mut Encoder {
-        match self {
-            Self::Vit(v) => &mut v.encoder,
-            Self::Bert(b) => &mut b.bert.encoder,
-        }
+        self.backbone_mut().encoder_mut()
     }
 
     /// The classifier `D -> C`.
     pub fn head(&self) -> &Linear {
-        match self {
-            Self::Vit(v) => &v.head,
-            Self::Bert(b) => &b.classifier,
-        }
+        self.backbone().head()
     }
 
     pub fn head_mut(&mut self) -> &mut Linear {
-        match self {
-            Self::Vit(v) => &mut v.head,
-            Self::Bert(b) => &mut b.classifier,
-        }
+        self.backbone_mut().head_mut()
+    }
+
+    /// What the model reads.
+    pub fn modality(&self) -> Modality {
+        self.backbone().modality()
+    }
+
+    /// What it is and reads, for messages: "a Vision Transformer (images)".
+    pub fn kind(&self) -> String {
+        let backbone = self.backbone();
+        format!("{} ({})", backbone.name(), backbone.modality())
+    }
+
+    /// Whether the model reads token sequences.
+    pub fn is_text(&self) -> bool {
+        self.modality() == Modality::Tokens
     }
 
     /// Only the head trains: every other parameter stops requiring gradients (so the
@@ -124,32 +264,16 @@ impl Classifier {
     /// tables and their LayerNorm; ViT: the patch embedding, class token and positions); the
     /// blocks, the final norm and the head train as before. Members fine-tuned so keep their
     /// base model's embedding bit for bit, which Hydra's fusion then stores once.
-    pub fn freeze_embeddings(self) -> Self {
-        match self {
-            Self::Vit(mut v) => {
-                v.patch_embed = v.patch_embed.no_grad();
-                v.cls_token = v.cls_token.no_grad();
-                v.pos_embed = v.pos_embed.no_grad();
-                Self::Vit(v)
-            }
-            Self::Bert(mut b) => {
-                b.bert.embeddings = b.bert.embeddings.no_grad();
-                Self::Bert(b)
-            }
-        }
+    pub fn freeze_embeddings(mut self) -> Self {
+        self.backbone_mut().freeze_embeddings();
+        self
     }
 
     /// The same model with dropout `p` on embeddings, block outputs (and BERT's pooled feature)
     /// and `attention_p` on attention probabilities: a pretrained checkpoint's rates replaced by
     /// the experiment's.
     pub fn with_dropout(mut self, p: f64, attention_p: f64) -> Self {
-        match &mut self {
-            Self::Vit(v) => v.dropout.prob = p,
-            Self::Bert(b) => {
-                b.bert.embeddings.dropout.prob = p;
-                b.dropout.prob = p;
-            }
-        }
+        self.backbone_mut().set_dropout(p);
         for block in &mut self.encoder_mut().layer {
             block.dropout.prob = p;
             block.attention.dropout.prob = attention_p;
@@ -157,39 +281,57 @@ impl Classifier {
         self
     }
 
-    /// Whether the model reads token sequences.
-    pub fn is_text(&self) -> bool {
-        matches!(self, Self::Bert(_))
-    }
-
     /// FLOPs per sample, counted as [`crate::block_flops`] does, from the module's own shapes
     /// (pruned heads are gone): for a ViT on its fixed token count, for BERT on a sequence of
     /// `text_tokens` tokens.
     pub fn flops(&self, text_tokens: usize) -> u64 {
+        let shapes: Vec<_> = (self.encoder().layer.iter())
+            .map(|b| BlockShape::full(b.attention.n_heads))
+            .collect();
+        self.flops_with(&shapes, text_tokens)
+    }
+
+    /// FLOPs per sample with block l shaped `blocks[l]` (e.g. padded to more heads), the head
+    /// size, MLP width and embedding the model's own.
+    pub fn flops_with(&self, blocks: &[BlockShape], text_tokens: usize) -> u64 {
         let [d_model, classes] = self.head().weight.dims();
-        let (tokens, stem) = match self {
-            Self::Vit(v) => {
-                let [_, tokens, _] = v.pos_embed.dims();
-                let [_, channels, p, _] = v.patch_embed.weight.dims();
-                (tokens, patch_embed_flops(tokens - 1, channels, p, d_model))
-            }
-            Self::Bert(_) => (text_tokens, 0),
-        };
-        let encoder: u64 = (self.encoder().layer.iter())
-            .map(|b| {
+        let tokens = self.backbone().tokens(text_tokens);
+        let encoder: u64 = (self.encoder().layer.iter().zip(blocks))
+            .map(|(b, &shape)| {
                 let heads = b.attention.n_heads;
                 let head_dim = b.attention.query.weight.dims()[1] / heads.max(1);
                 let d_mlp = b.mlp.fc1.weight.dims()[1];
-                block_flops(BlockShape::full(heads), tokens, d_model, head_dim, d_mlp)
+                block_flops(shape, tokens, d_model, head_dim, d_mlp)
             })
             .sum();
-        stem + encoder + head_flops(d_model, classes)
+        self.backbone().embed_flops() + encoder + head_flops(d_model, classes)
     }
 
-    fn mismatch(&self) -> &'static str {
-        match self {
-            Self::Vit(_) => "the Vision Transformer takes images, not token sequences",
-            Self::Bert(_) => "the BERT classifier takes token sequences, not images",
+    /// Checks that the model reads `input` (named `field` in errors): its modality, then what
+    /// the backbone checks (BERT: ids in the vocabulary, no longer than the position table).
+    pub fn check_input(&self, input: &Input, field: &str) -> Result<(), BackboneError> {
+        let backbone = self.backbone();
+        if input.modality() != backbone.modality() {
+            return Err(BackboneError::invalid(
+                field,
+                input.modality(),
+                format!("{}: the model is {}", backbone.modality(), backbone.name()),
+            ));
         }
+        backbone.check_input(input, field)
+    }
+
+    /// The backbone, after checking that it reads `input`.
+    fn expect(&self, input: &Input) -> &dyn Backbone {
+        let backbone = self.backbone();
+        if input.modality() != backbone.modality() {
+            panic!(
+                "{} takes {}, not {}",
+                backbone.name(),
+                backbone.modality(),
+                input.modality()
+            );
+        }
+        backbone
     }
 }

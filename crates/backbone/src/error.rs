@@ -38,6 +38,24 @@ impl BackboneError {
     }
 }
 
+impl BackboneError {
+    /// The same error with its field placed in `scope` (`member 2 ` + `norm`).
+    pub fn within(self, scope: &str) -> Self {
+        match self {
+            Self::InvalidConfig {
+                field,
+                value,
+                expected,
+            } => Self::InvalidConfig {
+                field: format!("{scope}{field}"),
+                value,
+                expected,
+            },
+            other => other,
+        }
+    }
+}
+
 impl fmt::Display for BackboneError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

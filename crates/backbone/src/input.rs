@@ -19,6 +19,22 @@ pub enum Input {
     },
 }
 
+/// What a model reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Modality {
+    Images,
+    Tokens,
+}
+
+impl std::fmt::Display for Modality {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Images => "images",
+            Self::Tokens => "token sequences",
+        })
+    }
+}
+
 impl From<Tensor<4>> for Input {
     fn from(images: Tensor<4>) -> Self {
         Self::Images(images)
@@ -31,6 +47,13 @@ impl Input {
         match self {
             Self::Images(x) => x.dims()[0],
             Self::Tokens { ids, .. } => ids.dims()[0],
+        }
+    }
+
+    pub fn modality(&self) -> Modality {
+        match self {
+            Self::Images(_) => Modality::Images,
+            Self::Tokens { .. } => Modality::Tokens,
         }
     }
 

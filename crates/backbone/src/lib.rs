@@ -14,6 +14,12 @@
 //! already projected Q/K/V. Configs are validated on `init`, which returns a [`BackboneError`]
 //! naming the field. A Linear weight is stored `[in, out]` (Burn's layout).
 //!
+//! Backbones behind one trait: [`Backbone`] is what methods need from a transformer classifier
+//! (embed, the shared [`Encoder`] blocks, feature readout, head, shapes, FLOPs) and [`Members`]
+//! embeds fused members in one pass ([`GroupedStem`], on [`GroupedLinear`] /
+//! [`GroupedLayerNorm`]). [`Classifier`] is the base model: the registered backbones, one line
+//! each in `classifier.rs`'s `backbones!` (the ViT and the BERT classifier).
+//!
 //! Pretrained weights: [`load_hf_bert`] reads a Hugging Face BERT checkpoint (all-MiniLM-L6-v2:
 //! `config.json` via [`BertConfig::from_hf_config`], `model.safetensors` via
 //! [`BertModel::load_safetensors`], read by the own [`SafeTensors`] reader); failures are
@@ -40,6 +46,7 @@ mod cost;
 mod dropout;
 mod error;
 mod gates;
+mod grouped;
 mod input;
 mod kernels;
 mod mlp;
@@ -48,17 +55,18 @@ mod presets;
 mod safetensors;
 mod vit;
 
-pub use attention::{Attention, AttentionConfig, attend, padding_mask};
-pub use bert::{BertClassifier, BertConfig, BertEmbeddings, BertModel, mean_pool};
+pub use attention::{Attention, AttentionConfig, attend, attention_probs, padding_mask};
+pub use bert::{BertClassifier, BertConfig, BertEmbeddings, BertModel, TokenStem, mean_pool};
 pub use block::{Block, BlockConfig, Encoder, residual};
-pub use classifier::Classifier;
+pub use classifier::{Backbone, Classifier, GroupedStem, MemberStems, Members, StemLayout};
 pub use cost::{
     BlockShape, bert_flops, block_flops, flops_per_sample, head_flops, patch_embed_flops, vit_flops,
 };
 pub use dropout::{Dropout, Mode};
 pub use error::{BackboneError, positive};
 pub use gates::{BlockGates, Gates};
-pub use input::Input;
+pub use grouped::{GroupedLayerNorm, GroupedLinear, weight_and_bias};
+pub use input::{Input, Modality};
 pub use kernels::{KernelBackend, dropout_mask, gelu};
 pub use mlp::{Mlp, MlpConfig};
 pub use onnx::{
@@ -66,4 +74,4 @@ pub use onnx::{
     dinov2_from_onnx, load_dinov2_onnx,
 };
 pub use safetensors::{ImportError, SafeTensors, TensorInfo, load_hf_bert};
-pub use vit::{ViTConfig, VisionTransformer};
+pub use vit::{PatchStem, ViTConfig, VisionTransformer};

@@ -1,13 +1,21 @@
+//! The Vision Transformer: its config, the module, and what makes it a [`Backbone`].
+
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::conv::{Conv2d, Conv2dConfig};
-use burn::nn::{LayerNorm, LayerNormConfig, Linear, LinearConfig};
+use burn::nn::{LayerNorm, LayerNormConfig, Linear, LinearConfig, PaddingConfig2d};
 use burn::tensor::{Device, Distribution, Tensor};
 
 use crate::block::{BlockConfig, Encoder};
+use crate::classifier::{Backbone, Members, StemLayout};
+use crate::cost::patch_embed_flops;
 use crate::dropout::{Dropout, Mode};
 use crate::error::{BackboneError, positive};
 use crate::gates::Gates;
+use crate::input::{Input, Modality};
+
+mod stem;
+pub use stem::PatchStem;
 
 /// Configuration of a [`VisionTransformer`]; the defaults are the `vit_tiny_28` preset.
 #[derive(Config, Debug)]
@@ -160,5 +168,108 @@ impl VisionTransformer {
     /// Logits `[B, num_classes]`.
     pub fn forward(&self, images: Tensor<4>, gates: &Gates, mode: Mode) -> Tensor<2> {
         self.head.forward(self.features(images, gates, mode))
+    }
+}
+
+impl Backbone for VisionTransformer {
+    fn modality(&self) -> Modality {
+        Modality::Images
+    }
+
+    fn name(&self) -> &'static str {
+        "a Vision Transformer"
+    }
+
+    fn embed(&self, input: &Input, mode: Mode) -> Tensor<3> {
+        VisionTransformer::embed(self, input.clone().images(), mode)
+    }
+
+    fn features(&self, tokens: Tensor<3>, _input: &Input, _mode: Mode) -> Tensor<2> {
+        // LayerNorm acts per token: normalising the class token alone is the same.
+        self.norm
+            .forward(tokens.narrow(1, 0, 1).squeeze_dim::<2>(1))
+    }
+
+    fn encoder(&self) -> &Encoder {
+        &self.encoder
+    }
+
+    fn encoder_mut(&mut self) -> &mut Encoder {
+        &mut self.encoder
+    }
+
+    fn head(&self) -> &Linear {
+        &self.head
+    }
+
+    fn head_mut(&mut self) -> &mut Linear {
+        &mut self.head
+    }
+
+    fn freeze_embeddings(&mut self) {
+        self.patch_embed = self.patch_embed.clone().no_grad();
+        self.cls_token = self.cls_token.clone().no_grad();
+        self.pos_embed = self.pos_embed.clone().no_grad();
+    }
+
+    fn set_dropout(&mut self, p: f64) {
+        self.dropout.prob = p;
+    }
+
+    fn tokens(&self, _text_tokens: usize) -> usize {
+        self.pos_embed.dims()[1]
+    }
+
+    fn embed_flops(&self) -> u64 {
+        let [_, tokens, d_model] = self.pos_embed.dims();
+        let [_, channels, p, _] = self.patch_embed.weight.dims();
+        patch_embed_flops(tokens - 1, channels, p, d_model)
+    }
+
+    fn embedding_params(&self) -> usize {
+        self.patch_embed.num_params() + self.cls_token.num_params() + self.pos_embed.num_params()
+    }
+
+    fn check_input(&self, _input: &Input, _field: &str) -> Result<(), BackboneError> {
+        Ok(())
+    }
+
+    fn stem_layout(&self) -> Result<StemLayout, BackboneError> {
+        let conv = &self.patch_embed;
+        let [_, channels, kh, kw] = conv.weight.dims();
+        let patchify = kh == kw
+            && conv.stride == [kh, kw]
+            && conv.dilation == [1, 1]
+            && conv.groups == 1
+            && matches!(conv.padding, PaddingConfig2d::Valid);
+        if !patchify {
+            return Err(BackboneError::invalid(
+                "patch_embed",
+                format!("kernel {kh}x{kw}, stride {:?}", conv.stride),
+                "a square patch embedding with stride = kernel, no padding, dilation or groups",
+            ));
+        }
+        let [_, tokens, _] = self.pos_embed.dims();
+        let grid = (tokens.saturating_sub(1) as f64).sqrt().round() as usize;
+        if grid * grid + 1 != tokens {
+            return Err(BackboneError::invalid(
+                "pos_embed tokens",
+                tokens,
+                "a square number of patches plus the class token",
+            ));
+        }
+        Ok(StemLayout(vec![
+            ("channels", channels),
+            ("patch", kh),
+            ("grid", grid),
+        ]))
+    }
+}
+
+impl Members for VisionTransformer {
+    type Stems = PatchStem;
+
+    fn stems(members: &[&Self]) -> Result<PatchStem, BackboneError> {
+        PatchStem::of(members)
     }
 }

@@ -2,12 +2,12 @@
 //! Packed-Ensembles, generic over their linear and normalisation layers.
 
 use backbone::gelu;
-use backbone::{Dropout, Mode, attend, residual};
+use backbone::{Dropout, GroupedLinear, Mode, attend, residual};
 use burn::module::{Module, Param};
 use burn::nn::LayerNorm;
 use burn::tensor::Tensor;
 
-use crate::grouped::{GroupedLayerNorm, GroupedLinear};
+use crate::grouped::PackedLayerNorm;
 
 /// A token-wise linear layer of an ensemble, `[N, T, in]` -> `[N, T, out]`.
 pub trait Projection {
@@ -21,11 +21,11 @@ pub trait Norm {
 
 impl Projection for GroupedLinear {
     fn project(&self, x: Tensor<3>) -> Tensor<3> {
-        self.forward(x)
+        self.forward_packed(x)
     }
 }
 
-impl Norm for GroupedLayerNorm {
+impl Norm for PackedLayerNorm {
     fn normalize(&self, x: Tensor<3>) -> Tensor<3> {
         self.forward(x)
     }

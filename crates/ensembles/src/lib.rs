@@ -11,7 +11,8 @@
 //!   - [`Mimo`] ([`MimoConfig`]: M = 3, ρ = 0): M images stacked along channels through one
 //!     network with M classifiers; in training each member sees its own order of the batch;
 //!   - [`PackedEnsemble`] ([`PackedConfig`]: M = 4, α = 2, γ = 1): M narrow members packed
-//!     in one wide stream of [`GroupedLinear`] and [`GroupedLayerNorm`] layers; the module
+//!     in one wide stream of `backbone::GroupedLinear` (read channel-packed) and
+//!     [`PackedLayerNorm`] layers; the module
 //!     doc of `packed` (and [`PackedConfig`]) says how the paper's CNN maps onto the ViT.
 
 mod baselines;
@@ -25,6 +26,6 @@ mod packed;
 pub use baselines::{DeepEnsemble, McDropout, Single};
 pub use batch_ensemble::{BatchEnsemble, BatchEnsembleConfig, BeLinear, FastInit};
 pub use block::{MemberBlock, Norm, Projection};
-pub use grouped::{GroupedLayerNorm, GroupedLinear};
+pub use grouped::PackedLayerNorm;
 pub use mimo::{Mimo, MimoConfig};
 pub use packed::{PackedConfig, PackedEnsemble};

@@ -18,7 +18,7 @@
 //! Widths are rounded up so that they divide evenly: `d_m` to a multiple of H and γ, `f_m` to a
 //! multiple of γ.
 
-use backbone::{BackboneError, Dropout, Input, Mode, ViTConfig, positive};
+use backbone::{BackboneError, Dropout, GroupedLinear, Input, Mode, ViTConfig, positive};
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::conv::{Conv2d, Conv2dConfig};
@@ -27,7 +27,7 @@ use seam::Trainable;
 
 use crate::block::{MemberBlock, tokens};
 use crate::draw;
-use crate::grouped::{GroupedLayerNorm, GroupedLinear};
+use crate::grouped::PackedLayerNorm;
 use seam::EnsembleModel;
 
 /// Packed-Ensembles' own settings; the base network is the `ViTConfig` given to
@@ -115,10 +115,10 @@ impl PackedConfig {
             key: GroupedLinear::init(groups, w / groups, w / groups, device),
             value: GroupedLinear::init(groups, w / groups, w / groups, device),
             output: GroupedLinear::init(groups, w / groups, w / groups, device),
-            norm1: GroupedLayerNorm::init(m, d_m, eps, device),
+            norm1: PackedLayerNorm::init(m, d_m, eps, device),
             fc1: GroupedLinear::init(groups, w / groups, m * f_m / groups, device),
             fc2: GroupedLinear::init(groups, m * f_m / groups, w / groups, device),
-            norm2: GroupedLayerNorm::init(m, d_m, eps, device),
+            norm2: PackedLayerNorm::init(m, d_m, eps, device),
             dropout: Dropout { prob: vit.dropout },
             attention_dropout: Dropout {
                 prob: vit.attention_dropout,
@@ -137,7 +137,7 @@ impl PackedConfig {
             )),
             dropout: Dropout { prob: vit.dropout },
             blocks: (0..vit.n_layers).map(|_| block()).collect(),
-            norm: GroupedLayerNorm::init(m, d_m, eps, device),
+            norm: PackedLayerNorm::init(m, d_m, eps, device),
             head: GroupedLinear::init(m, d_m, vit.num_classes, device),
             flops: self.flops(vit),
         }))
@@ -162,9 +162,9 @@ pub struct PackedEnsemble {
     pub cls_token: Param<Tensor<3>>,
     pub pos_embed: Param<Tensor<3>>,
     pub dropout: Dropout,
-    pub blocks: Vec<MemberBlock<GroupedLinear, GroupedLayerNorm>>,
+    pub blocks: Vec<MemberBlock<GroupedLinear, PackedLayerNorm>>,
     /// Final LayerNorm, one per member.
-    pub norm: GroupedLayerNorm,
+    pub norm: PackedLayerNorm,
     /// One classifier per member: M groups of `d_m` -> C.
     pub head: GroupedLinear,
     flops: u64,
@@ -188,7 +188,9 @@ impl PackedEnsemble {
         for block in &self.blocks {
             x = block.forward(x, mode);
         }
-        let logits = self.head.forward(self.norm.forward(x.narrow(1, 0, 1))); // [B, 1, M·C]
+        let logits = self
+            .head
+            .forward_packed(self.norm.forward(x.narrow(1, 0, 1))); // [B, 1, M·C]
         let [members, _, classes] = self.head.weight.dims();
         let batch = logits.dims()[0];
         logits.reshape([batch, members, classes]).swap_dims(0, 1)

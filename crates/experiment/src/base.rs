@@ -2,11 +2,11 @@
 //! BERT), and the seed's base models trained (pretrained ones fine-tuned with a fresh head) or
 //! read back from the cache. Deep Ensemble members are base models `1..M`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::Arc;
 
-use backbone::{BertClassifier, BertConfig, BertModel, Classifier, Dropout, ViTConfig};
+use backbone::{Classifier, ViTConfig};
 use burn::module::Module;
-use burn::nn::LinearConfig;
 use burn::tensor::Device;
 use data::mix;
 use data::{Dataset, ImageDataset, WordPiece};
@@ -21,23 +21,29 @@ use crate::workers::{Job, Pool};
 mod pretrained;
 pub use pretrained::{PRETRAINED, Pretrained};
 
-/// How base models are made; pretrained models get a fresh head.
-#[derive(Debug, Clone)]
-pub enum BaseSpec {
-    Vit {
-        config: ViTConfig,
-        /// The ONNX file and its folder's name under the data root, when pretrained.
-        onnx: Option<(PathBuf, String)>,
-    },
-    Bert {
-        config: BertConfig,
-        /// The checkpoint folder (`config.json`, `model.safetensors`, `vocab.txt`).
-        dir: PathBuf,
-        /// Its name under the data root, for the cache key.
-        name: String,
-        num_classes: usize,
-        tokenizer: WordPiece,
-    },
+/// A fresh base model from a seed, on a device.
+type Init = Arc<dyn Fn(u64, &Device) -> Result<Classifier> + Send + Sync>;
+
+/// How base models are made: a ViT from a preset, or a registered pretrained backbone (its
+/// loader in [`PRETRAINED`] fills this in), which gets a fresh head.
+#[derive(Clone)]
+pub struct BaseSpec {
+    /// What the cache key records of the backbone.
+    identity: serde_json::Value,
+    /// The configuration of a Vision Transformer base model (what the image-only methods
+    /// build from).
+    vit: Option<ViTConfig>,
+    /// The tokenizer of a text backbone.
+    tokenizer: Option<WordPiece>,
+    init: Init,
+}
+
+impl std::fmt::Debug for BaseSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BaseSpec")
+            .field("identity", &self.identity)
+            .finish_non_exhaustive()
+    }
 }
 
 impl BaseSpec {
@@ -48,84 +54,52 @@ impl BaseSpec {
                 let entry = pretrained::find(name)?;
                 (entry.load)(config, &data_root.join(name), name, data)
             }
-            (None, Dataset::Images(images)) => Ok(Self::Vit {
-                config: vit_config(config, images)?,
-                onnx: None,
-            }),
+            (None, Dataset::Images(images)) => {
+                let vit = vit_config(config, images)?;
+                let init = vit.clone();
+                Ok(Self {
+                    identity: serde_json::json!(vit),
+                    vit: Some(vit),
+                    tokenizer: None,
+                    init: Arc::new(move |_, device| {
+                        Ok(init.init(device).context("backbone")?.into())
+                    }),
+                })
+            }
             (None, Dataset::Text(_)) => Err(ExperimentError::invalid(
                 "backbone.pretrained: a text dataset needs a pretrained BERT",
             )),
         }
     }
 
+    /// A pretrained backbone `name` whose configuration `config` the cache key records.
+    fn pretrained(
+        name: &str,
+        config: impl serde::Serialize,
+        init: impl Fn(u64, &Device) -> Result<Classifier> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            identity: serde_json::json!({"pretrained": name, "config": config}),
+            vit: None,
+            tokenizer: None,
+            init: Arc::new(init),
+        }
+    }
+
     /// The ViT configuration (preset with overrides, fitted to the data); `None` for text.
     pub fn vit(&self) -> Option<&ViTConfig> {
-        match self {
-            Self::Vit { config, .. } => Some(config),
-            Self::Bert { .. } => None,
-        }
+        self.vit.as_ref()
     }
 
     /// The tokenizer of a text backbone.
     pub fn tokenizer(&self) -> Option<WordPiece> {
-        match self {
-            Self::Bert { tokenizer, .. } => Some(tokenizer.clone()),
-            Self::Vit { .. } => None,
-        }
-    }
-
-    /// What the cache key records of the backbone.
-    fn identity(&self) -> serde_json::Value {
-        match self {
-            Self::Vit { config, onnx: None } => serde_json::json!(config),
-            Self::Vit {
-                config,
-                onnx: Some((_, name)),
-            } => serde_json::json!({"pretrained": name, "config": config}),
-            Self::Bert { config, name, .. } => {
-                serde_json::json!({"pretrained": name, "config": config})
-            }
-        }
+        self.tokenizer.clone()
     }
 
     /// A fresh model on `device`: initialised from `seed`, or the pretrained weights with a head
     /// initialised from `seed`.
-    fn init(&self, config: &ExperimentConfig, seed: u64, device: &Device) -> Result<Classifier> {
-        let b = &config.backbone;
-        Ok(match self {
-            Self::Vit { config, onnx: None } => config.init(device).context("backbone")?.into(),
-            Self::Vit {
-                config: vit,
-                onnx: Some((path, _)),
-            } => {
-                let (_, model) = backbone::load_dinov2_onnx(
-                    path,
-                    vit.image_size,
-                    vit.channels,
-                    vit.num_classes,
-                    seed,
-                    device,
-                )
-                .context("backbone.pretrained")?;
-                Classifier::from(model).with_dropout(b.dropout, b.attention_dropout)
-            }
-            Self::Bert {
-                config: bert,
-                dir,
-                num_classes,
-                ..
-            } => {
-                let encoder =
-                    BertModel::load_safetensors(&dir.join("model.safetensors"), bert, device)
-                        .context("backbone.pretrained")?;
-                BertClassifier {
-                    bert: encoder,
-                    dropout: Dropout { prob: bert.dropout },
-                    classifier: LinearConfig::new(bert.d_model, *num_classes).init(device),
-                }
-                .into()
-            }
-        })
+    fn init(&self, seed: u64, device: &Device) -> Result<Classifier> {
+        (self.init)(seed, device)
     }
 }
 
@@ -192,7 +166,7 @@ pub fn train_base(
 ) -> Result<(Classifier, String, TrainCost)> {
     let member_seed = if k == 0 { seed } else { mix(seed, k as u64) };
     let identity = serde_json::json!({
-        "backbone": spec.identity(),
+        "backbone": spec.identity,
         "train": config.train,
         "dataset": config.data.dataset,
         "val_fraction": config.data.val_fraction,
@@ -204,7 +178,7 @@ pub fn train_base(
     });
     let autodiff = device.clone().autodiff();
     autodiff.seed(member_seed);
-    let model = spec.init(config, member_seed, &autodiff)?;
+    let model = spec.init(member_seed, &autodiff)?;
     let (model, cost) = trainer.fit(
         model,
         data,

@@ -46,7 +46,7 @@ pub(crate) fn apply(
             let fail = |e: String| HetDptError::Invalid(format!("HetDPT+ head pruning: {e}"));
             let narrowed = match hydra::prune(&Classifier::Vit(base.clone()), &kept) {
                 Ok(Classifier::Vit(v)) => v,
-                Ok(Classifier::Bert(_)) => unreachable!("pruning keeps the model's kind"),
+                Ok(_) => unreachable!("pruning keeps the model's kind"),
                 Err(e) => return Err(fail(e.to_string())),
             };
             (merge(&narrowed, removal)?, Some(scores), Some(kept))

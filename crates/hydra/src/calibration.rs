@@ -185,52 +185,10 @@ fn concat(inputs: Vec<Input>) -> Result<Input, HydraError> {
     }
 }
 
-/// Checks that `model` reads `input` (named `field` in errors): images for the ViT; for BERT,
-/// token ids and a mask of one shape, no longer than the position table, ids in the vocabulary.
+/// Checks that `model` reads `input` (named `field` in errors): its modality, and what its
+/// backbone checks (BERT: one shape for ids and mask, within the position table and vocabulary).
 fn check_input(model: &Classifier, input: &Input, field: String) -> Result<(), HydraError> {
-    match (model, input) {
-        (Classifier::Vit(_), Input::Images(_)) => Ok(()),
-        (Classifier::Bert(bert), Input::Tokens { ids, mask }) => {
-            let tables = &bert.bert.embeddings;
-            let [vocab, _] = tables.word_embeddings.weight.dims();
-            let [positions, _] = tables.position_embeddings.weight.dims();
-            let [_, len] = ids.dims();
-            if ids.dims() != mask.dims() {
-                return Err(HydraError::invalid(
-                    field,
-                    format!("ids {:?} with mask {:?}", ids.dims(), mask.dims()),
-                    "an attention mask of the ids' shape",
-                ));
-            }
-            if len > positions {
-                return Err(HydraError::invalid(
-                    field,
-                    format!("{len} tokens per sequence"),
-                    format!("at most {positions}, the model's position table"),
-                ));
-            }
-            let low: i64 = ids.clone().min().into_scalar();
-            let high: i64 = ids.clone().max().into_scalar();
-            if low < 0 || high >= vocab as i64 {
-                return Err(HydraError::invalid(
-                    field,
-                    format!("token ids from {low} to {high}"),
-                    format!("ids in 0..{vocab}, the model's vocabulary"),
-                ));
-            }
-            Ok(())
-        }
-        (Classifier::Vit(_), Input::Tokens { .. }) => Err(HydraError::invalid(
-            field,
-            "token sequences",
-            "images: the model is a Vision Transformer",
-        )),
-        (Classifier::Bert(_), Input::Images(_)) => Err(HydraError::invalid(
-            field,
-            "images",
-            "token sequences: the model is a BERT classifier",
-        )),
-    }
+    Ok(model.check_input(input, &field)?)
 }
 
 #[cfg(test)]

@@ -41,6 +41,24 @@ impl HydraError {
     }
 }
 
+/// A backbone's invalid field keeps its field, value and expectation; anything else its text.
+impl From<backbone::BackboneError> for HydraError {
+    fn from(e: backbone::BackboneError) -> Self {
+        match e {
+            backbone::BackboneError::InvalidConfig {
+                field,
+                value,
+                expected,
+            } => Self::Invalid {
+                field,
+                value,
+                expected,
+            },
+            other => Self::invalid("backbone", other, "a valid backbone"),
+        }
+    }
+}
+
 impl fmt::Display for HydraError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

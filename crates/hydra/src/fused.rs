@@ -1,17 +1,17 @@
 //! The fused single-pass ensemble: the members' pruned encoders run side by side in one
 //! forward pass (grouped projections, one batched attention over all members' heads).
 
-use backbone::gelu;
-use backbone::{BlockShape, Classifier, Dropout, Input, Mode, attend, residual};
+use backbone::{
+    BlockShape, Classifier, Dropout, GroupedLayerNorm, GroupedLinear, Input, MemberStems, Mode,
+    attend, gelu, residual, weight_and_bias,
+};
 use burn::module::Module;
 use burn::tensor::{Bool, Tensor};
 use seam::EnsembleModel;
 use serde::{Deserialize, Serialize};
 
 use crate::error::HydraError;
-use crate::grouped::{GroupedLayerNorm, GroupedLinear, weight_and_bias};
-use crate::layout::{Layout, StemLayout};
-use crate::stem::{PatchStem, Stem, TokenStem};
+use crate::layout::Layout;
 
 /// How the members' MLPs are fused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,8 +32,8 @@ pub enum Merge {
 /// there, the others zero-padded (see [`fuse`]).
 #[derive(Module, Debug)]
 pub struct HydraModel {
-    /// Input embedding and feature readout (ViT or BERT).
-    pub stem: Stem,
+    /// Input embedding and feature readout, the members' backbone's.
+    pub stem: MemberStems,
     pub blocks: Vec<FusedBlock>,
     /// Classifiers `[M, D, C]`.
     pub head: GroupedLinear,
@@ -76,11 +76,15 @@ impl HydraModel {
         let batch = input.batch_size();
         // Member-major, as the [M·B, T, ·] attention batch.
         let key_padding = input.key_padding().map(|p| p.repeat_dim(0, members));
-        let mut x = self.stem.embed(&input, members);
+        let stem = self.stem.stem();
+        // A shared embedding is computed once and broadcast to every member's stream.
+        let x = stem.embed(&input);
+        let [_, rows, d] = x.dims();
+        let mut x = x.expand([members, rows, d]);
         for block in &self.blocks {
             x = block.forward(x, batch, key_padding.clone());
         }
-        self.head.forward(self.stem.features(x, &input))
+        self.head.forward(stem.features(x, &input))
     }
 }
 
@@ -163,20 +167,13 @@ pub fn fuse(
             "at least one member",
         ));
     };
-    let kind = |c: &Classifier| {
-        if c.is_text() {
-            "a BERT classifier (token sequences)"
-        } else {
-            "a Vision Transformer (images)"
-        }
-    };
     let layout = Layout::of(first, 0)?;
     for (m, member) in members.iter().enumerate().skip(1) {
-        if member.is_text() != first.is_text() {
+        if member.kind() != first.kind() {
             return Err(HydraError::invalid(
                 format!("member {m} modality"),
-                kind(member),
-                format!("{}, as member 0", kind(first)),
+                member.kind(),
+                format!("{}, as member 0", first.kind()),
             ));
         }
         let other = Layout::of(member, m)?;
@@ -196,26 +193,7 @@ pub fn fuse(
         ));
     }
 
-    let stem = match &layout.stem {
-        StemLayout::Patches { patch, .. } => {
-            let vits: Vec<_> = (members.iter())
-                .filter_map(|c| match c {
-                    Classifier::Vit(v) => Some(v),
-                    Classifier::Bert(_) => None,
-                })
-                .collect();
-            Stem::Patches(PatchStem::of(&vits, *patch)?)
-        }
-        StemLayout::Tokens { .. } => {
-            let tables: Vec<_> = (members.iter())
-                .filter_map(|c| match c {
-                    Classifier::Bert(b) => Some(&b.bert.embeddings),
-                    Classifier::Vit(_) => None,
-                })
-                .collect();
-            Stem::Tokens(TokenStem::of(&tables)?)
-        }
-    };
+    let stem = Classifier::stems(members)?;
     let mut blocks = Vec::with_capacity(layout.layers);
     for l in 0..layout.layers {
         blocks.push(fuse_block(members, l, &layout, merge)?);
@@ -232,8 +210,8 @@ pub fn fuse(
         Merge::Average => all_params - mlp_params + mlp_params / members.len(),
     };
     // So is a shared input embedding.
-    let params = if stem.shared() {
-        params - (members.len() - 1) * embedding_params(first)
+    let params = if stem.stem().shared() {
+        params - (members.len() - 1) * first.backbone().embedding_params()
     } else {
         params
     };
@@ -244,18 +222,8 @@ pub fn fuse(
         blocks,
         head: GroupedLinear::of(&heads),
         params,
-        flops: layout.flops(members.len(), &shapes, text_tokens),
+        flops: members.len() as u64 * first.flops_with(&shapes, text_tokens),
     })
-}
-
-/// Parameters of a member's input embedding: what [`Classifier::freeze_embeddings`] freezes.
-fn embedding_params(member: &Classifier) -> usize {
-    match member {
-        Classifier::Vit(v) => {
-            v.patch_embed.num_params() + v.cls_token.num_params() + v.pos_embed.num_params()
-        }
-        Classifier::Bert(b) => b.bert.embeddings.num_params(),
-    }
 }
 
 /// Block `l` of every member, fused.

@@ -7,9 +7,8 @@
 //!
 //! 1. **Head importance** ([`HeadImportance`]): a strategy scores every (block, head), higher =
 //!    more important. Registered strategies ([`STRATEGIES`], built by name with [`strategy`]
-//!    from a TOML table of their parameters): `taylor`, `circuit`, `magnitude`, `random`,
-//!    `activation`. A new one is one file in `src/importance/` plus one registry line
-//!    (`docs/extending.md`).
+//!    from a TOML table of their parameters; `uqformer list` shows them). A new one is one file
+//!    in `src/importance/` plus its name in the registry line (`docs/extending.md`).
 //! 2. **Members** ([`plan_members`]): each member keeps heads per block or by a global budget
 //!    ([`Keep`]), chosen by [`select_heads`]: top-k on its scores, or with a temperature
 //!    Gumbel-top-k on the scores' normalised ranks (per block, or over the model for a global
@@ -20,10 +19,11 @@
 //!    [`prune_ratio`] the global ranking of the pruning analysis (used through head gates).
 //! 3. **Fusion** ([`fuse`]): grouped Q/K/V and output projections, one batched attention over
 //!    all members' heads (the padding mask repeated per member), MLPs averaged or kept per
-//!    member ([`Merge`]), one classifier per member. The [`Stem`] holds what differs by
-//!    modality: for ViT members a grouped patch embedding, class tokens, positions and the
-//!    class-token readout after the final norm (pre-norm blocks); for BERT members each
-//!    member's embedding tables and the masked mean-pool readout (post-norm blocks). An input
+//!    member ([`Merge`]), one classifier per member. The members' backbone gives what differs by
+//!    backbone ([`backbone::MemberStems`]): for ViT members a grouped patch embedding, class
+//!    tokens, positions and the class-token readout after the final norm (pre-norm blocks); for
+//!    BERT members each member's embedding tables and the masked mean-pool readout (post-norm
+//!    blocks). An input
 //!    embedding that is bit for bit the same in every member (members fine-tuned with
 //!    [`backbone::Classifier::freeze_embeddings`], or not at all) is stored and computed once.
 //!    The [`HydraModel`] is an [`seam::EnsembleModel`] (logits `[M, B, C]`).
@@ -57,22 +57,18 @@ mod calibration;
 mod config;
 mod error;
 mod fused;
-mod grouped;
 mod importance;
 mod layout;
 mod prune;
 mod select;
-mod stem;
 
 pub use calibration::Calibration;
 pub use config::{Finetune, HydraConfig};
 pub use error::HydraError;
 pub use fused::{FusedBlock, HydraModel, Merge, fuse};
-pub use grouped::{GroupedLayerNorm, GroupedLinear};
 pub use importance::{HeadImportance, HeadScores, STRATEGIES, ScoreContext, Strategy, strategy};
 pub use prune::prune;
 pub use select::{
     HeadSet, Keep, MemberPlan, SelectConfig, mean_topk_share, plan_members, prune_ratio,
     select_heads, topk_share,
 };
-pub use stem::{PatchStem, Stem, TokenStem};

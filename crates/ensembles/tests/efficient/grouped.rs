@@ -1,8 +1,9 @@
 //! Grouped layers equal G separate layers on channel slices (a block-diagonal weight).
 
+use backbone::GroupedLinear;
 use burn::nn::{LayerNormConfig, Linear};
 use burn::tensor::{Device, Distribution, Tensor, TensorData};
-use ensembles::{GroupedLayerNorm, GroupedLinear};
+use ensembles::PackedLayerNorm;
 
 use crate::{assert_close, param, row, serial, values};
 
@@ -18,13 +19,13 @@ fn grouped_linear_is_separate_layers_and_a_block_diagonal_layer() {
         Distribution::Normal(0.0, 1.0),
         &device,
     );
-    let y = layer.forward(x.clone());
+    let y = layer.forward_packed(x.clone());
 
     let separate: Vec<Tensor<3>> = (0..groups)
         .map(|g| {
             let dense = Linear {
                 weight: param(layer.weight.val().narrow(0, g, 1).squeeze_dim(0)),
-                bias: Some(param(row(&layer.bias.val(), g))),
+                bias: Some(param(row(&layer.bias.val().squeeze_dim(1), g))),
             };
             dense.forward(x.clone().narrow(2, g * d_in, d_in))
         })
@@ -58,7 +59,7 @@ fn grouped_layer_norm_is_separate_layer_norms() {
     let device = Device::flex();
     device.seed(2);
     let (groups, width, eps) = (3, 4, 1e-5);
-    let mut norm = GroupedLayerNorm::init(groups, width, eps, &device);
+    let mut norm = PackedLayerNorm::init(groups, width, eps, &device);
     let normal = Distribution::Normal(0.0, 1.0);
     norm.gamma = param(Tensor::random([groups, width], normal, &device));
     norm.beta = param(Tensor::random([groups, width], normal, &device));

@@ -1,9 +1,9 @@
 //! Packed-Ensembles: member m is a plain ViT of width d_m made of its slices of every layer.
 
-use backbone::{Gates, Mode, ViTConfig, VisionTransformer, flops_per_sample};
+use backbone::{Gates, GroupedLinear, Mode, ViTConfig, VisionTransformer, flops_per_sample};
 use burn::nn::{LayerNorm, Linear};
 use burn::tensor::{Device, Distribution, Tensor};
-use ensembles::{GroupedLayerNorm, GroupedLinear, PackedConfig, PackedEnsemble};
+use ensembles::{PackedConfig, PackedEnsemble, PackedLayerNorm};
 use seam::EnsembleModel;
 use seam::Trainable;
 
@@ -12,7 +12,7 @@ use crate::{assert_close, images, layer_norm, member, param, row, serial, tiny};
 /// Group g of a grouped linear as a dense layer.
 fn group(l: &GroupedLinear, g: usize) -> (Tensor<2>, Tensor<1>) {
     let weight = l.weight.val().narrow(0, g, 1).squeeze_dim(0);
-    (weight, row(&l.bias.val(), g))
+    (weight, row(&l.bias.val().squeeze_dim(1), g))
 }
 
 fn set_linear(target: &mut Linear, (weight, bias): (Tensor<2>, Tensor<1>)) {
@@ -36,7 +36,7 @@ fn member_vit(
         .init(device)
         .unwrap();
     let channels = |t: Tensor<3>| param(t.narrow(2, m * d_m, d_m));
-    let norm = |like: &LayerNorm, n: &GroupedLayerNorm| {
+    let norm = |like: &LayerNorm, n: &PackedLayerNorm| {
         layer_norm(like, row(&n.gamma.val(), m), row(&n.beta.val(), m))
     };
     let conv = &packed.patch_embed;
@@ -63,7 +63,7 @@ fn member_vit(
     vit
 }
 
-fn jitter(n: &mut GroupedLayerNorm) {
+fn jitter(n: &mut PackedLayerNorm) {
     let noise = |t: Tensor<2>| t.random_like(Distribution::Normal(0.0, 0.2));
     n.gamma = param(n.gamma.val() + noise(n.gamma.val()));
     n.beta = param(n.beta.val() + noise(n.beta.val()));

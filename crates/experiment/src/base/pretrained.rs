@@ -5,7 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use backbone::BertConfig;
+use backbone::{BertClassifier, BertConfig, BertModel, Classifier, Dropout};
+use burn::nn::LinearConfig;
 use burn::tensor::Device;
 use data::{Dataset, Modality, WordPiece};
 
@@ -65,13 +66,19 @@ fn hf_bert(config: &ExperimentConfig, dir: &Path, name: &str, data: &Dataset) ->
         BertConfig::from_hf_config(&dir.join("config.json")).context("backbone.pretrained")?;
     bert.dropout = config.backbone.dropout;
     bert.attention_dropout = config.backbone.attention_dropout;
-    Ok(BaseSpec::Bert {
-        config: bert,
-        dir: dir.to_path_buf(),
-        name: name.to_string(),
-        num_classes: texts.num_classes,
-        tokenizer,
-    })
+    let (weights, classes) = (dir.join("model.safetensors"), texts.num_classes);
+    let mut spec = BaseSpec::pretrained(name, bert.clone(), move |_, device| {
+        let encoder =
+            BertModel::load_safetensors(&weights, &bert, device).context("backbone.pretrained")?;
+        Ok(BertClassifier {
+            bert: encoder,
+            dropout: Dropout { prob: bert.dropout },
+            classifier: LinearConfig::new(bert.d_model, classes).init(device),
+        }
+        .into())
+    });
+    spec.tokenizer = Some(tokenizer);
+    Ok(spec)
 }
 
 /// A folder holding one DINOv2 `.onnx` graph; the ViT's shape comes from the graph, fitted to
@@ -111,13 +118,25 @@ fn dinov2_onnx(
         &Device::flex(),
     )
     .context("backbone.pretrained")?;
-    let b = &config.backbone;
-    Ok(BaseSpec::Vit {
-        config: vit
-            .with_dropout(b.dropout)
-            .with_attention_dropout(b.attention_dropout),
-        onnx: Some((path, name.to_string())),
-    })
+    let (dropout, attention_dropout) = (config.backbone.dropout, config.backbone.attention_dropout);
+    let vit = vit
+        .with_dropout(dropout)
+        .with_attention_dropout(attention_dropout);
+    let shape = vit.clone();
+    let mut spec = BaseSpec::pretrained(name, vit.clone(), move |seed, device| {
+        let (_, model) = backbone::load_dinov2_onnx(
+            &path,
+            shape.image_size,
+            shape.channels,
+            shape.num_classes,
+            seed,
+            device,
+        )
+        .context("backbone.pretrained")?;
+        Ok(Classifier::from(model).with_dropout(dropout, attention_dropout))
+    });
+    spec.vit = Some(vit);
+    Ok(spec)
 }
 
 fn wrong_modality(name: &str, serves: Modality) -> ExperimentError {

@@ -1,9 +1,10 @@
 //! The fused model against its definition: running the pruned members one by one.
 
+use backbone::MemberStems;
 use backbone::{BlockShape, Classifier, Input, flops_per_sample, vit_flops};
 use burn::module::{Module, Param};
 use burn::tensor::{Tensor, TensorData};
-use hydra::{HeadSet, HydraError, Merge, Stem, fuse, prune};
+use hydra::{HeadSet, HydraError, Merge, fuse, prune};
 use seam::EnsembleModel;
 
 use crate::{HEADS, LAYERS, assert_close, config, images, logits, tiny, values};
@@ -35,15 +36,15 @@ pub fn pruned_from(base: &Classifier) -> Vec<Classifier> {
 }
 
 /// The leading (group) size of every input-embedding tensor the stem stores.
-pub fn embedding_groups(stem: &Stem) -> Vec<usize> {
+pub fn embedding_groups(stem: &MemberStems) -> Vec<usize> {
     match stem {
-        Stem::Patches(s) => vec![
+        MemberStems::Vit(s) => vec![
             s.patch.weight.dims()[0],
             s.patch.bias.dims()[0],
             s.cls_token.dims()[0],
             s.pos_embed.dims()[0],
         ],
-        Stem::Tokens(s) => vec![
+        MemberStems::Bert(s) => vec![
             s.word.dims()[0],
             s.position.dims()[0],
             s.token_type.dims()[0],

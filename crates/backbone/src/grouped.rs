@@ -1,10 +1,12 @@
-//! Grouped layers: M independent copies of a layer applied to M streams `[M, R, ·]` at once.
+//! Grouped layers: M independent copies of a layer applied to M streams `[M, R, ·]` at once
+//! (fused Hydra members, the members' stems); Packed-Ensembles read the same layer with its
+//! groups side by side on the channel axis ([`GroupedLinear::forward_packed`]).
 
 use burn::module::{Module, Param};
 use burn::nn::{LayerNorm, Linear};
-use burn::tensor::Tensor;
+use burn::tensor::{Device, Distribution, Tensor};
 
-use crate::error::HydraError;
+use crate::error::BackboneError;
 
 /// A grouped fully-connected layer: group g maps stream g `[R, in]` to `[R, out]` with its own
 /// weight, as one batched matmul `[M, R, in] × [M, in, out]` (block-diagonal over members).
@@ -20,8 +22,19 @@ pub struct GroupedLinear {
 }
 
 impl GroupedLinear {
+    /// `groups` maps of `d_in` -> `d_out` each, initialised as Burn's Linear is for one group:
+    /// weight and bias uniform in ±1/√d_in (device RNG, weight first).
+    pub fn init(groups: usize, d_in: usize, d_out: usize, device: &Device) -> Self {
+        let bound = 1.0 / (d_in.max(1) as f64).sqrt();
+        let uniform = Distribution::Uniform(-bound, bound);
+        Self {
+            weight: Param::from_tensor(Tensor::random([groups, d_in, d_out], uniform, device)),
+            bias: Param::from_tensor(Tensor::random([groups, 1, d_out], uniform, device)),
+        }
+    }
+
     /// Stacks per-group `[in, out]` weights and `[out]` biases (all of equal shapes).
-    pub(crate) fn stack(weights: Vec<Tensor<2>>, biases: Vec<Tensor<1>>) -> Self {
+    pub fn stack(weights: Vec<Tensor<2>>, biases: Vec<Tensor<1>>) -> Self {
         let biases = biases.into_iter().map(|b| b.unsqueeze::<2>()).collect();
         Self {
             weight: Param::from_tensor(Tensor::stack(weights, 0)),
@@ -30,7 +43,7 @@ impl GroupedLinear {
     }
 
     /// The groups of `linears`, a missing bias read as zeros.
-    pub(crate) fn of(linears: &[&Linear]) -> Self {
+    pub fn of(linears: &[&Linear]) -> Self {
         let (weights, biases) = linears.iter().map(|l| weight_and_bias(l)).unzip();
         Self::stack(weights, biases)
     }
@@ -52,10 +65,22 @@ impl GroupedLinear {
         };
         x.matmul(self.weight.val()) + self.bias.val()
     }
+
+    /// The groups side by side on the channel axis, `[.., G·in]` -> `[.., G·out]`: group g maps
+    /// input channels `g·in..(g+1)·in` to output channels `g·out..(g+1)·out` (one Linear with a
+    /// block-diagonal weight), as [`Self::forward`] on the channel slices taken as streams.
+    pub fn forward_packed<const D: usize>(&self, x: Tensor<D>) -> Tensor<D> {
+        let [groups, d_in, d_out] = self.weight.dims();
+        let mut dims = x.dims();
+        let rows = dims[..D - 1].iter().product::<usize>();
+        let streams = x.reshape([rows, groups, d_in]).swap_dims(0, 1);
+        dims[D - 1] = groups * d_out;
+        self.forward(streams).swap_dims(0, 1).reshape(dims)
+    }
 }
 
 /// A Linear's weight `[in, out]` and bias `[out]` (zeros when it has none).
-pub(crate) fn weight_and_bias(linear: &Linear) -> (Tensor<2>, Tensor<1>) {
+pub fn weight_and_bias(linear: &Linear) -> (Tensor<2>, Tensor<1>) {
     let weight = linear.weight.val();
     let [_, d_out] = weight.dims();
     let bias = match &linear.bias {
@@ -83,14 +108,14 @@ impl GroupedLayerNorm {
     /// Groups `norms` (one per member). Burn keeps a LayerNorm's epsilon private, so the
     /// normaliser is a member's own norm with its affine removed, and the norms must agree in
     /// everything their `Display` shows (width, epsilon, bias).
-    pub(crate) fn of(norms: &[&LayerNorm], what: &str) -> Result<Self, HydraError> {
+    pub fn of(norms: &[&LayerNorm], what: &str) -> Result<Self, BackboneError> {
         let first = norms[0];
         if let Some((m, other)) = norms
             .iter()
             .enumerate()
             .find(|(_, n)| n.to_string() != first.to_string())
         {
-            return Err(HydraError::invalid(
+            return Err(BackboneError::invalid(
                 format!("member {m} {what}"),
                 other,
                 format!("{first}, as in member 0"),
@@ -131,7 +156,7 @@ impl GroupedLayerNorm {
     /// `(n·γ + β) W + b = n (diag(γ) W) + (β W + b)` per member, two element-wise passes fewer
     /// per call. A shared group of `next` (an averaged MLP) becomes one group per member, since
     /// the members' γ and β differ; its FLOPs stay the same.
-    pub(crate) fn fold(&mut self, next: GroupedLinear) -> GroupedLinear {
+    pub fn fold(&mut self, next: GroupedLinear) -> GroupedLinear {
         if !self.affine {
             return next;
         }
@@ -149,4 +174,14 @@ impl GroupedLayerNorm {
             bias: Param::from_tensor(shifted),
         }
     }
+}
+
+/// Whether `key` (tensors read back as data, so compared bit for bit) is the same for every
+/// member.
+pub(crate) fn all_equal<T, K: PartialEq>(members: &[&T], key: impl Fn(&T) -> K) -> bool {
+    let Some((first, rest)) = members.split_first() else {
+        return true;
+    };
+    let first = key(first);
+    rest.iter().all(|m| key(m) == first)
 }

@@ -1,0 +1,95 @@
+//! Fused Vision Transformer members' input end: one grouped patch embedding, and each member's
+//! final LayerNorm on its class token.
+
+use burn::module::{Module, Param};
+use burn::tensor::Tensor;
+
+use crate::classifier::GroupedStem;
+use crate::error::BackboneError;
+use crate::grouped::{GroupedLayerNorm, GroupedLinear, all_equal};
+use crate::input::Input;
+use crate::vit::VisionTransformer;
+
+/// ViT members: grouped patch embedding, class tokens and positions, stored once (G = 1) when
+/// every member has the same ones, else per member (G = M); readout = each member's final
+/// LayerNorm on its class token.
+#[derive(Module, Debug)]
+pub struct PatchStem {
+    /// Patch embedding as a grouped FC on flattened patches: `[G, C·p·p, D]`.
+    pub patch: GroupedLinear,
+    /// `[G, 1, 1, D]`.
+    pub cls_token: Param<Tensor<4>>,
+    /// `[G, 1, T, D]`.
+    pub pos_embed: Param<Tensor<4>>,
+    /// The final LayerNorms.
+    pub norm: GroupedLayerNorm,
+    pub patch_size: usize,
+}
+
+impl PatchStem {
+    /// The members' patch embeddings, class tokens, positions and final norms (members of one
+    /// stem layout).
+    pub(crate) fn of(members: &[&VisionTransformer]) -> Result<Self, BackboneError> {
+        let norms: Vec<_> = members.iter().map(|v| &v.norm).collect();
+        let shared = all_equal(members, |v| {
+            let bias = v.patch_embed.bias.as_ref().map(|b| b.val().into_data());
+            let tensors = [v.cls_token.val(), v.pos_embed.val()].map(Tensor::into_data);
+            (v.patch_embed.weight.val().into_data(), bias, tensors)
+        });
+        let embeddings = if shared { &members[..1] } else { members };
+        let (patch_w, patch_b) = embeddings
+            .iter()
+            .map(|v| {
+                let w = v.patch_embed.weight.val(); // [D, C, p, p]
+                let [d, ..] = w.dims();
+                let bias = (v.patch_embed.bias.as_ref())
+                    .map_or_else(|| Tensor::zeros([d], &w.device()), |b| b.val());
+                (w.reshape([d as i32, -1]).transpose(), bias)
+            })
+            .unzip();
+        let stack = |f: fn(&VisionTransformer) -> Tensor<3>| {
+            Param::from_tensor(Tensor::stack(embeddings.iter().map(|v| f(v)).collect(), 0))
+        };
+        Ok(Self {
+            patch: GroupedLinear::stack(patch_w, patch_b),
+            cls_token: stack(|v| v.cls_token.val()),
+            pos_embed: stack(|v| v.pos_embed.val()),
+            norm: GroupedLayerNorm::of(&norms, "norm")?,
+            patch_size: members[0].patch_embed.weight.dims()[2],
+        })
+    }
+}
+
+impl GroupedStem for PatchStem {
+    /// Images `[B, C, H, W]` -> `[G, B·T, D]`.
+    fn embed(&self, input: &Input) -> Tensor<3> {
+        let images = input.clone().images();
+        let [batch, channels, height, width] = images.dims();
+        let p = self.patch_size;
+        let (rows, cols) = (height / p, width / p);
+        let patches = rows * cols;
+        // [B, C, h, p, w, p] -> [B, h, w, C, p, p]: each patch flattened as Conv2d's weight is.
+        let pixels = images
+            .reshape([batch, channels, rows, p, cols, p])
+            .permute([0, 2, 4, 1, 3, 5])
+            .reshape([1, batch * patches, channels * p * p]);
+        let x = self.patch.forward(pixels);
+        let [groups, _, d] = x.dims();
+        let cls = self.cls_token.val().expand([groups, batch, 1, d]);
+        let tokens = Tensor::cat(vec![cls, x.reshape([groups, batch, patches, d])], 2)
+            + self.pos_embed.val();
+        tokens.reshape([groups, batch * (patches + 1), d])
+    }
+
+    fn features(&self, x: Tensor<3>, input: &Input) -> Tensor<3> {
+        let [members, rows, d] = x.dims();
+        let batch = input.batch_size();
+        // LayerNorm acts per token: normalising the class token alone is the same.
+        let cls = x.reshape([members, batch, rows / batch, d]).narrow(2, 0, 1);
+        self.norm.forward(cls.reshape([members, batch, d]))
+    }
+
+    fn shared(&self) -> bool {
+        self.cls_token.dims()[0] == 1
+    }
+}
