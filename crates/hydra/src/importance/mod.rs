@@ -1,14 +1,8 @@
 //! The head-importance seam: the [`HeadImportance`] trait, the registry TOML names resolve
 //! through, and the helpers strategies share. One file per strategy.
 
-mod activation;
-mod circuit;
-mod magnitude;
-mod random;
-mod taylor;
-
-use backbone::Classifier;
-use burn::tensor::Tensor;
+use backbone::{Block, BlockGates, Classifier, Mode};
+use burn::tensor::{Bool, Tensor};
 use serde::{Deserialize, Serialize};
 
 use crate::calibration::Calibration;
@@ -81,14 +75,19 @@ pub struct Strategy {
     pub build: fn(&toml::Table) -> Result<Box<dyn HeadImportance>, HydraError>,
 }
 
-/// Every registered strategy. A new one is a file in `src/importance/` and a line here.
-pub const STRATEGIES: &[Strategy] = &[
-    taylor::STRATEGY,
-    circuit::STRATEGY,
-    magnitude::STRATEGY,
-    random::STRATEGY,
-    activation::STRATEGY,
-];
+/// Declares each strategy's module (`<name>.rs`, exporting `STRATEGY`) and lists it in
+/// [`STRATEGIES`], in order.
+macro_rules! registry {
+    ($($module:ident),+ $(,)?) => {
+        $(mod $module;)+
+
+        /// Every registered strategy. A new one is a file in `src/importance/` and its module's
+        /// name in the `registry!` line.
+        pub const STRATEGIES: &[Strategy] = &[$($module::STRATEGY),+];
+    };
+}
+
+registry!(taylor, circuit, magnitude, random, activation, confidence);
 
 /// Builds the strategy called `name` with its parameters `params`.
 pub fn strategy(name: &str, params: &toml::Table) -> Result<Box<dyn HeadImportance>, HydraError> {
@@ -189,4 +188,48 @@ pub(crate) fn grid(model: &Classifier) -> Result<(usize, usize), HydraError> {
         ));
     }
     Ok((layers.len(), heads))
+}
+
+/// Per block and head, the mean over every token of the calibration data that counts (all of
+/// an image's, a sequence's unpadded ones) of `stat(block, the block's input, key padding)`, a
+/// `[B·T, H]` value per token and head; the blocks run as usual in between. Scores `[L, H]`.
+pub(crate) fn token_means(
+    model: &Classifier,
+    data: &Calibration,
+    stat: impl Fn(&Block, Tensor<3>, Option<Tensor<2, Bool>>) -> Tensor<2>,
+) -> Result<HeadScores, HydraError> {
+    let (layers, heads) = grid(model)?;
+    let device = data.check(model)?;
+    let mode = Mode::Deterministic;
+    let mut sum = Tensor::<2>::zeros([layers, heads], &device);
+    let mut tokens_seen = 0.0;
+    for (input, _) in &data.batches {
+        let key_padding = input.key_padding();
+        let mut x = model.embed(input, mode);
+        let [b, t, _] = x.dims();
+        let real = match &key_padding {
+            Some(padding) => padding.clone().bool_not().float().reshape([b * t, 1]),
+            None => Tensor::ones([b * t, 1], &device),
+        };
+        let mut per_block = Vec::with_capacity(layers);
+        for block in &model.encoder().layer {
+            let values = stat(block, x.clone(), key_padding.clone());
+            per_block.push((values * real.clone()).sum_dim(0).reshape([heads]));
+            x = block.forward(x, BlockGates::default(), key_padding.clone(), mode);
+        }
+        tokens_seen += real.sum().into_scalar::<f32>() as f64;
+        sum = sum + Tensor::stack(per_block, 0);
+    }
+    Ok(HeadScores::from_tensor(
+        sum.div_scalar(tokens_seen.max(1.0)),
+    ))
+}
+
+/// What a block's attention reads: its input, normalised first in a pre-norm block.
+pub(crate) fn attention_input(block: &Block, x: Tensor<3>) -> Tensor<3> {
+    if block.norm_first {
+        block.norm1.forward(x)
+    } else {
+        x
+    }
 }

@@ -1,0 +1,46 @@
+//! `confidence`: how sharply each head attends, the mean over every token of the calibration
+//! data (padding excluded) of the largest attention weight the token gives a key. A head that
+//! spreads its attention evenly mixes the sequence into a blur; heads that point at one token
+//! are the ones worth keeping.
+
+use backbone::{Classifier, attention_probs};
+
+use super::{HeadImportance, HeadScores, Params, ScoreContext, Strategy};
+use super::{attention_input, token_means};
+use crate::calibration::Calibration;
+use crate::error::HydraError;
+
+pub(super) const STRATEGY: Strategy = Strategy {
+    name: "confidence",
+    about: "mean over the calibration tokens of each head's largest attention weight",
+    build: |params| {
+        Params::new("confidence", params, &[])?;
+        Ok(Box::new(Confidence))
+    },
+};
+
+struct Confidence;
+
+impl HeadImportance for Confidence {
+    fn name(&self) -> &'static str {
+        STRATEGY.name
+    }
+
+    fn scores(
+        &self,
+        model: &Classifier,
+        data: &Calibration,
+        _ctx: &ScoreContext,
+    ) -> Result<HeadScores, HydraError> {
+        token_means(model, data, |block, x, key_padding| {
+            let a = &block.attention;
+            let input = attention_input(block, x);
+            let qk = [&a.query, &a.key].map(|p| p.forward(input.clone()));
+            let probs = attention_probs(qk, a.n_heads, key_padding); // [B, H, T, T]
+            let [b, heads, t, _] = probs.dims();
+            // Each query token's peak weight, as [B·T, H].
+            let peak = probs.max_dim(3).reshape([b, heads, t]).swap_dims(1, 2);
+            peak.reshape([b * t, heads])
+        })
+    }
+}
