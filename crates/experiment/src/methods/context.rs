@@ -96,7 +96,7 @@ impl<'a> Context<'a> {
     pub fn base_vit(&self) -> Result<&'a VisionTransformer> {
         match &self.base[0] {
             Classifier::Vit(v) => Ok(v),
-            Classifier::Bert(_) => Err(self.images_only()),
+            _ => Err(self.images_only()),
         }
     }
 
@@ -177,5 +177,17 @@ impl<'a> Context<'a> {
         )?;
         *self.trained.borrow_mut() += cost;
         Ok(model)
+    }
+
+    /// The method's whole model trained (or read back) with its recipe on the training set, its
+    /// weights tagged `tag` in the cache, ready to evaluate.
+    pub fn fit_method<M: Trainable + EnsembleModel + 'static>(
+        &self,
+        model: M,
+        tag: &str,
+    ) -> Result<Built> {
+        let config = self.train_config()?;
+        let trained = self.fit(model, self.train, &config, tag, self.seed_for("fit"), None)?;
+        Ok(Built::new(trained.valid()))
     }
 }

@@ -1,50 +1,58 @@
 //! The efficient-ensemble baselines Hydra is compared with, each trained from scratch with
-//! `[train]` (plus the method's `train = { ... }` overrides): `batch_ensemble`, `mimo` and
-//! `packed_ensemble`.
+//! `[train]` (plus the method's `train = { ... }` overrides): `batch_ensemble` (shared weights
+//! with per-member rank-1 fast weights, Wen et al. 2020), `mimo` (M inputs and M outputs
+//! through one network, Havasi et al. 2021) and `packed_ensemble` (M narrow members packed in
+//! one wide grouped network, Laurent et al. 2023). Each kind's keys are its `ensembles` config's
+//! (`members` required).
 
+use std::fmt::Debug;
+
+use backbone::ViTConfig;
+use burn::tensor::Device;
 use ensembles::{BatchEnsembleConfig, MimoConfig, PackedConfig};
 use seam::{EnsembleModel, Trainable};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use super::params::LibraryParams;
 use super::{Built, Context, Method, Setting, at_least_two};
 use crate::error::{ExperimentError, Result};
 
-/// Trains a freshly initialised model with the method's recipe (cached like every model).
-fn train_from_scratch<M>(ctx: &Context<'_>, model: M) -> Result<Built>
-where
-    M: Trainable + EnsembleModel + 'static,
+/// The library config of an ensemble trained from scratch on the base model's shape.
+pub trait ScratchConfig:
+    Serialize + DeserializeOwned + Debug + Clone + Send + Sync + 'static
 {
-    let trained = ctx.fit(
-        model,
-        ctx.train,
-        &ctx.train_config()?,
-        "model",
-        ctx.seed_for("fit"),
-        None,
-    )?;
-    Ok(Built::new(trained.valid()))
+    type Model: Trainable + EnsembleModel + 'static;
+    /// The library's defaults.
+    fn defaults() -> Self;
+    fn members(&self) -> usize;
+    /// Checks the parameters beyond the member count.
+    fn check(&self) -> Result<()> {
+        Ok(())
+    }
+    /// A freshly initialised model for the ViT `vit`.
+    fn model(&self, vit: &ViTConfig, seed: u64, device: &Device) -> Result<Self::Model>;
 }
 
-/// `batch_ensemble`: shared weights with per-member rank-1 fast weights (Wen et al. 2020);
-/// the keys of `ensembles::BatchEnsembleConfig` (`members` required).
+/// A kind trained from scratch: the config `C` read from the method table.
 #[derive(Debug, Clone)]
-pub struct BatchEnsemble(pub BatchEnsembleConfig);
+pub struct FromScratch<C>(pub C);
 
-impl LibraryParams for BatchEnsemble {
-    type Config = BatchEnsembleConfig;
+impl<C: ScratchConfig> LibraryParams for FromScratch<C> {
+    type Config = C;
 
-    fn defaults() -> BatchEnsembleConfig {
-        BatchEnsembleConfig::new()
+    fn defaults() -> C {
+        C::defaults()
     }
 
-    fn new(config: BatchEnsembleConfig) -> Self {
+    fn new(config: C) -> Self {
         Self(config)
     }
 }
 
-impl Method for BatchEnsemble {
+impl<C: ScratchConfig> Method for FromScratch<C> {
     fn members(&self) -> usize {
-        self.0.members
+        self.0.members()
     }
 
     fn trains(&self) -> bool {
@@ -56,105 +64,83 @@ impl Method for BatchEnsemble {
     }
 
     fn check(&self, _setting: &Setting) -> Result<()> {
-        at_least_two(self.0.members)
+        at_least_two(self.0.members())?;
+        self.0.check()
     }
 
+    /// Trains a freshly initialised model with the method's recipe (cached like every model).
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {
-        let model = (self.0).init(ctx.vit()?, ctx.seed_for("init"), &ctx.autodiff())?;
-        train_from_scratch(ctx, model)
+        let model = self
+            .0
+            .model(ctx.vit()?, ctx.seed_for("init"), &ctx.autodiff())?;
+        ctx.fit_method(model, "model")
     }
 }
 
-/// `mimo`: M inputs and M outputs through one network (Havasi et al. 2021); the keys of
-/// `ensembles::MimoConfig` (`members` required).
-#[derive(Debug, Clone)]
-pub struct Mimo(pub MimoConfig);
+impl ScratchConfig for BatchEnsembleConfig {
+    type Model = ensembles::BatchEnsemble;
 
-impl LibraryParams for Mimo {
-    type Config = MimoConfig;
-
-    fn defaults() -> MimoConfig {
-        MimoConfig::new()
+    fn defaults() -> Self {
+        Self::new()
     }
 
-    fn new(config: MimoConfig) -> Self {
-        Self(config)
-    }
-}
-
-impl Method for Mimo {
     fn members(&self) -> usize {
-        self.0.members
+        self.members
     }
 
-    fn trains(&self) -> bool {
-        true
+    fn model(&self, vit: &ViTConfig, seed: u64, device: &Device) -> Result<Self::Model> {
+        Ok(self.init(vit, seed, device)?)
+    }
+}
+
+impl ScratchConfig for MimoConfig {
+    type Model = ensembles::Mimo;
+
+    fn defaults() -> Self {
+        Self::new()
     }
 
-    fn base_models_trained_from(&self) -> usize {
-        0
+    fn members(&self) -> usize {
+        self.members
     }
 
-    fn check(&self, _setting: &Setting) -> Result<()> {
-        at_least_two(self.0.members)?;
-        if !(0.0..=1.0).contains(&self.0.input_repetition) {
+    fn check(&self) -> Result<()> {
+        if !(0.0..=1.0).contains(&self.input_repetition) {
             return Err(ExperimentError::invalid(format!(
                 "input_repetition = {} must be in [0, 1]",
-                self.0.input_repetition
+                self.input_repetition
             )));
         }
         Ok(())
     }
 
-    fn build(&self, ctx: &Context<'_>) -> Result<Built> {
-        let model = (self.0).init(ctx.vit()?, ctx.seed_for("init"), &ctx.autodiff())?;
-        train_from_scratch(ctx, model)
+    fn model(&self, vit: &ViTConfig, seed: u64, device: &Device) -> Result<Self::Model> {
+        Ok(self.init(vit, seed, device)?)
     }
 }
 
-/// `packed_ensemble`: M narrow members packed in one wide grouped network (Laurent et al.
-/// 2023); the keys of `ensembles::PackedConfig` (`members` required).
-#[derive(Debug, Clone)]
-pub struct PackedEnsemble(pub PackedConfig);
+impl ScratchConfig for PackedConfig {
+    type Model = ensembles::PackedEnsemble;
 
-impl LibraryParams for PackedEnsemble {
-    type Config = PackedConfig;
-
-    fn defaults() -> PackedConfig {
-        PackedConfig::new()
+    fn defaults() -> Self {
+        Self::new()
     }
 
-    fn new(config: PackedConfig) -> Self {
-        Self(config)
-    }
-}
-
-impl Method for PackedEnsemble {
     fn members(&self) -> usize {
-        self.0.members
+        self.members
     }
 
-    fn trains(&self) -> bool {
-        true
-    }
-
-    fn base_models_trained_from(&self) -> usize {
-        0
-    }
-
-    fn check(&self, _setting: &Setting) -> Result<()> {
-        at_least_two(self.0.members)?;
-        if !(self.0.alpha > 0.0 && self.0.alpha.is_finite()) || self.0.gamma == 0 {
+    fn check(&self) -> Result<()> {
+        if !(self.alpha > 0.0 && self.alpha.is_finite()) || self.gamma == 0 {
             return Err(ExperimentError::invalid(format!(
                 "alpha = {} must be > 0 and gamma = {} at least 1",
-                self.0.alpha, self.0.gamma
+                self.alpha, self.gamma
             )));
         }
         Ok(())
     }
 
-    fn build(&self, ctx: &Context<'_>) -> Result<Built> {
-        let model = (self.0).init(ctx.vit()?, ctx.seed_for("init"), &ctx.autodiff())?;
-        train_from_scratch(ctx, model)
+    fn model(&self, vit: &ViTConfig, seed: u64, device: &Device) -> Result<Self::Model> {
+        Ok(self.init(vit, seed, device)?)
     }
 }

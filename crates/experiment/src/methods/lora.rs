@@ -51,14 +51,6 @@ impl Method for LoraEnsemble {
         let model = (self.0.clone())
             .with_text_tokens(ctx.text_tokens.max(1))
             .init(backbone, ctx.seed_for("adapters"))?;
-        let trained = ctx.fit(
-            model,
-            ctx.train,
-            &ctx.train_config()?,
-            "adapters",
-            ctx.seed_for("fit"),
-            None,
-        )?;
-        Ok(Built::new(trained.valid()))
+        ctx.fit_method(model, "adapters")
     }
 }

@@ -26,9 +26,12 @@ pub use context::{Built, Context, Sweep};
 use std::fmt::Debug;
 use std::sync::Arc;
 
+use ensembles::{BatchEnsembleConfig, MimoConfig, PackedConfig};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize, Serializer};
 use train::TrainConfig;
+
+use efficient::FromScratch;
 
 use crate::error::{ConfigError, ExperimentError, Result};
 
@@ -129,17 +132,17 @@ pub const KINDS: &[Kind] = &[
     Kind {
         name: "batch_ensemble",
         about: "shared weights with per-member rank-1 fast weights, trained from scratch (members, fast_init)",
-        parse: params::parse::<efficient::BatchEnsemble>,
+        parse: params::parse::<FromScratch<BatchEnsembleConfig>>,
     },
     Kind {
         name: "mimo",
         about: "M inputs and M outputs through one network, trained from scratch (members, input_repetition)",
-        parse: params::parse::<efficient::Mimo>,
+        parse: params::parse::<FromScratch<MimoConfig>>,
     },
     Kind {
         name: "packed_ensemble",
         about: "M narrow members packed in one grouped network, trained from scratch (members, alpha, gamma)",
-        parse: params::parse::<efficient::PackedEnsemble>,
+        parse: params::parse::<FromScratch<PackedConfig>>,
     },
     Kind {
         name: "hydra",
