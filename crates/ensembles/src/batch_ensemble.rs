@@ -1,12 +1,11 @@
 //! BatchEnsemble (Wen et al., 2020) on the Vision Transformer: M members share every weight
 //! matrix; each linear layer gives member m rank-1 fast weights, `y = ((x ∘ r_m) W) ∘ s_m + b_m`.
 
-use backbone::{BackboneError, Dropout, Input, Mode, ViTConfig, flops_per_sample, positive};
+use backbone::{BackboneError, Dropout, Mode, ViTConfig, flops_per_sample, positive};
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{LayerNorm, Linear};
 use burn::tensor::{Device, Distribution, Tensor};
-use seam::Trainable;
 use serde::{Deserialize, Serialize};
 
 use crate::block::{MemberBlock, Projection, tokens};
@@ -210,28 +209,4 @@ fn patchify(images: Tensor<4>, p: usize) -> Tensor<3> {
         .reshape([b, rows * cols, c * p * p])
 }
 
-impl EnsembleModel for BatchEnsemble {
-    fn members(&self) -> usize {
-        self.head.r.dims()[0]
-    }
-
-    fn member_logits(&self, input: Input) -> Tensor<3> {
-        let images = input.images();
-        self.forward(images, Mode::Deterministic)
-    }
-
-    fn num_params(&self) -> usize {
-        Module::num_params(self)
-    }
-
-    fn flops_per_sample(&self) -> u64 {
-        self.flops
-    }
-}
-
-impl Trainable for BatchEnsemble {
-    fn train_logits(&self, input: Input) -> Tensor<3> {
-        let images = input.images();
-        self.forward(images, Mode::Stochastic)
-    }
-}
+image_ensemble!(BatchEnsemble, |m| m.head.r.dims()[0], trainable);

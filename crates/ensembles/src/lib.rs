@@ -15,6 +15,42 @@
 //!     [`PackedLayerNorm`] layers; the module
 //!     doc of `packed` (and [`PackedConfig`]) says how the paper's CNN maps onto the ViT.
 
+/// `seam::EnsembleModel` for an efficient ensemble on images: `forward(images, mode)` gives
+/// member logits `[M, B, C]`, `$members` (a function of the model) counts them and the `flops`
+/// field holds its FLOPs per sample; with `trainable`, also `seam::Trainable` (the same forward
+/// with dropout on).
+macro_rules! image_ensemble {
+    ($model:ty, $members:expr $(, $trainable:ident)?) => {
+        impl seam::EnsembleModel for $model {
+            fn members(&self) -> usize {
+                let members: fn(&Self) -> usize = $members;
+                members(self)
+            }
+
+            fn member_logits(&self, input: backbone::Input) -> burn::tensor::Tensor<3> {
+                self.forward(input.images(), backbone::Mode::Deterministic)
+            }
+
+            fn num_params(&self) -> usize {
+                burn::module::Module::num_params(self)
+            }
+
+            fn flops_per_sample(&self) -> u64 {
+                self.flops
+            }
+        }
+
+        $(image_ensemble!(@$trainable $model);)?
+    };
+    (@trainable $model:ty) => {
+        impl seam::Trainable for $model {
+            fn train_logits(&self, input: backbone::Input) -> burn::tensor::Tensor<3> {
+                self.forward(input.images(), backbone::Mode::Stochastic)
+            }
+        }
+    };
+}
+
 mod baselines;
 mod batch_ensemble;
 mod block;

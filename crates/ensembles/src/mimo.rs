@@ -10,7 +10,6 @@ use burn::tensor::{Device, Distribution, Int, Tensor};
 use seam::Trainable;
 
 use crate::draw;
-use seam::EnsembleModel;
 
 /// MIMO's own settings; the base network is the `ViTConfig` given to [`init`](Self::init).
 #[derive(Config, Debug)]
@@ -135,24 +134,7 @@ impl Mimo {
     }
 }
 
-impl EnsembleModel for Mimo {
-    fn members(&self) -> usize {
-        self.members
-    }
-
-    fn member_logits(&self, input: Input) -> Tensor<3> {
-        let images = input.images();
-        self.forward(images, Mode::Deterministic)
-    }
-
-    fn num_params(&self) -> usize {
-        Module::num_params(self)
-    }
-
-    fn flops_per_sample(&self) -> u64 {
-        self.flops
-    }
-}
+image_ensemble!(Mimo, |m| m.members);
 
 impl Trainable for Mimo {
     /// Each member sees the batch in its own random order (from the device RNG, which `fit`

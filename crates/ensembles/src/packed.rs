@@ -18,17 +18,15 @@
 //! Widths are rounded up so that they divide evenly: `d_m` to a multiple of H and γ, `f_m` to a
 //! multiple of γ.
 
-use backbone::{BackboneError, Dropout, GroupedLinear, Input, Mode, ViTConfig, positive};
+use backbone::{BackboneError, Dropout, GroupedLinear, Mode, ViTConfig, positive};
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::tensor::{Device, Distribution, Tensor};
-use seam::Trainable;
 
 use crate::block::{MemberBlock, tokens};
 use crate::draw;
 use crate::grouped::PackedLayerNorm;
-use seam::EnsembleModel;
 
 /// Packed-Ensembles' own settings; the base network is the `ViTConfig` given to
 /// [`init`](Self::init).
@@ -197,28 +195,4 @@ impl PackedEnsemble {
     }
 }
 
-impl EnsembleModel for PackedEnsemble {
-    fn members(&self) -> usize {
-        self.head.weight.dims()[0]
-    }
-
-    fn member_logits(&self, input: Input) -> Tensor<3> {
-        let images = input.images();
-        self.forward(images, Mode::Deterministic)
-    }
-
-    fn num_params(&self) -> usize {
-        Module::num_params(self)
-    }
-
-    fn flops_per_sample(&self) -> u64 {
-        self.flops
-    }
-}
-
-impl Trainable for PackedEnsemble {
-    fn train_logits(&self, input: Input) -> Tensor<3> {
-        let images = input.images();
-        self.forward(images, Mode::Stochastic)
-    }
-}
+image_ensemble!(PackedEnsemble, |m| m.head.weight.dims()[0], trainable);
