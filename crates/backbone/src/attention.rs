@@ -2,6 +2,8 @@ use burn::config::Config;
 use burn::module::Module;
 use burn::nn::{Linear, LinearConfig};
 use burn::tensor::activation::softmax;
+use burn::tensor::module::attention;
+use burn::tensor::ops::AttentionModuleOptions;
 use burn::tensor::{Bool, Device, Int, Tensor};
 
 use crate::dropout::{Dropout, Mode};
@@ -94,7 +96,8 @@ impl Attention {
 ///
 /// Exposed so that modules with their own projections (adapters, grouped members) share it.
 /// `head_gate` `[H]` multiplies head h's context; `key_padding` `[B, T]` (true = ignore that
-/// key) gives masked keys a score of -1e4; `dropout` acts on the probabilities.
+/// key) gives masked keys a score of -1e4 (-∞ on the fused path: the same weights, as every
+/// sequence keeps a key); `dropout` acts on the probabilities.
 pub fn attend(
     [q, k, v]: [Tensor<3>; 3],
     n_heads: usize,
@@ -104,8 +107,19 @@ pub fn attend(
     mode: Mode,
 ) -> Tensor<3> {
     let [batch, tokens, width] = q.dims();
-    let probs = dropout.forward(attention_probs([q, k], n_heads, key_padding), mode);
-    let mut context = probs.matmul(split_heads(v, n_heads));
+    let dropout_on = mode == Mode::Stochastic && dropout.prob > 0.0;
+    let mut context = if dropout_on || q.is_autodiff() {
+        let probs = dropout.forward(attention_probs([q, k], n_heads, key_padding), mode);
+        probs.matmul(split_heads(v, n_heads))
+    } else {
+        // Burn's fused attention: a native kernel on plain devices (evaluation). Under autodiff
+        // it decomposes into more ops than the path above, and it has no dropout.
+        let mask = key_padding.map(|m| {
+            (m.reshape([batch, 1, 1, tokens])).expand([batch, n_heads, tokens, tokens])
+        });
+        let [q, k, v] = [q, k, v].map(|t| split_heads(t, n_heads));
+        attention(q, k, v, mask, None, AttentionModuleOptions::default())
+    };
     if let Some(gate) = head_gate {
         context = context * gate.reshape([1, n_heads, 1, 1]);
     }

@@ -1,5 +1,5 @@
 use backbone::{AttentionConfig, Dropout, Mode};
-use burn::module::Param;
+use burn::module::{Module, Param};
 use burn::tensor::{Bool, Tensor};
 
 use crate::{assert_close, randn, test_device, values};
@@ -88,6 +88,29 @@ fn attention_matches_loop_reference_with_gate_and_padding() {
     let expected = linear_ref(&context, &wo, &bo, B * T, D, D);
     let expected = Tensor::<1>::from_floats(expected.as_slice(), &device).reshape([B, T, D]);
     assert_close(&out, &expected, 1e-5);
+}
+
+/// Evaluation (a plain device) runs Burn's fused attention kernel, training (autodiff) the
+/// explicit softmax path: the same module gives the same output on both, padding and head
+/// gates included, and on autodiff the output still carries gradients.
+#[test]
+fn fused_attention_equals_the_explicit_path() {
+    let device = test_device();
+    let autodiff = device.clone().autodiff();
+    let attn = AttentionConfig::new(D, H).init(&device).unwrap();
+    let x = randn([B, T, D], &device);
+    let pad = [[false, false, false], [false, true, true]];
+    let run = |on: &burn::tensor::Device| {
+        attn.clone().to_device(on).forward(
+            Tensor::from_data(x.to_data(), on),
+            Some(Tensor::from_floats([0.25f32, 2.0], on)),
+            Some(Tensor::<2, Bool>::from_data(pad, on)),
+            Mode::Deterministic,
+        )
+    };
+    let (fused, explicit) = (run(&device), run(&autodiff));
+    assert!(explicit.is_autodiff() && !fused.is_autodiff());
+    assert_close(&fused, &Tensor::from_data(explicit.to_data(), &device), 1e-5);
 }
 
 #[test]
