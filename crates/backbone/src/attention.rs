@@ -108,12 +108,10 @@ pub fn attend(
 ) -> Tensor<3> {
     let [batch, tokens, width] = q.dims();
     let dropout_on = mode == Mode::Stochastic && dropout.prob > 0.0;
-    let mut context = if dropout_on || q.is_autodiff() {
+    let mut context = if !fused_applies(&q, dropout_on) {
         let probs = dropout.forward(attention_probs([q, k], n_heads, key_padding), mode);
         probs.matmul(split_heads(v, n_heads))
     } else {
-        // Burn's fused attention: a native kernel on plain devices (evaluation). Under autodiff
-        // it decomposes into more ops than the path above, and it has no dropout.
         let mask = key_padding.map(|m| {
             (m.reshape([batch, 1, 1, tokens])).expand([batch, n_heads, tokens, tokens])
         });
@@ -124,6 +122,13 @@ pub fn attend(
         context = context * gate.reshape([1, n_heads, 1, 1]);
     }
     context.swap_dims(1, 2).reshape([batch, tokens, width])
+}
+
+/// Whether [`attend`] takes Burn's fused attention. It has flex's native kernel (evaluation on
+/// the CPU); under autodiff it decomposes into more ops than the explicit path, and it has no
+/// dropout. Other backends keep the explicit path until their kernels are measured here.
+fn fused_applies(q: &Tensor<3>, dropout_on: bool) -> bool {
+    !dropout_on && !q.is_autodiff() && q.device() == Device::flex()
 }
 
 /// Each head's attention probabilities `[B, H, T_query, T_key]`, `softmax(q kᵀ / √d_h)` on
@@ -156,4 +161,20 @@ fn split_heads(t: Tensor<3>, n_heads: usize) -> Tensor<4> {
 /// true where the token is padding.
 pub fn padding_mask(attention_mask: Tensor<2, Int>) -> Tensor<2, Bool> {
     attention_mask.equal_elem(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fused kernel serves plain flex evaluation only (the equality of the two paths is
+    /// tested in `tests/backbone/attention.rs`).
+    #[test]
+    fn fused_attention_serves_plain_flex_without_dropout() {
+        let q = |device: &Device| Tensor::<3>::zeros([1, 2, 4], device);
+        let flex = Device::flex();
+        assert!(fused_applies(&q(&flex), false));
+        assert!(!fused_applies(&q(&flex), true));
+        assert!(!fused_applies(&q(&flex.autodiff()), false));
+    }
 }

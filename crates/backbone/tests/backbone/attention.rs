@@ -90,7 +90,7 @@ fn attention_matches_loop_reference_with_gate_and_padding() {
     assert_close(&out, &expected, 1e-5);
 }
 
-/// Evaluation (a plain device) runs Burn's fused attention kernel, training (autodiff) the
+/// Evaluation on plain flex runs Burn's fused attention kernel, training (autodiff) the
 /// explicit softmax path: the same module gives the same output on both, padding and head
 /// gates included, and on autodiff the output still carries gradients.
 #[test]
