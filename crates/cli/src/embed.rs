@@ -49,7 +49,7 @@ pub fn run(args: &EmbedArgs) -> Result<(), String> {
     }
     let tokenizer =
         WordPiece::from_vocab_file(&dir.join("vocab.txt")).map_err(|e| e.to_string())?;
-    let device = experiment::device::device(&args.backend)?;
+    let device = experiment::device::device(&args.backend).map_err(|e| e.to_string())?;
     let (config, model) = load_hf_bert(dir, &device).map_err(|e| e.to_string())?;
     if tokenizer.vocab_size() != config.vocab_size {
         return Err(format!(

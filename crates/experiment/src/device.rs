@@ -3,6 +3,8 @@
 
 use burn::tensor::Device;
 
+use crate::error::ExperimentError;
+
 /// Backend names and the cargo feature each needs.
 pub const BACKENDS: &[(&str, &str)] = &[
     ("flex", "CPU, default (burn-flex)"),
@@ -15,12 +17,12 @@ pub const BACKENDS: &[(&str, &str)] = &[
 ];
 
 /// The device for a backend name, or why it cannot be had in this build.
-pub fn device(name: &str) -> Result<Device, String> {
+pub fn device(name: &str) -> Result<Device, ExperimentError> {
     let not_built = |feature: &str| {
-        Err(format!(
+        Err(ExperimentError::invalid(format!(
             "backend `{name}` is not compiled into this build; rebuild with `--features {feature}` \
              (e.g. cargo run --release -p uqformer --features {feature} -- run ...)"
-        ))
+        )))
     };
     match name {
         "flex" => Ok(Device::flex()),
@@ -38,10 +40,10 @@ pub fn device(name: &str) -> Result<Device, String> {
         "cuda" => not_built("cuda"),
         other => {
             let names: Vec<_> = BACKENDS.iter().map(|(n, _)| *n).collect();
-            Err(format!(
+            Err(ExperimentError::invalid(format!(
                 "unknown backend `{other}`; valid backends: {}",
                 names.join(", ")
-            ))
+            )))
         }
     }
 }

@@ -58,7 +58,7 @@ struct Setup<'a> {
 
 impl<'a> Setup<'a> {
     fn new(config: &'a ExperimentConfig, opts: &RunOptions) -> Result<Self> {
-        let device = device(&config.experiment.backend).map_err(ExperimentError::Invalid)?;
+        let device = device(&config.experiment.backend)?;
         let loaded = load(config, &opts.data_root)?;
         let spec = BaseSpec::new(config, &opts.data_root, &loaded.train_full)?;
         let trainer = Trainer::new(

@@ -210,7 +210,7 @@ impl ExperimentConfig {
         }
         self.validate_modality()?;
         if let Err(e) = crate::device::device(&self.experiment.backend) {
-            return fail("experiment.backend", e);
+            return fail("experiment.backend", e.to_string());
         }
         if let Err(e) = self.data.ood_score.parse::<uq_metrics::Score>() {
             return fail("data.ood_score", e.to_string());
