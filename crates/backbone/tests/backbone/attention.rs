@@ -110,7 +110,11 @@ fn fused_attention_equals_the_explicit_path() {
     };
     let (fused, explicit) = (run(&device), run(&autodiff));
     assert!(explicit.is_autodiff() && !fused.is_autodiff());
-    assert_close(&fused, &Tensor::from_data(explicit.to_data(), &device), 1e-5);
+    assert_close(
+        &fused,
+        &Tensor::from_data(explicit.to_data(), &device),
+        1e-5,
+    );
 }
 
 #[test]
