@@ -112,9 +112,8 @@ pub fn attend(
         let probs = dropout.forward(attention_probs([q, k], n_heads, key_padding), mode);
         probs.matmul(split_heads(v, n_heads))
     } else {
-        let mask = key_padding.map(|m| {
-            (m.reshape([batch, 1, 1, tokens])).expand([batch, n_heads, tokens, tokens])
-        });
+        let mask = key_padding
+            .map(|m| (m.reshape([batch, 1, 1, tokens])).expand([batch, n_heads, tokens, tokens]));
         let [q, k, v] = [q, k, v].map(|t| split_heads(t, n_heads));
         attention(q, k, v, mask, None, AttentionModuleOptions::default())
     };
