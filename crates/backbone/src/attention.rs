@@ -108,14 +108,14 @@ pub fn attend(
 ) -> Tensor<3> {
     let [batch, tokens, width] = q.dims();
     let dropout_on = mode == Mode::Stochastic && dropout.prob > 0.0;
-    let mut context = if !fused_applies(&q, dropout_on) {
-        let probs = dropout.forward(attention_probs([q, k], n_heads, key_padding), mode);
-        probs.matmul(split_heads(v, n_heads))
-    } else {
+    let mut context = if fused_applies(&q, dropout_on) {
         let mask = key_padding
             .map(|m| (m.reshape([batch, 1, 1, tokens])).expand([batch, n_heads, tokens, tokens]));
         let [q, k, v] = [q, k, v].map(|t| split_heads(t, n_heads));
         attention(q, k, v, mask, None, AttentionModuleOptions::default())
+    } else {
+        let probs = dropout.forward(attention_probs([q, k], n_heads, key_padding), mode);
+        probs.matmul(split_heads(v, n_heads))
     };
     if let Some(gate) = head_gate {
         context = context * gate.reshape([1, n_heads, 1, 1]);

@@ -74,4 +74,4 @@ pub use onnx::{
     dinov2_from_onnx, load_dinov2_onnx,
 };
 pub use safetensors::{ImportError, SafeTensors, TensorInfo, load_hf_bert};
-pub use vit::{PatchStem, ViTConfig, VisionTransformer};
+pub use vit::{PatchStem, ViTConfig, VisionTransformer, patchify};

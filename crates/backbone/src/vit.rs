@@ -15,7 +15,7 @@ use crate::gates::Gates;
 use crate::input::{Input, Modality};
 
 mod stem;
-pub use stem::PatchStem;
+pub use stem::{PatchStem, patchify};
 
 /// Configuration of a [`VisionTransformer`]; the defaults are the `vit_tiny_28` preset.
 #[derive(Config, Debug)]
@@ -160,9 +160,14 @@ impl VisionTransformer {
         let tokens = self
             .encoder
             .forward(self.embed(images, mode), gates, None, mode);
+        self.class_token_feature(tokens)
+    }
+
+    /// The final norm on the class token of the last block's tokens `[B, T, D]` -> `[B, D]`.
+    fn class_token_feature(&self, tokens: Tensor<3>) -> Tensor<2> {
         // LayerNorm acts per token, so normalising only the class token gives the same feature.
-        let cls = tokens.narrow(1, 0, 1).squeeze_dim::<2>(1);
-        self.norm.forward(cls)
+        self.norm
+            .forward(tokens.narrow(1, 0, 1).squeeze_dim::<2>(1))
     }
 
     /// Logits `[B, num_classes]`.
@@ -185,9 +190,7 @@ impl Backbone for VisionTransformer {
     }
 
     fn features(&self, tokens: Tensor<3>, _input: &Input, _mode: Mode) -> Tensor<2> {
-        // LayerNorm acts per token: normalising the class token alone is the same.
-        self.norm
-            .forward(tokens.narrow(1, 0, 1).squeeze_dim::<2>(1))
+        self.class_token_feature(tokens)
     }
 
     fn encoder(&self) -> &Encoder {

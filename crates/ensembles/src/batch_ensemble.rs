@@ -1,7 +1,7 @@
 //! BatchEnsemble (Wen et al., 2020) on the Vision Transformer: M members share every weight
 //! matrix; each linear layer gives member m rank-1 fast weights, `y = ((x ∘ r_m) W) ∘ s_m + b_m`.
 
-use backbone::{BackboneError, Dropout, Mode, ViTConfig, flops_per_sample, positive};
+use backbone::{BackboneError, Dropout, Mode, ViTConfig, flops_per_sample, patchify, positive};
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{LayerNorm, Linear};
@@ -196,17 +196,6 @@ impl BatchEnsemble {
         let classes = logits.dims()[2];
         logits.reshape([members, batch, classes])
     }
-}
-
-/// Images `[B, C, H, W]` -> flattened patches `[B, N, C·p·p]`, patches in row-major order and
-/// each flattened as (channel, row, column), matching the patch convolution's weight.
-fn patchify(images: Tensor<4>, p: usize) -> Tensor<3> {
-    let [b, c, h, w] = images.dims();
-    let (rows, cols) = (h / p, w / p);
-    images
-        .reshape([b, c, rows, p, cols, p])
-        .permute([0, 2, 4, 1, 3, 5])
-        .reshape([b, rows * cols, c * p * p])
 }
 
 image_ensemble!(BatchEnsemble, |m| m.head.r.dims()[0], trainable);

@@ -205,8 +205,6 @@ fn image_side(train: &ImageDataset) -> Result<usize> {
     Ok(h)
 }
 
-/// A DINOv2 ONNX checkpoint (the one `*.onnx` file of the folder `name`) at the dataset's image
-/// size; its configuration is read by importing it once.
 /// The preset with the experiment's overrides, fitted to the dataset's images and classes.
 fn vit_config(config: &ExperimentConfig, train: &ImageDataset) -> Result<ViTConfig> {
     let b = &config.backbone;

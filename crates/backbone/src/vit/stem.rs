@@ -60,20 +60,27 @@ impl PatchStem {
     }
 }
 
+/// Images `[B, C, H, W]` -> flattened patches `[B, N, C·p·p]`, patches in row-major order and
+/// each flattened as (channel, row, column), as the patch convolution's weight is: the patch
+/// embedding as a matrix product.
+pub fn patchify(images: Tensor<4>, p: usize) -> Tensor<3> {
+    let [b, c, h, w] = images.dims();
+    let (rows, cols) = (h / p, w / p);
+    // [B, C, h, p, w, p] -> [B, h, w, C, p, p].
+    images
+        .reshape([b, c, rows, p, cols, p])
+        .permute([0, 2, 4, 1, 3, 5])
+        .reshape([b, rows * cols, c * p * p])
+}
+
 impl GroupedStem for PatchStem {
     /// Images `[B, C, H, W]` -> `[G, B·T, D]`.
     fn embed(&self, input: &Input) -> Tensor<3> {
-        let images = input.clone().images();
-        let [batch, channels, height, width] = images.dims();
-        let p = self.patch_size;
-        let (rows, cols) = (height / p, width / p);
-        let patches = rows * cols;
-        // [B, C, h, p, w, p] -> [B, h, w, C, p, p]: each patch flattened as Conv2d's weight is.
-        let pixels = images
-            .reshape([batch, channels, rows, p, cols, p])
-            .permute([0, 2, 4, 1, 3, 5])
-            .reshape([1, batch * patches, channels * p * p]);
-        let x = self.patch.forward(pixels);
+        let pixels = patchify(input.clone().images(), self.patch_size);
+        let [batch, patches, flat] = pixels.dims();
+        let x = self
+            .patch
+            .forward(pixels.reshape([1, batch * patches, flat]));
         let [groups, _, d] = x.dims();
         let cls = self.cls_token.val().expand([groups, batch, 1, d]);
         let tokens = Tensor::cat(vec![cls, x.reshape([groups, batch, patches, d])], 2)

@@ -123,7 +123,7 @@ fn dinov2_onnx(
         .with_dropout(dropout)
         .with_attention_dropout(attention_dropout);
     let shape = vit.clone();
-    let mut spec = BaseSpec::pretrained(name, vit.clone(), move |seed, device| {
+    let mut spec = BaseSpec::pretrained(name, &vit, move |seed, device| {
         let (_, model) = backbone::load_dinov2_onnx(
             &path,
             shape.image_size,
