@@ -1,36 +1,145 @@
-//! The engine's speed on the quick-start model (`vit_tiny_28`, patch 7, 10 classes): training
-//! throughput through `train::fit` (batch 32, AdamW, grad clip 1, the real loop with its batch
-//! preparation) and evaluation latency at batch 256 and batch 1, and one MC Dropout sample (a
-//! forward pass with dropout on) at batch 256.
+//! The engine's speed, and PyTorch's on the same models (`scripts/torch_twin.py`): training
+//! throughput through `train::fit` (batch 32, AdamW, grad clip 1, dropout 0.1: the real loop with
+//! its batch preparation and host reads), evaluation latency at the model's evaluation batch and
+//! at batch 1, and for `vit_tiny_28` one MC Dropout sample (dropout on) at batch 256.
 //!
-//! `cargo bench -p experiment --bench engine [-- ROUNDS]`. Each round trains one short epoch
-//! and times both evaluations; the median and quartiles over rounds are printed, one line per
-//! figure, as `name median q1 q3`, so two builds can be run alternately and compared
-//! (`scripts/engine_ab.sh`). Threads: `RAYON_NUM_THREADS=1` for one core.
+//! `cargo bench -p experiment --bench engine -- [ROUNDS] [--models a,b] [--threads 1,2]`
+//! (defaults: 5 rounds, `vit_tiny_28`, 1 and 2 threads). Models: `vit_tiny_28` (the quick start's),
+//! `vit_192x12` (32x32x3, patch 4, width 192, 12 blocks: ViT-S-sized work per token) and
+//! `minilm_l6` (all-MiniLM-L6-v2's shape, 64 tokens). Every measurement runs in a child process
+//! with `RAYON_NUM_THREADS` set, and when `$UQFORMER_PYTHON` (default `python3`) imports torch, the
+//! twin runs right after it with as many threads, so both meet the machine in the same state.
+//! Printed per figure: `engine/model/threads/figure median q1 q3` over rounds, and for each round's
+//! pair the speed ratio uqformer / PyTorch (above 1: uqformer faster). Two builds are compared by
+//! copying this binary aside and running the copies alternately.
 
+use std::collections::BTreeMap;
+use std::process::Command;
 use std::time::Instant;
 
-use backbone::{Gates, Mode, ViTConfig};
+use backbone::{BertConfig, Classifier, Gates, Input, Mode, ViTConfig};
 use burn::module::Module;
-use burn::tensor::{Device, Distribution, Tensor};
-use data::{ImageDataset, Normalization, Pixels};
-use train::{FitOptions, ImageData, TrainConfig, fit};
+use burn::tensor::Device;
+use data::{ImageDataset, Normalization, Pixels, TextDataset, WordPiece};
+use train::{Data, FitOptions, ImageData, TextData, TrainConfig, fit};
 
-const TRAIN_IMAGES: usize = 960;
+const MODELS: &[&str] = &["vit_tiny_28", "vit_192x12", "minilm_l6"];
+const TWIN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/torch_twin.py");
+/// Tokens per text for `minilm_l6`, `[CLS]` and `[SEP]` included.
+const TOKENS: usize = 64;
 
 fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let flag = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+    };
+    if let Some(model) = flag("--one") {
+        let seed = flag("--seed").and_then(|s| s.parse().ok()).unwrap_or(0);
+        return measure(model, seed);
+    }
+    let rounds: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(5);
+    let models: Vec<&str> =
+        flag("--models").map_or(vec!["vit_tiny_28"], |m| m.split(',').collect());
+    if let Some(bad) = models.iter().find(|m| !MODELS.contains(m)) {
+        eprintln!("engine: unknown model {bad}; expected one of {MODELS:?}");
+        std::process::exit(2);
+    }
+    let threads: Vec<&str> = flag("--threads").map_or(vec!["1", "2"], |t| t.split(',').collect());
+    let python = std::env::var("UQFORMER_PYTHON").unwrap_or_else(|_| "python3".into());
+    let torch = Command::new(&python)
+        .args(["-c", "import torch"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !torch {
+        eprintln!("engine: {python} cannot import torch; timing uqformer alone");
+    }
+    let me = std::env::current_exe().expect("own path");
+    let mut figures: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for round in 0..rounds {
+        for model in &models {
+            for t in &threads {
+                let seed = round.to_string();
+                let ours = run(Command::new(&me).args(["--one", model, "--seed", &seed]), t);
+                let theirs = torch.then(|| {
+                    run(
+                        Command::new(&python).args([TWIN, "--model", model, "--threads", t]),
+                        t,
+                    )
+                });
+                for (figure, value) in &ours {
+                    let key = format!("{model}/t{t}/{figure}");
+                    figures
+                        .entry(format!("uqformer/{key}"))
+                        .or_default()
+                        .push(*value);
+                    let Some(twin) = theirs.as_ref().and_then(|r| r.get(figure)) else {
+                        continue;
+                    };
+                    figures
+                        .entry(format!("torch/{key}"))
+                        .or_default()
+                        .push(*twin);
+                    // A speed ratio either way round: throughput ours/theirs, latency theirs/ours.
+                    let speed = if figure.ends_with("_per_s") {
+                        value / twin
+                    } else {
+                        twin / value
+                    };
+                    figures
+                        .entry(format!("speed_ratio/{key}"))
+                        .or_default()
+                        .push(speed);
+                }
+            }
+        }
+    }
+    for (name, values) in &mut figures {
+        report(name, values);
+    }
+}
+
+/// Runs a child with `threads` threads and reads its `figure value` lines.
+fn run(command: &mut Command, threads: &str) -> BTreeMap<String, f64> {
+    let out = command
+        .env("RAYON_NUM_THREADS", threads)
+        .output()
+        .expect("start child");
+    assert!(
+        out.status.success(),
+        "{command:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| {
+            let (name, value) = line.split_once(' ')?;
+            Some((name.to_string(), value.trim().parse().ok()?))
+        })
+        .collect()
+}
+
+/// One round of one model in this process: train, then time evaluation.
+fn measure(model: &str, seed: u64) {
     experiment::memory::keep_freed_memory();
-    let rounds: usize = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(5);
     let device = Device::flex();
-    // The quick start's backbone: dropout 0.1 in training and MC Dropout.
-    let vit = ViTConfig::preset("vit_tiny_28")
-        .expect("preset")
-        .with_dropout(0.1);
-    let set = synthetic(TRAIN_IMAGES, 0);
-    let norm = Normalization::fit(&set).expect("norm");
+    let autodiff = device.clone().autodiff();
+    autodiff.seed(seed);
+    let vit = |config: ViTConfig| {
+        let dims = [config.channels, config.image_size, config.image_size];
+        let model = config.with_dropout(0.1).init(&autodiff).expect("init");
+        (Classifier::Vit(model), Some(dims))
+    };
+    let ((classifier, image_dims), samples, eval_batch) = match model {
+        "vit_tiny_28" => (vit(ViTConfig::vit_tiny_28()), 960, 256),
+        "vit_192x12" => (vit(ViTConfig::vit_tiny_32().with_n_layers(12)), 320, 64),
+        "minilm_l6" => {
+            let bert = BertConfig::minilm_l6().init_classifier(10, &autodiff);
+            ((Classifier::Bert(bert.expect("bert")), None), 320, 64)
+        }
+        other => panic!("unknown model {other}"),
+    };
     let config = TrainConfig {
         epochs: 1,
         batch_size: 32,
@@ -38,66 +147,127 @@ fn main() {
         warmup_epochs: 0.1,
         ..TrainConfig::default()
     };
-    let images = Tensor::<4>::random([256, 1, 28, 28], Distribution::Normal(0.0, 1.0), &device);
-    let one = images.clone().narrow(0, 0, 1);
+    let opts = FitOptions {
+        device: autodiff,
+        seed,
+        label: "bench".into(),
+        checkpoint: None,
+        quiet: true,
+        stop_after: None,
+        distill: None,
+    };
+    // Either modality's training set, and an evaluation batch of the same kind.
+    let images = image_dims.map(|dims| synthetic_images(samples, dims, seed));
+    let texts = image_dims.is_none().then(|| synthetic_texts(samples, seed));
+    let norm = images
+        .as_ref()
+        .map(|set| Normalization::fit(set).expect("norm"));
+    let data: Data = match (&images, &texts) {
+        (Some(set), _) => ImageData {
+            set,
+            norm: norm.as_ref().expect("norm"),
+        }
+        .into(),
+        (_, Some((set, tokenizer))) => TextData {
+            set,
+            tokenizer,
+            max_tokens: TOKENS,
+        }
+        .into(),
+        _ => unreachable!(),
+    };
+    let t = Instant::now();
+    let trained = fit(classifier, data, &config, &opts).expect("fit");
+    println!(
+        "train_samples_per_s {:.3}",
+        samples as f64 / t.elapsed().as_secs_f64()
+    );
 
-    let (mut train, mut eval256, mut eval1, mut mc256) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for round in 0..rounds {
-        let autodiff = device.clone().autodiff();
-        autodiff.seed(round as u64);
-        let model = vit.init(&autodiff).expect("init");
-        let opts = FitOptions {
-            device: autodiff,
-            seed: round as u64,
-            label: "bench".into(),
-            checkpoint: None,
-            quiet: true,
-            stop_after: None,
-            distill: None,
-        };
-        let data = ImageData {
-            set: &set,
-            norm: &norm,
-        };
-        let t = Instant::now();
-        let trained = fit(model, data, &config, &opts).expect("fit");
-        train.push(TRAIN_IMAGES as f64 / t.elapsed().as_secs_f64());
-
-        let model = trained.valid();
-        let run = |x: &Tensor<4>, mode| {
-            let _ = model.forward(x.clone(), &Gates::none(), mode).into_data();
-        };
-        run(&images, Mode::Deterministic);
-        eval256.push(median_ms(5, || run(&images, Mode::Deterministic)));
-        run(&one, Mode::Deterministic);
-        eval1.push(median_ms(50, || run(&one, Mode::Deterministic)));
-        // One MC Dropout sample: a forward pass with dropout on.
-        mc256.push(median_ms(5, || run(&images, Mode::Stochastic)));
+    let model_valid = trained.valid();
+    let indices: Vec<usize> = (0..eval_batch).collect();
+    let batch = data.batch(&indices, None, &device).expect("batch");
+    let one = data.batch(&[0], None, &device).expect("batch");
+    let run = |x: &Input, mode| {
+        let _ = model_valid
+            .forward(x.clone(), &Gates::none(), mode)
+            .into_data();
+    };
+    run(&batch, Mode::Deterministic);
+    println!(
+        "eval_ms {:.4}",
+        median_ms(5, || run(&batch, Mode::Deterministic))
+    );
+    run(&one, Mode::Deterministic);
+    println!(
+        "eval_b1_ms {:.4}",
+        median_ms(50, || run(&one, Mode::Deterministic))
+    );
+    if model == "vit_tiny_28" {
+        println!(
+            "mc_dropout_sample_ms {:.4}",
+            median_ms(5, || run(&batch, Mode::Stochastic))
+        );
     }
-    report("train_img_per_s", &mut train);
-    report("eval_b256_ms", &mut eval256);
-    report("eval_b1_ms", &mut eval1);
-    report("mc_dropout_sample_b256_ms", &mut mc256);
 }
 
-/// Random grey images with labels, as a stand-in for Fashion-MNIST (speed does not depend on
-/// the pixel values).
-fn synthetic(n: usize, seed: u64) -> ImageDataset {
+/// A xorshift stream: speed does not depend on the pixel values or the words.
+fn stream(seed: u64) -> impl FnMut() -> u64 {
     let mut state = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut next = || {
+    move || {
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
         state
-    };
+    }
+}
+
+fn synthetic_images(n: usize, dims: [usize; 3], seed: u64) -> ImageDataset {
+    let mut next = stream(seed);
     ImageDataset {
         name: "synthetic".into(),
-        pixels: Pixels::U8((0..n * 28 * 28).map(|_| next() as u8).collect()),
+        pixels: Pixels::U8(
+            (0..n * dims.iter().product::<usize>())
+                .map(|_| next() as u8)
+                .collect(),
+        ),
         labels: (0..n).map(|_| (next() % 10) as u32).collect(),
-        dims: [1, 28, 28],
+        dims,
         num_classes: 10,
     }
+}
+
+/// Texts of `TOKENS - 2` words from MiniLM-sized vocabulary of made-up words, one token each.
+fn synthetic_texts(n: usize, seed: u64) -> (TextDataset, WordPiece) {
+    let vocab_size = BertConfig::minilm_l6().vocab_size;
+    let specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"];
+    let words: Vec<String> = (specials.len()..vocab_size)
+        .map(|i| format!("w{i}"))
+        .collect();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("vocab.txt");
+    let vocab: Vec<&str> = specials
+        .iter()
+        .copied()
+        .chain(words.iter().map(String::as_str))
+        .collect();
+    std::fs::write(&path, vocab.join("\n")).expect("vocab");
+    let tokenizer = WordPiece::from_vocab_file(&path).expect("vocab");
+    let mut next = stream(seed);
+    let texts = (0..n)
+        .map(|_| {
+            let picked: Vec<&str> = (0..TOKENS - 2)
+                .map(|_| words[next() as usize % words.len()].as_str())
+                .collect();
+            picked.join(" ")
+        })
+        .collect();
+    let set = TextDataset {
+        name: "synthetic".into(),
+        texts,
+        labels: (0..n).map(|_| (next() % 10) as u32).collect(),
+        num_classes: 10,
+    };
+    (set, tokenizer)
 }
 
 fn median_ms(calls: usize, mut f: impl FnMut()) -> f64 {

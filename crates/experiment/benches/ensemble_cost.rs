@@ -1,16 +1,21 @@
 //! What the ensembles cost, side by side, on `vit_tiny_28` (patch 7, 10 classes): parameters,
 //! median latency at batch 1 and 64 (after warm-up) and the peak heap memory of one batch-64
-//! pass, with the ratios the issues ask for. Weights are freshly initialised: cost does not
-//! depend on their values. `cargo bench -p experiment --bench ensemble_cost`
+//! pass, with the ratios the issues ask for; then the memory of training LoRA-Ensemble N = 16
+//! against 16 explicit members, trained together or one after another. Weights are freshly
+//! initialised: cost does not depend on their values.
+//! `cargo bench -p experiment --bench ensemble_cost`
 
-use backbone::{Classifier, ViTConfig};
-use burn::tensor::{Device, Distribution, Tensor};
+use backbone::{Classifier, Input, ViTConfig};
+use burn::module::Module;
+use burn::optim::{AdamWConfig, GradientsParams};
+use burn::tensor::{Device, Distribution, Int, Tensor, TensorData};
 use ensembles::{DeepEnsemble, Single};
 use experiment::eval::costs;
+use experiment::memory::{peak_bytes, reset_peak};
 use experiment::results::Cost;
 use hydra::{HeadSet, Merge};
 use lora_ensemble::LoraConfig;
-use seam::EnsembleModel;
+use seam::{EnsembleModel, Trainable};
 
 #[global_allocator]
 static ALLOCATOR: experiment::memory::PeakAlloc = experiment::memory::PeakAlloc;
@@ -110,5 +115,117 @@ fn main() {
         lora.params as f64 / de16.params as f64,
         mem(lora) / mem(de16),
         lora.latency_ms / de16.latency_ms
+    );
+    training_memory(&vit, &device);
+}
+
+/// Live bytes once gradients exist (weights, gradients and, from the second step, AdamW's two
+/// moments: the parameter states) and the peak of whole training steps, activations included,
+/// both above the live bytes before the models were built.
+#[derive(Default)]
+struct Trace {
+    states: usize,
+    peak: usize,
+}
+
+/// Two AdamW steps (the moments exist from the first) of `models` on one batch, trained
+/// together: one summed loss, one backward pass, every model's states and activations live.
+fn train_steps<M: Trainable>(
+    mut models: Vec<M>,
+    input: &Input,
+    labels: &Tensor<1, Int>,
+    baseline: usize,
+    trace: &mut Trace,
+) -> Vec<M> {
+    let mut optims: Vec<_> = models.iter().map(|_| AdamWConfig::new().init()).collect();
+    for _ in 0..2 {
+        let loss = (models.iter())
+            .map(|m| train::cross_entropy(m.train_logits(input.clone()), labels.clone(), 0.0))
+            .reduce(|a, b| a + b)
+            .expect("a model");
+        let mut grads = loss.backward();
+        trace.peak = trace.peak.max(peak_bytes(baseline).unwrap_or(0) as usize);
+        trace.states = trace.states.max(reset_peak() - baseline);
+        models = (models.into_iter().zip(&mut optims))
+            .map(|(m, optim)| {
+                let g = GradientsParams::from_module(&mut grads, &m);
+                optim.step(1e-3, m, g)
+            })
+            .collect();
+        trace.peak = trace.peak.max(peak_bytes(baseline).unwrap_or(0) as usize);
+    }
+    models
+}
+
+/// LoRA-Ensemble N = 16 (r = 8) against 16 explicit members at batch 32: the parameter states
+/// (measured, and counted as 4 bytes a weight plus 12 a trainable one) and the training peak.
+fn training_memory(vit: &ViTConfig, device: &Device) {
+    let autodiff = device.clone().autodiff();
+    let images = Tensor::<4>::random([32, 1, 28, 28], Distribution::Normal(0.0, 1.0), &autodiff);
+    let input = Input::Images(images);
+    let labels: Vec<i64> = (0..32).map(|i| i % 10).collect();
+    let labels = Tensor::<1, Int>::from_data(TensorData::new(labels, [32]), &autodiff);
+    let member = |seed: u64| -> Classifier {
+        autodiff.seed(seed);
+        vit.init(&autodiff).expect("init").into()
+    };
+    let counted = |total: usize, trainable: usize| (4 * total + 12 * trainable) as f64 / 1e6;
+
+    let baseline = reset_peak();
+    let mut lora = Trace::default();
+    let model = LoraConfig::new(16).init(member(0), 1).expect("lora");
+    let model = train_steps(vec![model], &input, &labels, baseline, &mut lora);
+    let lora_counted = counted(
+        Module::num_params(&model[0]),
+        train::trainable_params(&model[0]),
+    );
+    drop(model);
+
+    let baseline = reset_peak();
+    let mut together = Trace::default();
+    let members = train_steps(
+        (0..16).map(member).collect(),
+        &input,
+        &labels,
+        baseline,
+        &mut together,
+    );
+    let params: usize = members.iter().map(|m| m.num_params()).sum();
+    drop(members);
+
+    let baseline = reset_peak();
+    let mut sequential = Trace::default();
+    let mut kept = Vec::new();
+    for seed in 0..16 {
+        kept.extend(train_steps(
+            vec![member(seed)],
+            &input,
+            &labels,
+            baseline,
+            &mut sequential,
+        ));
+    }
+    drop(kept);
+
+    println!();
+    println!("training, batch 32, AdamW    states MB (counted)   peak MB");
+    let row = |name: &str, t: &Trace, c: f64| {
+        println!(
+            "{name:<28} {:>9.2} ({c:>6.2}) {:>9.2}",
+            t.states as f64 / 1e6,
+            t.peak as f64 / 1e6
+        );
+    };
+    row("lora_ensemble N=16 (r=8)", &lora, lora_counted);
+    row("16 members together", &together, counted(params, params));
+    row(
+        "16 members one by one",
+        &sequential,
+        counted(params / 16, params / 16) + 4.0 * (params * 15 / 16) as f64 / 1e6,
+    );
+    println!(
+        "16 together / lora:           states {:.2}x  peak {:.2}x",
+        together.states as f64 / lora.states as f64,
+        together.peak as f64 / lora.peak as f64
     );
 }
