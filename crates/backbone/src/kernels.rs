@@ -36,6 +36,7 @@ pub fn dropout_mask<const D: usize>(x: &Tensor<D>, keep: f64) -> Tensor<D> {
 
 /// The operations as a backend extension: flex gets the vectorised kernels, autodiff GELU's
 /// backward pass, every other backend Burn's own ops (the default bodies).
+#[cfg_attr(feature = "tch", allow(deprecated))]
 #[backend_extension(
     Flex,
     NdArray: cfg(feature = "ndarray"),
@@ -118,7 +119,9 @@ impl KernelBackend for burn::backend::NdArray {}
 #[cfg(any(feature = "wgpu", feature = "cuda"))]
 impl KernelBackend for burn::backend::Cube {}
 
+// burn-tch is deprecated in Burn 0.22.1 but still the only LibTorch route (docs/backends.md).
 #[cfg(feature = "tch")]
+#[allow(deprecated)]
 impl KernelBackend for burn::backend::LibTorch {}
 
 impl<B: KernelBackend, C: CheckpointStrategy> KernelBackend for Autodiff<B, C> {

@@ -3,14 +3,16 @@
 //! its batch preparation and host reads), evaluation latency at the model's evaluation batch and
 //! at batch 1, and for `vit_tiny_28` one MC Dropout sample (dropout on) at batch 256.
 //!
-//! `cargo bench -p experiment --bench engine -- [ROUNDS] [--models a,b] [--threads 1,2]`
-//! (defaults: 5 rounds, `vit_tiny_28`, 1 and 2 threads). Models: `vit_tiny_28` (the quick start's),
+//! `cargo bench -p experiment --bench engine -- [ROUNDS] [--models a,b] [--threads 1,2]
+//! [--backends flex,tch]` (defaults: 5 rounds, `vit_tiny_28`, 1 and 2 threads, flex; `tch` needs
+//! `--features tch`, docs/backends.md). Models: `vit_tiny_28` (the quick start's),
 //! `vit_192x12` (32x32x3, patch 4, width 192, 12 blocks: ViT-S-sized work per token) and
 //! `minilm_l6` (all-MiniLM-L6-v2's shape, 64 tokens). Every measurement runs in a child process
 //! with `RAYON_NUM_THREADS` set, and when `$UQFORMER_PYTHON` (default `python3`) imports torch, the
 //! twin runs right after it with as many threads, so both meet the machine in the same state.
-//! Printed per figure: `engine/model/threads/figure median q1 q3` over rounds, and for each round's
-//! pair the speed ratio uqformer / PyTorch (above 1: uqformer faster). Two builds are compared by
+//! Printed per figure: `engine/model/threads/figure median q1 q3` over rounds (engine `flex`,
+//! `tch` or `torch`), and for each round's pair the speed ratio uqformer / PyTorch per backend
+//! (above 1: uqformer faster). Two builds are compared by
 //! copying this binary aside and running the copies alternately.
 
 use std::collections::BTreeMap;
@@ -19,7 +21,6 @@ use std::time::Instant;
 
 use backbone::{BertConfig, Classifier, Gates, Input, Mode, ViTConfig};
 use burn::module::Module;
-use burn::tensor::Device;
 use data::{ImageDataset, Normalization, Pixels, TextDataset, WordPiece};
 use train::{Data, FitOptions, ImageData, TextData, TrainConfig, fit};
 
@@ -37,7 +38,8 @@ fn main() {
     };
     if let Some(model) = flag("--one") {
         let seed = flag("--seed").and_then(|s| s.parse().ok()).unwrap_or(0);
-        return measure(model, seed);
+        let backend = flag("--backend").map_or("flex", String::as_str);
+        return measure(model, backend, seed);
     }
     let rounds: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(5);
     let models: Vec<&str> =
@@ -47,6 +49,7 @@ fn main() {
         std::process::exit(2);
     }
     let threads: Vec<&str> = flag("--threads").map_or(vec!["1", "2"], |t| t.split(',').collect());
+    let backends: Vec<&str> = flag("--backends").map_or(vec!["flex"], |b| b.split(',').collect());
     let python = std::env::var("UQFORMER_PYTHON").unwrap_or_else(|_| "python3".into());
     let torch = Command::new(&python)
         .args(["-c", "import torch"])
@@ -61,36 +64,50 @@ fn main() {
         for model in &models {
             for t in &threads {
                 let seed = round.to_string();
-                let ours = run(Command::new(&me).args(["--one", model, "--seed", &seed]), t);
                 let theirs = torch.then(|| {
                     run(
                         Command::new(&python).args([TWIN, "--model", model, "--threads", t]),
                         t,
                     )
                 });
-                for (figure, value) in &ours {
-                    let key = format!("{model}/t{t}/{figure}");
+                for backend in &backends {
+                    let ours = run(
+                        Command::new(&me).args([
+                            "--one",
+                            model,
+                            "--backend",
+                            backend,
+                            "--seed",
+                            &seed,
+                        ]),
+                        t,
+                    );
+                    for (figure, value) in &ours {
+                        let key = format!("{model}/t{t}/{figure}");
+                        figures
+                            .entry(format!("{backend}/{key}"))
+                            .or_default()
+                            .push(*value);
+                        let Some(twin) = theirs.as_ref().and_then(|r| r.get(figure)) else {
+                            continue;
+                        };
+                        // Throughput ours/theirs, latency theirs/ours: above 1, uqformer is faster.
+                        let speed = if figure.ends_with("_per_s") {
+                            value / twin
+                        } else {
+                            twin / value
+                        };
+                        figures
+                            .entry(format!("speed_ratio_{backend}/{key}"))
+                            .or_default()
+                            .push(speed);
+                    }
+                }
+                for (figure, value) in theirs.iter().flatten() {
                     figures
-                        .entry(format!("uqformer/{key}"))
+                        .entry(format!("torch/{model}/t{t}/{figure}"))
                         .or_default()
                         .push(*value);
-                    let Some(twin) = theirs.as_ref().and_then(|r| r.get(figure)) else {
-                        continue;
-                    };
-                    figures
-                        .entry(format!("torch/{key}"))
-                        .or_default()
-                        .push(*twin);
-                    // A speed ratio either way round: throughput ours/theirs, latency theirs/ours.
-                    let speed = if figure.ends_with("_per_s") {
-                        value / twin
-                    } else {
-                        twin / value
-                    };
-                    figures
-                        .entry(format!("speed_ratio/{key}"))
-                        .or_default()
-                        .push(speed);
                 }
             }
         }
@@ -121,9 +138,9 @@ fn run(command: &mut Command, threads: &str) -> BTreeMap<String, f64> {
 }
 
 /// One round of one model in this process: train, then time evaluation.
-fn measure(model: &str, seed: u64) {
+fn measure(model: &str, backend: &str, seed: u64) {
     experiment::memory::keep_freed_memory();
-    let device = Device::flex();
+    let device = experiment::device::device(backend).unwrap_or_else(|e| panic!("{e}"));
     let autodiff = device.clone().autodiff();
     autodiff.seed(seed);
     let vit = |config: ViTConfig| {

@@ -14,6 +14,14 @@ pub const BACKENDS: &[(&str, &str)] = &[
         "GPU through wgpu (Vulkan, Metal, DX12; lavapipe on CPU); cargo feature `wgpu`",
     ),
     ("cuda", "NVIDIA GPU (burn-cuda); cargo feature `cuda`"),
+    (
+        "tch",
+        "LibTorch's CPU kernels (burn-tch); cargo feature `tch`, a pip-installed torch",
+    ),
+    (
+        "tch-cuda",
+        "NVIDIA GPU through LibTorch (burn-tch); cargo feature `tch`, torch built for CUDA",
+    ),
 ];
 
 /// The device for a backend name, or why it cannot be had in this build.
@@ -38,6 +46,15 @@ pub fn device(name: &str) -> Result<Device, ExperimentError> {
         "cuda" => Ok(Device::cuda(0)),
         #[cfg(not(feature = "cuda"))]
         "cuda" => not_built("cuda"),
+        // burn-tch is deprecated in Burn 0.22.1 but still the only LibTorch route.
+        #[cfg(feature = "tch")]
+        #[allow(deprecated)]
+        "tch" => Ok(Device::libtorch()),
+        #[cfg(feature = "tch")]
+        #[allow(deprecated)]
+        "tch-cuda" => Ok(Device::libtorch_cuda(0)),
+        #[cfg(not(feature = "tch"))]
+        "tch" | "tch-cuda" => not_built("tch"),
         other => {
             let names: Vec<_> = BACKENDS.iter().map(|(n, _)| *n).collect();
             Err(ExperimentError::invalid(format!(
