@@ -14,9 +14,11 @@ post-norm with word/position/type embeddings and a mean-pooled classifier):
   vit_192x12   32x32x3, patch 4 (65 tokens), width 192, 12 blocks, 3 heads, MLP 768
   minilm_l6    vocab 30522, width 384, 6 blocks, 12 heads, MLP 1536, 64 tokens
 Training: batch 32, AdamW (weight decay 0.05) under warm-up and cosine decay, gradient norm
-clipped to 1, dropout 0.1, loss and accuracy read back every step as uqformer's loop does; the
-inputs are uint8 images normalised per batch, or token ids. Evaluation: inference mode, one
-forward pass and the logits read back. Output lines: `<figure> <value>`.
+clipped to 1, dropout 0.1 (on attention probabilities too in BERT), loss and accuracy read back
+every step as uqformer's loop does; the inputs are uint8 images normalised per batch, or token
+ids. uqformer clips each parameter's gradient norm on its own (Burn's clipping), this script the
+global norm in one call, as PyTorch code does. Evaluation: inference mode, one forward pass and
+the logits read back. Output lines: `<figure> <value>`.
 """
 
 import argparse
@@ -37,16 +39,16 @@ BATCH, CLASSES, DROPOUT = 32, 10, 0.1
 
 
 class Attention(nn.Module):
-    def __init__(self, d, heads):
+    def __init__(self, d, heads, dropout):
         super().__init__()
-        self.heads = heads
+        self.heads, self.dropout = heads, dropout
         self.q, self.k, self.v, self.o = (nn.Linear(d, d) for _ in range(4))
 
     def forward(self, x, pad=None):
         b, t, d = x.shape
         split = lambda y: y.view(b, t, self.heads, d // self.heads).transpose(1, 2)
         mask = None if pad is None else ~pad[:, None, None, :]
-        p = DROPOUT if self.training else 0.0
+        p = self.dropout if self.training else 0.0
         y = F.scaled_dot_product_attention(split(self.q(x)), split(self.k(x)), split(self.v(x)), mask, p)
         return self.o(y.transpose(1, 2).reshape(b, t, d))
 
@@ -55,7 +57,8 @@ class Block(nn.Module):
     def __init__(self, d, heads, mlp, eps, pre_norm):
         super().__init__()
         self.pre_norm = pre_norm
-        self.attn = Attention(d, heads)
+        # As uqformer's presets: no attention dropout in the ViT, 0.1 in BERT.
+        self.attn = Attention(d, heads, 0.0 if pre_norm else DROPOUT)
         self.norm1, self.norm2 = nn.LayerNorm(d, eps=eps), nn.LayerNorm(d, eps=eps)
         self.mlp = nn.Sequential(nn.Linear(d, mlp), nn.GELU(), nn.Linear(mlp, d))
         self.drop = nn.Dropout(DROPOUT)

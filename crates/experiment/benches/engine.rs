@@ -8,12 +8,13 @@
 //! `--features tch`, docs/backends.md). Models: `vit_tiny_28` (the quick start's),
 //! `vit_192x12` (32x32x3, patch 4, width 192, 12 blocks: ViT-S-sized work per token) and
 //! `minilm_l6` (all-MiniLM-L6-v2's shape, 64 tokens). Every measurement runs in a child process
-//! with `RAYON_NUM_THREADS` set, and when `$UQFORMER_PYTHON` (default `python3`) imports torch, the
-//! twin runs right after it with as many threads, so both meet the machine in the same state.
-//! Printed per figure: `engine/model/threads/figure median q1 q3` over rounds (engine `flex`,
-//! `tch` or `torch`), and for each round's pair the speed ratio uqformer / PyTorch per backend
-//! (above 1: uqformer faster). Two builds are compared by
-//! copying this binary aside and running the copies alternately.
+//! with `RAYON_NUM_THREADS` and `OMP_NUM_THREADS` set (flex's threads and LibTorch's), and when
+//! `$UQFORMER_PYTHON` (default `python3`) imports torch, the twin runs right before it with as
+//! many threads, so both meet the machine in the same state. Printed per figure:
+//! `engine/model/threads/figure median q1 q3` over rounds (engine `flex`, `tch` or `torch`), and
+//! for each round's pair the speed ratio uqformer / PyTorch per backend (above 1: uqformer
+//! faster). Two builds are compared by copying this binary aside and running the copies
+//! alternately.
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -117,10 +118,12 @@ fn main() {
     }
 }
 
-/// Runs a child with `threads` threads and reads its `figure value` lines.
+/// Runs a child with `threads` threads (rayon's for flex, OpenMP's for LibTorch) and reads its
+/// `figure value` lines.
 fn run(command: &mut Command, threads: &str) -> BTreeMap<String, f64> {
     let out = command
         .env("RAYON_NUM_THREADS", threads)
+        .env("OMP_NUM_THREADS", threads)
         .output()
         .expect("start child");
     assert!(
@@ -301,6 +304,11 @@ fn median_ms(calls: usize, mut f: impl FnMut()) -> f64 {
 
 fn report(name: &str, values: &mut [f64]) {
     values.sort_by(f64::total_cmp);
-    let q = |p: f64| values[((values.len() - 1) as f64 * p).round() as usize];
+    // Quartiles interpolated between order statistics, so three rounds give three figures.
+    let q = |p: f64| {
+        let at = (values.len() - 1) as f64 * p;
+        let (lo, hi) = (values[at.floor() as usize], values[at.ceil() as usize]);
+        lo + (hi - lo) * at.fract()
+    };
     println!("{name} {:.3} {:.3} {:.3}", q(0.5), q(0.25), q(0.75));
 }

@@ -64,3 +64,54 @@ pub fn device(name: &str) -> Result<Device, ExperimentError> {
         }
     }
 }
+
+/// Whether `device` keeps its tensors on this process's Rust heap (flex, ndarray), where
+/// [`crate::memory::PeakAlloc`] counts them; LibTorch and the GPU backends allocate elsewhere, so
+/// their peak memory is not measured.
+pub fn on_rust_heap(device: &Device) -> bool {
+    #[cfg(feature = "ndarray")]
+    if *device == Device::ndarray() {
+        return true;
+    }
+    *device == Device::flex()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(name: &str) -> String {
+        device(name).expect_err(name).to_string()
+    }
+
+    #[test]
+    fn a_backend_missing_from_the_build_names_its_feature() {
+        assert!(device("flex").is_ok());
+        #[cfg(not(feature = "tch"))]
+        for name in ["tch", "tch-cuda"] {
+            let e = error(name);
+            assert!(
+                e.contains(&format!("`{name}`")) && e.contains("--features tch"),
+                "{e}"
+            );
+        }
+        #[cfg(not(feature = "cuda"))]
+        assert!(error("cuda").contains("--features cuda"));
+    }
+
+    #[test]
+    fn only_cpu_backends_of_burn_count_on_the_heap() {
+        assert!(on_rust_heap(&Device::flex()));
+        #[cfg(feature = "tch")]
+        assert!(!on_rust_heap(&device("tch").unwrap()));
+    }
+
+    #[test]
+    fn an_unknown_backend_lists_every_valid_one() {
+        let e = error("tpu");
+        assert!(e.contains("unknown backend `tpu`"), "{e}");
+        for (name, _) in BACKENDS {
+            assert!(e.contains(name), "{name} missing from: {e}");
+        }
+    }
+}

@@ -1,9 +1,11 @@
 //! Peak heap memory of the process, counted by a global allocator wrapper.
 //!
 //! The `uqformer` binary installs [`PeakAlloc`] as its global allocator; the runner resets the
-//! peak before a measured forward pass and reads it after. On CPU backends tensors live on the
-//! heap, so this is the real peak; for GPU devices it counts only host memory. Without the
-//! allocator installed (library users, tests) [`peak_bytes`] returns `None`.
+//! peak before a measured forward pass and reads it after. On Burn's CPU backends (flex,
+//! ndarray) tensors live on this heap, so this is the real peak; LibTorch and GPU devices
+//! allocate elsewhere, and the cost table leaves their peak out
+//! ([`crate::device::on_rust_heap`]). Without the allocator installed (library users, tests)
+//! [`peak_bytes`] returns `None`.
 //!
 //! [`keep_freed_memory`] tunes the system allocator for tensor work; binaries call it first.
 

@@ -28,6 +28,7 @@ pub fn costs(
     rounds: usize,
     single: Option<usize>,
 ) -> Vec<Cost> {
+    let heap = crate::device::on_rust_heap(&sample.device());
     let one = sample.clone().narrow(0, 1);
     let full = sample.clone().resized(batch);
     let block = |model: &&dyn EnsembleModel| {
@@ -59,7 +60,7 @@ pub fn costs(
         .map(|(i, model)| {
             let baseline = memory::reset_peak();
             sync(model.member_logits(full.clone()));
-            let peak_mem_bytes = memory::peak_bytes(baseline);
+            let peak_mem_bytes = memory::peak_bytes(baseline).filter(|_| heap);
             let [b1_q1, b1_median, b1_q3] = quartiles(&mut b1[i]);
             let [q1, median, q3] = quartiles(&mut at_batch[i]);
             Cost {
