@@ -42,7 +42,11 @@ fn main() {
         let backend = flag("--backend").map_or("flex", String::as_str);
         return measure(model, backend, seed);
     }
-    let rounds: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(5);
+    // ROUNDS is the first argument that is not a flag's value (`--threads 2` is not 2 rounds).
+    let rounds: usize = (args.iter().enumerate())
+        .find(|(i, a)| !a.starts_with("--") && (*i == 0 || !args[i - 1].starts_with("--")))
+        .and_then(|(_, a)| a.parse().ok())
+        .unwrap_or(5);
     let models: Vec<&str> =
         flag("--models").map_or(vec!["vit_tiny_28"], |m| m.split(',').collect());
     if let Some(bad) = models.iter().find(|m| !MODELS.contains(m)) {
@@ -67,7 +71,15 @@ fn main() {
                 let seed = round.to_string();
                 let theirs = torch.then(|| {
                     run(
-                        Command::new(&python).args([TWIN, "--model", model, "--threads", t]),
+                        Command::new(&python).args([
+                            TWIN,
+                            "--model",
+                            model,
+                            "--threads",
+                            t,
+                            "--seed",
+                            &seed,
+                        ]),
                         t,
                     )
                 });

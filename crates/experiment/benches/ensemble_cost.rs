@@ -221,7 +221,7 @@ fn training_memory(vit: &ViTConfig, device: &Device) {
     row(
         "16 members one by one",
         &sequential,
-        counted(params / 16, params / 16) + 4.0 * (params * 15 / 16) as f64 / 1e6,
+        counted(params, params / 16),
     );
     println!(
         "16 together / lora:           states {:.2}x  peak {:.2}x",
