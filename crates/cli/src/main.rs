@@ -59,6 +59,12 @@ enum Command {
 fn main() -> ExitCode {
     experiment::memory::keep_freed_memory();
     let cli = Cli::parse();
+    // The whole command on a pool thread: flex's parallel ops then run in place instead of
+    // being handed over one by one.
+    experiment::pool::on_pool(|| execute(&cli))
+}
+
+fn execute(cli: &Cli) -> ExitCode {
     let result = match &cli.command {
         Command::Run(args) => run::run(args),
         Command::Metrics(args) => metrics::run(args),

@@ -40,7 +40,8 @@ fn main() {
     if let Some(model) = flag("--one") {
         let seed = flag("--seed").and_then(|s| s.parse().ok()).unwrap_or(0);
         let backend = flag("--backend").map_or("flex", String::as_str);
-        return measure(model, backend, seed);
+        experiment::memory::keep_freed_memory();
+        return experiment::pool::on_pool(|| measure(model, backend, seed));
     }
     // ROUNDS is the first argument that is not a flag's value (`--threads 2` is not 2 rounds).
     let rounds: usize = (args.iter().enumerate())
@@ -154,7 +155,6 @@ fn run(command: &mut Command, threads: &str) -> BTreeMap<String, f64> {
 
 /// One round of one model in this process: train, then time evaluation.
 fn measure(model: &str, backend: &str, seed: u64) {
-    experiment::memory::keep_freed_memory();
     let device = experiment::device::device(backend).unwrap_or_else(|e| panic!("{e}"));
     let autodiff = device.clone().autodiff();
     autodiff.seed(seed);

@@ -22,6 +22,10 @@ static ALLOCATOR: experiment::memory::PeakAlloc = experiment::memory::PeakAlloc;
 
 fn main() {
     experiment::memory::keep_freed_memory();
+    experiment::pool::on_pool(measure);
+}
+
+fn measure() {
     let device = Device::flex();
     let vit = ViTConfig::preset("vit_tiny_28").expect("preset");
     let flops = backbone::flops_per_sample(&vit);

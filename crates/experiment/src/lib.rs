@@ -21,6 +21,7 @@ pub mod error;
 pub mod eval;
 pub mod joined;
 pub mod memory;
+pub mod pool;
 pub mod methods;
 pub mod prep;
 pub mod report;
