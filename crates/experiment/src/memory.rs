@@ -74,7 +74,12 @@ pub fn peak_bytes(baseline: usize) -> Option<u64> {
 /// 25-45% of training and evaluation time (docs/performance.md). Serving blocks up to 32 MiB from
 /// the heap and never trimming it makes freed tensors' pages reusable at once. Peak memory as
 /// counted by [`PeakAlloc`] is unchanged (it counts live bytes); the process's resident size
-/// stays at its high-water mark. A no-op where the allocator is not glibc's.
+/// stays at its high-water mark.
+///
+/// All threads also share glibc's main arena: the tensor work runs on rayon's threads
+/// ([`crate::pool`]), and in the per-thread arenas glibc would give them these settings bought
+/// less (MiniLM's training step on one thread 14 -> 17.5 samples/s with one arena,
+/// docs/performance.md). A no-op where the allocator is not glibc's.
 pub fn keep_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only changes allocator parameters; called before threads allocate.
@@ -82,6 +87,7 @@ pub fn keep_freed_memory() {
         // 32 MiB is the largest threshold glibc accepts on 64-bit systems.
         let mapped = libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
         let trimmed = libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX);
-        debug_assert!(mapped == 1 && trimmed == 1, "mallopt refused");
+        let one_arena = libc::mallopt(libc::M_ARENA_MAX, 1);
+        debug_assert!(mapped == 1 && trimmed == 1 && one_arena == 1, "mallopt refused");
     }
 }
