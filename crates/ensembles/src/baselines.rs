@@ -2,9 +2,10 @@
 
 use backbone::{Classifier, Gates, Input, Mode};
 use burn::module::Module;
-use burn::tensor::Tensor;
+use burn::tensor::{FloatDType, Tensor};
 
 use seam::EnsembleModel;
+use seam::precision::{InPrecision, cast_floats};
 
 /// The base model alone: M = 1.
 #[derive(Debug, Clone)]
@@ -40,6 +41,11 @@ impl EnsembleModel for Single {
 
     fn flops_per_sample(&self) -> u64 {
         self.flops
+    }
+
+    fn in_precision(&self, dtype: FloatDType) -> Box<dyn EnsembleModel> {
+        let model = cast_floats(self.model.clone(), dtype);
+        InPrecision::boxed(Self { model, ..*self }, dtype)
     }
 }
 
@@ -87,6 +93,11 @@ impl EnsembleModel for DeepEnsemble {
     fn flops_per_sample(&self) -> u64 {
         self.flops_each * self.members.len() as u64
     }
+
+    fn in_precision(&self, dtype: FloatDType) -> Box<dyn EnsembleModel> {
+        let members = (self.members.iter()).map(|m| cast_floats(m.clone(), dtype));
+        InPrecision::boxed(Self::new(members.collect(), self.flops_each), dtype)
+    }
 }
 
 /// One model with dropout kept on at test time; each of the S samples is one stochastic pass.
@@ -129,5 +140,10 @@ impl EnsembleModel for McDropout {
 
     fn flops_per_sample(&self) -> u64 {
         self.flops_each * self.samples as u64
+    }
+
+    fn in_precision(&self, dtype: FloatDType) -> Box<dyn EnsembleModel> {
+        let model = cast_floats(self.model.clone(), dtype);
+        InPrecision::boxed(Self { model, ..*self }, dtype)
     }
 }

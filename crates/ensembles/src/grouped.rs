@@ -34,7 +34,8 @@ impl PackedLayerNorm {
         let dims = x.dims();
         let rows = dims[..D - 1].iter().product::<usize>();
         let x = x.reshape([rows, groups, width]);
-        let unit = Tensor::ones([width], &x.device());
+        // In the input's dtype: a bf16 evaluation must not meet an f32 constant.
+        let unit = Tensor::ones([width], (&x.device(), x.dtype()));
         let normalised = layer_norm(x, unit, None, self.epsilon);
         (normalised * self.gamma.val().unsqueeze::<3>() + self.beta.val().unsqueeze::<3>())
             .reshape(dims)

@@ -38,6 +38,13 @@ macro_rules! image_ensemble {
             fn flops_per_sample(&self) -> u64 {
                 self.flops
             }
+
+            fn in_precision(
+                &self,
+                dtype: burn::tensor::FloatDType,
+            ) -> Box<dyn seam::EnsembleModel> {
+                seam::precision::InPrecision::cast(self.clone(), dtype)
+            }
         }
 
         $(image_ensemble!(@$trainable $model);)?

@@ -88,3 +88,48 @@ fn mc_dropout_samples_differ_and_collapse_without_dropout() {
             .assert_approx_eq::<f32>(&base.clone().into_data(), Tolerance::absolute(1e-6));
     }
 }
+
+/// f32 rounded to bf16 (round to nearest, ties to even), from the bits.
+fn to_bf16(x: f32) -> f32 {
+    let bits = x.to_bits();
+    f32::from_bits((bits + 0x7fff + ((bits >> 16) & 1)) & 0xffff_0000)
+}
+
+#[test]
+fn in_precision_casts_the_weights_and_returns_f32_logits() {
+    use burn::tensor::{DType, FloatDType};
+    let device = Device::flex();
+    let model = tiny(&device, 6, 0.0);
+    let x = images(&device);
+    let single = Single::new(model.clone(), 7);
+    let plain = single.member_logits(x.clone().into());
+    // In f32 the wrapper changes nothing.
+    let same = single.in_precision(FloatDType::F32).member_logits(x.clone().into());
+    same.into_data().assert_eq(&plain.clone().into_data(), true);
+    // In bf16 every weight is the f32 weight rounded to 8 significant bits.
+    let weight = model.encoder.layer[0].mlp.fc1.weight.val();
+    let cast = seam::precision::cast_floats(model.clone(), FloatDType::BF16);
+    let low_weight = cast.encoder.layer[0].mlp.fc1.weight.val();
+    assert_eq!(low_weight.dtype(), DType::BF16);
+    let expected: Vec<f32> = (weight.into_data().try_to_vec::<f32>().unwrap().iter())
+        .map(|&w| to_bf16(w))
+        .collect();
+    let got = low_weight.cast(FloatDType::F32).into_data().try_to_vec::<f32>().unwrap();
+    assert_eq!(got, expected);
+    // The logits come back in f32, close to the f32 model's but not equal to them: bf16's
+    // relative rounding is 2^-9 per value, a few of them per layer on this 2-block model.
+    let ensemble = DeepEnsemble::new(vec![model.clone(), tiny(&device, 7, 0.0)], 100);
+    for m in [&single as &dyn EnsembleModel, &ensemble] {
+        let f32_logits = m.member_logits(x.clone().into());
+        let low = m.in_precision(FloatDType::BF16);
+        assert_eq!(
+            (low.members(), low.num_params(), low.flops_per_sample()),
+            (m.members(), m.num_params(), m.flops_per_sample())
+        );
+        let logits = low.member_logits(x.clone().into());
+        assert_eq!(logits.dtype(), DType::F32);
+        let scale: f32 = f32_logits.clone().abs().max().into_scalar();
+        let gap: f32 = (logits - f32_logits).abs().max().into_scalar();
+        assert!(gap > 0.0 && gap < 0.05 * (1.0 + scale), "{gap} vs {scale}");
+    }
+}

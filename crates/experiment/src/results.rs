@@ -62,6 +62,10 @@ pub struct MethodResult {
     /// The fitted temperature of a calibrated entry.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
+    /// `bf16` for an entry evaluated with weights and inputs in bf16 (`<method>+bf16`); absent
+    /// for f32.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<String>,
     /// How the members differ (methods with M >= 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diversity: Option<DiversityMetrics>,

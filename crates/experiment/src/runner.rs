@@ -8,13 +8,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use burn::tensor::Device;
+use burn::tensor::{Device, FloatDType};
 use uq_metrics::Score;
 
 use crate::base::{Base, BaseSpec, base_models, needed_base_models, train_base};
 use crate::cache::{Trainer, fingerprint};
 use crate::compare::compare;
-use crate::config::ExperimentConfig;
+use crate::config::{ExperimentConfig, Precision};
 use crate::curves::{CURVES_FILE, RunCurves};
 use crate::data::{Loaded, SeedData, load};
 use crate::device::device;
@@ -266,6 +266,16 @@ fn run_seed(setup: &Setup<'_>, opts: &RunOptions, score: Score, seed: u64) -> Re
         let t = Instant::now();
         let calibrate = config.calibrates(spec);
         let mut entries = (eval.evaluate(built.model.as_ref(), calibrate)).context(&place)?;
+        // The method again in bf16: one entry, its own model in the cost rounds.
+        let low = (config.eval.precision == Precision::Bf16)
+            .then(|| built.model.in_precision(FloatDType::BF16));
+        if let Some(low) = &low {
+            let (mut result, curves) = (eval.evaluate(low.as_ref(), false))
+                .context(format!("{place}, in bf16"))?
+                .remove(0);
+            result.precision = Some("bf16".into());
+            entries.push((result, curves));
+        }
         let mut own = built.files;
         for sweep in &built.sweeps {
             let mut table = eval.sweep(sweep).context(&place)?;
@@ -279,9 +289,10 @@ fn run_seed(setup: &Setup<'_>, opts: &RunOptions, score: Score, seed: u64) -> Re
         }
         let eval_seconds = t.elapsed().as_secs_f64();
         for (result, entry_curves) in &mut entries {
-            result.name = match result.calibration {
-                Some(_) => format!("{}+ts", spec.name),
-                None => spec.name.clone(),
+            result.name = match (&result.calibration, &result.precision) {
+                (Some(_), _) => format!("{}+ts", spec.name),
+                (_, Some(p)) => format!("{}+{p}", spec.name),
+                _ => spec.name.clone(),
             };
             entry_curves.name = result.name.clone();
             result.kind = spec.kind.to_string();
@@ -309,7 +320,9 @@ fn run_seed(setup: &Setup<'_>, opts: &RunOptions, score: Score, seed: u64) -> Re
             (own.into_iter())
                 .map(|(file, bytes)| (format!("{}-seed{seed}-{file}", spec.name), bytes)),
         );
-        models.push((built.model, entries.len()));
+        let f32_entries = entries.len() - usize::from(low.is_some());
+        models.push((built.model, f32_entries));
+        models.extend(low.map(|low| (low, 1)));
         for (result, entry_curves) in entries {
             results.push(result);
             curves.push(entry_curves);

@@ -79,6 +79,7 @@ fn run(
         extra: BTreeMap::new(),
         calibration: None,
         temperature: None,
+        precision: None,
         diversity: None,
         conformal: None,
         train_cost: Some(experiment::TrainCost {

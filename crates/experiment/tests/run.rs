@@ -304,6 +304,49 @@ fn calibrated_entries_diversity_and_comparisons() {
     a_later_run_joins_and_other_data_is_refused(&out.dir, dir.path());
 }
 
+/// `[eval] precision = "bf16"`: every method again in bf16 beside its f32 entry, the same
+/// model (kind, members, parameters, FLOPs), timed on its own, and compared in the report.
+#[test]
+fn bf16_entries_sit_beside_the_f32_ones() {
+    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let text = TINY.replace("[backbone]", "[eval]\nprecision = \"bf16\"\n\n[backbone]");
+    let config = ExperimentConfig::parse(&text).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(&config, &options(dir.path())).unwrap();
+    let s = &out.summary;
+    let names: Vec<&str> = s.methods.iter().map(|m| m.name.as_str()).collect();
+    let expected = [
+        "single",
+        "single+bf16",
+        "deep_ensemble",
+        "deep_ensemble+bf16",
+        "mc_dropout",
+        "mc_dropout+bf16",
+    ];
+    assert_eq!(names, expected);
+    let find = |name: &str| s.methods.iter().find(|m| m.name == name).unwrap();
+    for name in ["single", "deep_ensemble", "mc_dropout"] {
+        let (plain, low) = (find(name), find(&format!("{name}+bf16")));
+        assert_eq!(plain.precision, None);
+        assert_eq!(low.precision.as_deref(), Some("bf16"));
+        assert_eq!(
+            (low.kind.as_str(), low.members, low.cost.params, low.cost.flops),
+            (plain.kind.as_str(), plain.members, plain.cost.params, plain.cost.flops)
+        );
+        // Its own timings: an entry of the same model would share the f32 entry's cost.
+        assert_ne!(low.cost.latency_ms, plain.cost.latency_ms);
+        assert!(low.cost.latency_x_single.unwrap() > 0.0);
+        // bf16 keeps 8 significant bits: the predictions move, but not far.
+        assert!((low.id.nll - plain.id.nll).abs() < 0.05 * plain.id.nll, "{name}");
+        assert_ne!(low.id.nll, plain.id.nll, "{name}: evaluated in f32?");
+    }
+    let report = std::fs::read_to_string(out.dir.join("report.md")).unwrap();
+    let table = report.split("### bf16 against f32").nth(1).unwrap();
+    for name in ["single+bf16", "deep_ensemble+bf16", "mc_dropout+bf16"] {
+        assert!(table.contains(&format!("| {name} |")), "{name} missing");
+    }
+}
+
 /// `uqformer compare`: a later run (one seed, one method more, the same cache) joins the
 /// two-seed run in `first`; a run whose data differ is refused, naming the field.
 fn a_later_run_joins_and_other_data_is_refused(first: &Path, root: &Path) {

@@ -250,6 +250,10 @@ impl EnsembleModel for PrunedViT {
     fn flops_per_sample(&self) -> u64 {
         self.flops()
     }
+
+    fn in_precision(&self, dtype: burn::tensor::FloatDType) -> Box<dyn EnsembleModel> {
+        seam::precision::InPrecision::cast(self.clone(), dtype)
+    }
 }
 
 impl Trainable for PrunedViT {

@@ -145,6 +145,10 @@ impl EnsembleModel for HydraModel {
     fn flops_per_sample(&self) -> u64 {
         self.flops
     }
+
+    fn in_precision(&self, dtype: burn::tensor::FloatDType) -> Box<dyn EnsembleModel> {
+        seam::precision::InPrecision::cast(self.clone(), dtype)
+    }
 }
 
 /// Fuses pruned (and possibly fine-tuned) members of one architecture, all Vision Transformers

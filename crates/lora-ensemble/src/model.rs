@@ -199,6 +199,10 @@ impl EnsembleModel for LoraEnsemble {
     fn flops_per_sample(&self) -> u64 {
         self.members() as u64 * self.backbone.flops(self.text_tokens)
     }
+
+    fn in_precision(&self, dtype: burn::tensor::FloatDType) -> Box<dyn EnsembleModel> {
+        seam::precision::InPrecision::cast(self.clone(), dtype)
+    }
 }
 
 impl Trainable for LoraEnsemble {

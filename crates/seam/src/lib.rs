@@ -7,14 +7,16 @@
 //! - [`Trainable`]: a model `train::fit` can train (member logits with dropout on). The Vision
 //!   Transformer and the backbone [`Classifier`] are trainable as they are.
 //!
-//! [`timing`] times models side by side (interleaved rounds, quartiles), for every cost figure.
+//! [`timing`] times models side by side (interleaved rounds, quartiles), for every cost figure;
+//! [`precision`] evaluates a model in bf16 ([`EnsembleModel::in_precision`]).
 
+pub mod precision;
 pub mod timing;
 
 use backbone::{Classifier, Gates, Input, Mode, VisionTransformer};
 use burn::module::Module;
-use burn::tensor::Tensor;
 use burn::tensor::activation::softmax;
+use burn::tensor::{FloatDType, Tensor};
 
 /// A model whose prediction is an ensemble of members.
 pub trait EnsembleModel {
@@ -29,6 +31,10 @@ pub trait EnsembleModel {
 
     /// Floating-point operations for one sample through the whole ensemble.
     fn flops_per_sample(&self) -> u64;
+
+    /// The same model evaluated in `dtype`: parameters cast once, input images cast per call,
+    /// logits returned in f32 ([`precision::InPrecision`]).
+    fn in_precision(&self, dtype: FloatDType) -> Box<dyn EnsembleModel>;
 }
 
 /// Member probabilities `[M, B, C]` averaged over members: the ensemble's prediction `[B, C]`.

@@ -5,7 +5,9 @@
 
 mod sections;
 
-pub use sections::{BackboneSection, DataSection, EvalSection, ExperimentSection, ShiftSpec};
+pub use sections::{
+    BackboneSection, DataSection, EvalSection, ExperimentSection, Precision, ShiftSpec,
+};
 
 use std::path::Path;
 
@@ -270,11 +272,13 @@ impl ExperimentConfig {
             (m.check(&self.train, &setting))
                 .map_err(|e| e.at(&format!("[[method]] #{}", i + 1)))?;
         }
-        // The names results carry: each method's, and `<name>+ts` for a calibrated one.
+        // The names results carry: each method's, `<name>+ts` for a calibrated one and
+        // `<name>+bf16` when bf16 is evaluated too.
         let mut names = std::collections::HashSet::new();
         for m in &self.methods {
             let calibrated = self.calibrates(m).then(|| format!("{}+ts", m.name));
-            for name in std::iter::once(m.name.clone()).chain(calibrated) {
+            let bf16 = (self.eval.precision == Precision::Bf16).then(|| format!("{}+bf16", m.name));
+            for name in std::iter::once(m.name.clone()).chain(calibrated).chain(bf16) {
                 if !names.insert(name.clone()) {
                     return fail(
                         "[[method]] name",

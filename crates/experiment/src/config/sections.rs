@@ -21,6 +21,20 @@ pub struct EvalSection {
     /// Round-robin rounds of latency timing (each model timed once per round at the evaluation
     /// batch, and at batch 1 a few times).
     pub timing_rounds: usize,
+    /// `bf16` also evaluates every method with its weights and inputs in bf16, as
+    /// `<method>+bf16`, timed beside the f32 entries.
+    pub precision: Precision,
+}
+
+/// The floating-point precision evaluation adds beside f32.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    /// f32 only.
+    #[default]
+    F32,
+    /// f32, and every method again in bf16.
+    Bf16,
 }
 
 impl Default for EvalSection {
@@ -31,6 +45,7 @@ impl Default for EvalSection {
             conformal_alpha: 0.1,
             conformal_score: ConformalScore::Thr,
             timing_rounds: 9,
+            precision: Precision::F32,
         }
     }
 }

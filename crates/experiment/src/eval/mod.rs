@@ -174,6 +174,7 @@ impl Evaluator<'_> {
             extra: BTreeMap::new(),
             calibration: None,
             temperature: None,
+            precision: None,
             diversity: diversity_metrics(&p.test, &named)?,
             conformal,
             train_cost: None,

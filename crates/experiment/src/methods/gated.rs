@@ -2,8 +2,9 @@
 
 use backbone::{Classifier, Gates, Input, Mode};
 use burn::module::Module;
-use burn::tensor::Tensor;
+use burn::tensor::{FloatDType, Tensor};
 use seam::EnsembleModel;
+use seam::precision::{InPrecision, cast_floats};
 
 /// The model with `gates` applied on every forward; cost figures are the ungated model's.
 pub struct Gated {
@@ -44,5 +45,18 @@ impl EnsembleModel for Gated {
 
     fn flops_per_sample(&self) -> u64 {
         self.flops
+    }
+
+    fn in_precision(&self, dtype: FloatDType) -> Box<dyn EnsembleModel> {
+        let cast = |g: &Option<Tensor<2>>| g.clone().map(|g| g.cast(dtype));
+        let cast1 = |g: &Option<Tensor<1>>| g.clone().map(|g| g.cast(dtype));
+        let gates = Gates {
+            heads: cast(&self.gates.heads),
+            attn: cast1(&self.gates.attn),
+            act: cast1(&self.gates.act),
+        };
+        let model = cast_floats(self.model.clone(), dtype);
+        let flops = self.flops;
+        InPrecision::boxed(Self { model, gates, flops }, dtype)
     }
 }

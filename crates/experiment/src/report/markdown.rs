@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::{BASELINE_KIND, Group, NA, Unit, cell, groups, keys, latency_ratio, ratio};
-use crate::results::{Cost, IdMetrics, OodMetrics, ShiftMetrics, Summary};
+use crate::results::{Cost, IdMetrics, MethodResult, OodMetrics, ShiftMetrics, Summary};
 
 /// A column: header, how to show it, and how to read it from one run's metrics.
 type Metric<T, V = f64> = (&'static str, Unit, fn(&T) -> V);
@@ -91,7 +91,8 @@ pub fn render_markdown(summary: &Summary) -> String {
         "A `+ts` method is the method above it with post-hoc temperature scaling: one \
          temperature T divides every member's logits, fitted on the validation split by \
          minimising the NLL of the ensemble's mean prediction (never on test data); its cost is \
-         the method's.\n\n",
+         the method's. A `+bf16` method is the method above it evaluated in bf16 (`[eval] \
+         precision = \"bf16\"`; its own latency and memory, compared with f32 under Cost).\n\n",
     );
 
     out.push_str("## In-distribution\n\n");
@@ -192,8 +193,67 @@ pub fn render_markdown(summary: &Summary) -> String {
         row
     });
     md_table(&mut out, &header, &rows, 1);
+    if let Some(base) = base {
+        precision_table(&mut out, &groups, base);
+    }
     super::evidence::render(&mut out, summary, &groups);
     out
+}
+
+/// What bf16 changes, for each `<method>+bf16` entry against its f32 method: metric differences
+/// (bf16 − f32, means over seeds) and the latency and memory ratios bf16 / f32.
+fn precision_table(out: &mut String, groups: &[Group], base: &Group) {
+    let pairs: Vec<(&Group, &Group)> = (groups.iter())
+        .filter(|g| g.runs.iter().any(|r| r.precision.is_some()))
+        .filter_map(|low| {
+            let f32_name = low.name.rsplit_once('+').map(|(name, _)| name)?;
+            Some((low, groups.iter().find(|g| g.name == f32_name)?))
+        })
+        .collect();
+    if pairs.is_empty() {
+        return;
+    }
+    out.push_str("### bf16 against f32
+
+");
+    out.push_str(
+        "Each `+bf16` entry is its method evaluated with weights and input images cast to bf16 \
+         (logits read back in f32). Differences are bf16 − f32 (accuracy in points); the ratios \
+         are bf16 / f32, latency from the ratios to `single` paired per timing round.\n\n",
+    );
+    let mean = |g: &Group, f: fn(&MethodResult) -> f64| g.stat(|r| Some(f(r))).map(|s| s.mean);
+    let diff = |low: &Group, high: &Group, f: fn(&MethodResult) -> f64, scale: f64, digits| {
+        match (mean(low, f), mean(high, f)) {
+            (Some(a), Some(b)) => format!("{:+.digits$}", scale * (a - b)),
+            _ => NA.to_string(),
+        }
+    };
+    let over = |x: Option<f64>, y: Option<f64>| match (x, y) {
+        (Some(x), Some(y)) if y != 0.0 => format!("{:.2}×", x / y),
+        _ => NA.to_string(),
+    };
+    let latency = |g: &Group, b1: bool| match b1 {
+        true => latency_ratio(g, base, |c| c.latency_ms_b1, |c| c.latency_b1_x_single),
+        false => latency_ratio(g, base, |c| c.latency_ms, |c| c.latency_x_single),
+    };
+    let memory = |g: &Group| {
+        (g.stat(|r| r.cost.peak_mem_bytes.map(|b| b as f64))).map(|s| s.mean)
+    };
+    let rows: Vec<Vec<String>> = (pairs.iter())
+        .map(|(low, high)| {
+            vec![
+                md_text(low.name),
+                diff(low, high, |r| r.id.accuracy, 100.0, 2),
+                diff(low, high, |r| r.id.nll, 1.0, 4),
+                diff(low, high, |r| r.id.ece, 1.0, 4),
+                over(latency(low, true), latency(high, true)),
+                over(latency(low, false), latency(high, false)),
+                over(memory(low), memory(high)),
+            ]
+        })
+        .collect();
+    let header = ["Method", "Δ accuracy", "Δ NLL", "Δ ECE", "Latency b1", "Latency", "Peak mem"];
+    md_table(out, &header.map(String::from), &rows, 1);
 }
 
 pub(super) fn header_with<'a>(first: &'a str, rest: impl Iterator<Item = &'a str>) -> Vec<String> {

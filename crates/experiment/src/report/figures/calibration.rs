@@ -88,11 +88,11 @@ pub fn reliability(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
     )
 }
 
-/// Every uncalibrated entry's risk-coverage curve on one axis, its AURC in the legend.
+/// Every method's risk-coverage curve (variants left out) on one axis, its AURC in the legend.
 pub fn risk_coverage(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
     let grid_x = linspace(0.01, 1.0, 99);
     let series = (inputs.entries().into_iter())
-        .filter(|entry| !entry.calibrated)
+        .filter(|entry| !entry.variant)
         .map(|entry| {
             let curves = inputs.curves_of(&entry.name);
             let raw: Vec<&[(f64, f64)]> =

@@ -11,7 +11,7 @@ pub fn pareto(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
     let entries: Vec<_> = inputs
         .entries()
         .into_iter()
-        .filter(|e| !e.calibrated)
+        .filter(|e| !e.variant)
         .collect();
     let runs = |name: &str| -> Vec<&MethodResult> {
         inputs
@@ -67,7 +67,7 @@ pub fn pareto(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
         file: "fig-pareto.svg".into(),
         title: "Cost against uncertainty quality".into(),
         caption: format!(
-            "Each method once (uncalibrated entries); up-left is better on the left panel, \
+            "Each method once (no `+ts` or `+bf16` variants); up-left is better on the left panel, \
              down-left on the right. Point area grows with the parameter count; bars are ± std \
              over seeds ({}).",
             seeds_note(inputs.summary)

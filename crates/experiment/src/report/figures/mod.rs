@@ -45,22 +45,28 @@ pub struct Inputs<'a> {
 
 impl Inputs<'_> {
     /// Method entries (names) in report order, with the colour each keeps in every figure: a
-    /// temperature-scaled entry (`<name>+ts`) takes its method's colour.
+    /// variant of a method (temperature-scaled `<name>+ts`, bf16 `<name>+bf16`) takes its
+    /// method's colour.
     fn entries(&self) -> Vec<Entry> {
         let groups = groups(self.summary);
-        let calibrated = |g: &super::Group<'_>| g.runs.iter().any(|r| r.calibration.is_some());
+        let variant = |g: &super::Group<'_>| {
+            (g.runs.iter()).any(|r| r.calibration.is_some() || r.precision.is_some())
+        };
         let bases: Vec<&str> = (groups.iter())
-            .filter(|g| !calibrated(g))
+            .filter(|g| !variant(g))
             .map(|g| g.name)
             .collect();
         groups
             .iter()
             .map(|g| {
-                let base = g.name.strip_suffix("+ts").unwrap_or(g.name);
+                let base = match variant(g) {
+                    true => g.name.rsplit_once('+').map_or(g.name, |(name, _)| name),
+                    false => g.name,
+                };
                 Entry {
                     name: g.name.to_string(),
                     colour: bases.iter().position(|b| *b == base).unwrap_or(0),
-                    calibrated: calibrated(g),
+                    variant: variant(g),
                 }
             })
             .collect()
@@ -101,7 +107,8 @@ impl Inputs<'_> {
 struct Entry {
     name: String,
     colour: usize,
-    calibrated: bool,
+    /// A variant of a method (`+ts`, `+bf16`): the per-method figures leave it out.
+    variant: bool,
 }
 
 /// Every figure of the run, in report order.

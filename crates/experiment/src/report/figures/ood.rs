@@ -6,12 +6,12 @@ use super::{
     FigureFile, Inputs, NO_CURVES, bands_if_few, chart, grid, lines_note, linspace, seed_series,
 };
 
-/// One panel per uncalibrated entry: the density of the OOD score on the test set and on each
+/// One panel per method (variants left out): the density of the OOD score on the test set and on each
 /// OOD set (first seed).
 pub fn histograms(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
     let sets = inputs.ood_sets();
     let mut panels = Vec::new();
-    for entry in inputs.entries().into_iter().filter(|e| !e.calibrated) {
+    for entry in inputs.entries().into_iter().filter(|e| !e.variant) {
         let curves = inputs.curves_of(&entry.name);
         let first = curves.first();
         let mut series = Vec::new();
@@ -78,7 +78,7 @@ pub fn roc(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
         .iter()
         .map(|set| {
             let series = (inputs.entries().into_iter())
-                .filter(|entry| !entry.calibrated)
+                .filter(|entry| !entry.variant)
                 .map(|entry| {
                     let curves = inputs.curves_of(&entry.name);
                     let raw: Vec<&[(f64, f64)]> = (curves.iter())
