@@ -213,9 +213,7 @@ fn precision_table(out: &mut String, groups: &[Group], base: &Group) {
     if pairs.is_empty() {
         return;
     }
-    out.push_str("### bf16 against f32
-
-");
+    out.push_str("### bf16 against f32\n\n");
     out.push_str(
         "Each `+bf16` entry is its method evaluated with weights and input images cast to bf16 \
          (logits read back in f32). Differences are bf16 − f32 (accuracy in points); the ratios \
