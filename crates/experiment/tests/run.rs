@@ -153,6 +153,13 @@ fn unknown_backend_or_preset_is_rejected_when_parsed() {
         e.contains("experiment.backend") && e.contains("flex"),
         "{e}"
     );
+    let bf16_on_ndarray = TINY
+        .replace("seeds = [3]", "seeds = [3]\nbackend = \"ndarray\"")
+        .replace("[backbone]", "[eval]\nprecision = \"bf16\"\n\n[backbone]");
+    let e = ExperimentConfig::parse(&bf16_on_ndarray)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("eval.precision") && e.contains("ndarray"), "{e}");
     let e = ExperimentConfig::parse(&TINY.replace("\"vit_tiny_28\"", "\"vit_huge\""))
         .unwrap_err()
         .to_string();

@@ -211,6 +211,15 @@ impl ExperimentConfig {
             return fail("data.eval_batch_size", "must be at least 1".into());
         }
         self.validate_modality()?;
+        // Before the backend check, so that it holds whichever backends are compiled in.
+        if self.eval.precision == Precision::Bf16 && self.experiment.backend == "ndarray" {
+            return fail(
+                "eval.precision",
+                "\"bf16\" needs bf16 tensors, which the ndarray backend lacks; use flex, tch or \
+                 cuda, or leave precision at \"f32\""
+                    .into(),
+            );
+        }
         if let Err(e) = crate::device::device(&self.experiment.backend) {
             return fail("experiment.backend", e.to_string());
         }
