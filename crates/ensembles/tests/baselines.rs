@@ -104,7 +104,9 @@ fn in_precision_casts_the_weights_and_returns_f32_logits() {
     let single = Single::new(model.clone(), 7);
     let plain = single.member_logits(x.clone().into());
     // In f32 the wrapper changes nothing.
-    let same = single.in_precision(FloatDType::F32).member_logits(x.clone().into());
+    let same = single
+        .in_precision(FloatDType::F32)
+        .member_logits(x.clone().into());
     same.into_data().assert_eq(&plain.clone().into_data(), true);
     // In bf16 every weight is the f32 weight rounded to 8 significant bits.
     let weight = model.encoder.layer[0].mlp.fc1.weight.val();
@@ -114,7 +116,11 @@ fn in_precision_casts_the_weights_and_returns_f32_logits() {
     let expected: Vec<f32> = (weight.into_data().try_to_vec::<f32>().unwrap().iter())
         .map(|&w| to_bf16(w))
         .collect();
-    let got = low_weight.cast(FloatDType::F32).into_data().try_to_vec::<f32>().unwrap();
+    let got = low_weight
+        .cast(FloatDType::F32)
+        .into_data()
+        .try_to_vec::<f32>()
+        .unwrap();
     assert_eq!(got, expected);
     // The logits come back in f32, close to the f32 model's but not equal to them: bf16's
     // relative rounding is 2^-9 per value, a few of them per layer on this 2-block model.

@@ -88,6 +88,9 @@ pub fn keep_freed_memory() {
         let mapped = libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
         let trimmed = libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX);
         let one_arena = libc::mallopt(libc::M_ARENA_MAX, 1);
-        debug_assert!(mapped == 1 && trimmed == 1 && one_arena == 1, "mallopt refused");
+        debug_assert!(
+            mapped == 1 && trimmed == 1 && one_arena == 1,
+            "mallopt refused"
+        );
     }
 }

@@ -337,14 +337,27 @@ fn bf16_entries_sit_beside_the_f32_ones() {
         assert_eq!(plain.precision, None);
         assert_eq!(low.precision.as_deref(), Some("bf16"));
         assert_eq!(
-            (low.kind.as_str(), low.members, low.cost.params, low.cost.flops),
-            (plain.kind.as_str(), plain.members, plain.cost.params, plain.cost.flops)
+            (
+                low.kind.as_str(),
+                low.members,
+                low.cost.params,
+                low.cost.flops
+            ),
+            (
+                plain.kind.as_str(),
+                plain.members,
+                plain.cost.params,
+                plain.cost.flops
+            )
         );
         // Its own timings: an entry of the same model would share the f32 entry's cost.
         assert_ne!(low.cost.latency_ms, plain.cost.latency_ms);
         assert!(low.cost.latency_x_single.unwrap() > 0.0);
         // bf16 keeps 8 significant bits: the predictions move, but not far.
-        assert!((low.id.nll - plain.id.nll).abs() < 0.05 * plain.id.nll, "{name}");
+        assert!(
+            (low.id.nll - plain.id.nll).abs() < 0.05 * plain.id.nll,
+            "{name}"
+        );
         assert_ne!(low.id.nll, plain.id.nll, "{name}: evaluated in f32?");
     }
     let report = std::fs::read_to_string(out.dir.join("report.md")).unwrap();

@@ -287,7 +287,10 @@ impl ExperimentConfig {
         for m in &self.methods {
             let calibrated = self.calibrates(m).then(|| format!("{}+ts", m.name));
             let bf16 = (self.eval.precision == Precision::Bf16).then(|| format!("{}+bf16", m.name));
-            for name in std::iter::once(m.name.clone()).chain(calibrated).chain(bf16) {
+            for name in std::iter::once(m.name.clone())
+                .chain(calibrated)
+                .chain(bf16)
+            {
                 if !names.insert(name.clone()) {
                     return fail(
                         "[[method]] name",

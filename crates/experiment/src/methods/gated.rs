@@ -57,6 +57,13 @@ impl EnsembleModel for Gated {
         };
         let model = cast_floats(self.model.clone(), dtype);
         let flops = self.flops;
-        InPrecision::boxed(Self { model, gates, flops }, dtype)
+        InPrecision::boxed(
+            Self {
+                model,
+                gates,
+                flops,
+            },
+            dtype,
+        )
     }
 }

@@ -220,11 +220,12 @@ fn precision_table(out: &mut String, groups: &[Group], base: &Group) {
          are bf16 / f32, latency from the ratios to `single` paired per timing round.\n\n",
     );
     let mean = |g: &Group, f: fn(&MethodResult) -> f64| g.stat(|r| Some(f(r))).map(|s| s.mean);
-    let diff = |low: &Group, high: &Group, f: fn(&MethodResult) -> f64, scale: f64, digits| {
-        match (mean(low, f), mean(high, f)) {
-            (Some(a), Some(b)) => format!("{:+.digits$}", scale * (a - b)),
-            _ => NA.to_string(),
-        }
+    let diff = |low: &Group, high: &Group, f: fn(&MethodResult) -> f64, scale: f64, digits| match (
+        mean(low, f),
+        mean(high, f),
+    ) {
+        (Some(a), Some(b)) => format!("{:+.digits$}", scale * (a - b)),
+        _ => NA.to_string(),
     };
     let over = |x: Option<f64>, y: Option<f64>| match (x, y) {
         (Some(x), Some(y)) if y != 0.0 => format!("{:.2}×", x / y),
@@ -234,9 +235,7 @@ fn precision_table(out: &mut String, groups: &[Group], base: &Group) {
         true => latency_ratio(g, base, |c| c.latency_ms_b1, |c| c.latency_b1_x_single),
         false => latency_ratio(g, base, |c| c.latency_ms, |c| c.latency_x_single),
     };
-    let memory = |g: &Group| {
-        (g.stat(|r| r.cost.peak_mem_bytes.map(|b| b as f64))).map(|s| s.mean)
-    };
+    let memory = |g: &Group| (g.stat(|r| r.cost.peak_mem_bytes.map(|b| b as f64))).map(|s| s.mean);
     let rows: Vec<Vec<String>> = (pairs.iter())
         .map(|(low, high)| {
             vec![
@@ -250,7 +249,15 @@ fn precision_table(out: &mut String, groups: &[Group], base: &Group) {
             ]
         })
         .collect();
-    let header = ["Method", "Δ accuracy", "Δ NLL", "Δ ECE", "Latency b1", "Latency", "Peak mem"];
+    let header = [
+        "Method",
+        "Δ accuracy",
+        "Δ NLL",
+        "Δ ECE",
+        "Latency b1",
+        "Latency",
+        "Peak mem",
+    ];
     md_table(out, &header.map(String::from), &rows, 1);
 }
 
