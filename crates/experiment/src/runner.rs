@@ -266,6 +266,7 @@ fn run_seed(setup: &Setup<'_>, opts: &RunOptions, score: Score, seed: u64) -> Re
         let t = Instant::now();
         let calibrate = config.calibrates(spec);
         let mut entries = (eval.evaluate(built.model.as_ref(), calibrate)).context(&place)?;
+        let f32_entries = entries.len();
         // The method again in bf16: one entry, its own model in the cost rounds.
         let low = (config.eval.precision == Precision::Bf16)
             .then(|| built.model.in_precision(FloatDType::BF16));
@@ -320,7 +321,6 @@ fn run_seed(setup: &Setup<'_>, opts: &RunOptions, score: Score, seed: u64) -> Re
             (own.into_iter())
                 .map(|(file, bytes)| (format!("{}-seed{seed}-{file}", spec.name), bytes)),
         );
-        let f32_entries = entries.len() - usize::from(low.is_some());
         models.push((built.model, f32_entries));
         models.extend(low.map(|low| (low, 1)));
         for (result, entry_curves) in entries {

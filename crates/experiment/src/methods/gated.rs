@@ -48,12 +48,13 @@ impl EnsembleModel for Gated {
     }
 
     fn in_precision(&self, dtype: FloatDType) -> Box<dyn EnsembleModel> {
-        let cast = |g: &Option<Tensor<2>>| g.clone().map(|g| g.cast(dtype));
-        let cast1 = |g: &Option<Tensor<1>>| g.clone().map(|g| g.cast(dtype));
+        fn cast<const D: usize>(g: &Option<Tensor<D>>, dtype: FloatDType) -> Option<Tensor<D>> {
+            g.clone().map(|g| g.cast(dtype))
+        }
         let gates = Gates {
-            heads: cast(&self.gates.heads),
-            attn: cast1(&self.gates.attn),
-            act: cast1(&self.gates.act),
+            heads: cast(&self.gates.heads, dtype),
+            attn: cast(&self.gates.attn, dtype),
+            act: cast(&self.gates.act, dtype),
         };
         let model = cast_floats(self.model.clone(), dtype);
         let flops = self.flops;

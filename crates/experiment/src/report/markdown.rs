@@ -206,7 +206,7 @@ fn precision_table(out: &mut String, groups: &[Group], base: &Group) {
     let pairs: Vec<(&Group, &Group)> = (groups.iter())
         .filter(|g| g.runs.iter().any(|r| r.precision.is_some()))
         .filter_map(|low| {
-            let f32_name = low.name.rsplit_once('+').map(|(name, _)| name)?;
+            let f32_name = low.variant_of()?;
             Some((low, groups.iter().find(|g| g.name == f32_name)?))
         })
         .collect();

@@ -80,6 +80,17 @@ struct Stat {
 }
 
 impl Group<'_> {
+    /// The method this entry is a variant of (`<method>+ts`, `<method>+bf16`); `None` for a
+    /// method itself.
+    fn variant_of(&self) -> Option<&str> {
+        let variant = (self.runs.iter()).any(|r| r.calibration.is_some() || r.precision.is_some());
+        variant.then(|| {
+            self.name
+                .rsplit_once('+')
+                .map_or(self.name, |(method, _)| method)
+        })
+    }
+
     /// Mean and spread of a value over this method's seeds; `None` if any seed lacks it or it is
     /// not finite.
     fn stat(&self, value: impl Fn(&MethodResult) -> Option<f64>) -> Option<Stat> {

@@ -49,24 +49,18 @@ impl Inputs<'_> {
     /// method's colour.
     fn entries(&self) -> Vec<Entry> {
         let groups = groups(self.summary);
-        let variant = |g: &super::Group<'_>| {
-            (g.runs.iter()).any(|r| r.calibration.is_some() || r.precision.is_some())
-        };
         let bases: Vec<&str> = (groups.iter())
-            .filter(|g| !variant(g))
+            .filter(|g| g.variant_of().is_none())
             .map(|g| g.name)
             .collect();
         groups
             .iter()
             .map(|g| {
-                let base = match variant(g) {
-                    true => g.name.rsplit_once('+').map_or(g.name, |(name, _)| name),
-                    false => g.name,
-                };
+                let base = g.variant_of().unwrap_or(g.name);
                 Entry {
                     name: g.name.to_string(),
                     colour: bases.iter().position(|b| *b == base).unwrap_or(0),
-                    variant: variant(g),
+                    variant: g.variant_of().is_some(),
                 }
             })
             .collect()
