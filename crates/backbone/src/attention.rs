@@ -107,26 +107,41 @@ pub fn attend(
     mode: Mode,
 ) -> Tensor<3> {
     let [batch, tokens, width] = q.dims();
+    let heads = [q, k, v].map(|t| split_heads(t, n_heads));
+    let context = attend_heads(heads, head_gate, key_padding, dropout, mode);
+    context.swap_dims(1, 2).reshape([batch, tokens, width])
+}
+
+/// [`attend`] on heads already apart, `[q, k, v]` each `[B, H, T, d_h]` in any strides, giving
+/// the context `[B, H, T, d_h]`: for a projection that lays its heads out itself (fused Hydra
+/// reads q, k and v as strided views of one output, without copying them apart first).
+pub fn attend_heads(
+    [q, k, v]: [Tensor<4>; 3],
+    head_gate: Option<Tensor<1>>,
+    key_padding: Option<Tensor<2, Bool>>,
+    dropout: &Dropout,
+    mode: Mode,
+) -> Tensor<4> {
+    let [batch, n_heads, tokens, _] = q.dims();
     let dropout_on = mode == Mode::Stochastic && dropout.prob > 0.0;
     let mut context = if fused_applies(&q, dropout_on) {
         let mask = key_padding
             .map(|m| (m.reshape([batch, 1, 1, tokens])).expand([batch, n_heads, tokens, tokens]));
-        let [q, k, v] = [q, k, v].map(|t| split_heads(t, n_heads));
         attention(q, k, v, mask, None, AttentionModuleOptions::default())
     } else {
-        let probs = dropout.forward(attention_probs([q, k], n_heads, key_padding), mode);
-        probs.matmul(split_heads(v, n_heads))
+        let probs = dropout.forward(head_probs(q, k, key_padding), mode);
+        probs.matmul(v)
     };
     if let Some(gate) = head_gate {
         context = context * gate.reshape([1, n_heads, 1, 1]);
     }
-    context.swap_dims(1, 2).reshape([batch, tokens, width])
+    context
 }
 
 /// Whether [`attend`] takes Burn's fused attention. It has flex's native kernel (evaluation on
 /// the CPU); under autodiff it decomposes into more ops than the explicit path, and it has no
 /// dropout. Other backends keep the explicit path until their kernels are measured here.
-fn fused_applies(q: &Tensor<3>, dropout_on: bool) -> bool {
+fn fused_applies<const D: usize>(q: &Tensor<D>, dropout_on: bool) -> bool {
     !dropout_on && !q.is_autodiff() && q.device() == Device::flex()
 }
 
@@ -138,11 +153,19 @@ pub fn attention_probs(
     n_heads: usize,
     key_padding: Option<Tensor<2, Bool>>,
 ) -> Tensor<4> {
-    let [batch, tokens, width] = q.dims();
-    let head_dim = width / n_heads;
+    head_probs(
+        split_heads(q, n_heads),
+        split_heads(k, n_heads),
+        key_padding,
+    )
+}
+
+/// [`attention_probs`] on heads apart, `[B, H, T, d_h]` each.
+fn head_probs(q: Tensor<4>, k: Tensor<4>, key_padding: Option<Tensor<2, Bool>>) -> Tensor<4> {
+    let [batch, _, tokens, head_dim] = q.dims();
     // Scaling q (T·d_h values) is cheaper than scaling the scores (T·T values).
-    let q = split_heads(q, n_heads).div_scalar((head_dim as f64).sqrt());
-    let mut scores = q.matmul(split_heads(k, n_heads).transpose());
+    let q = q.div_scalar((head_dim as f64).sqrt());
+    let mut scores = q.matmul(k.transpose());
     if let Some(mask) = key_padding {
         scores = scores.mask_fill(mask.reshape([batch, 1, 1, tokens]), MASKED_SCORE);
     }

@@ -69,20 +69,25 @@ fn bernoulli_mask<B: Backend>(x: FloatTensor<B>, keep: f64) -> FloatTensor<B> {
 
 impl KernelBackend for Flex {
     fn gelu_exact(x: FloatTensor<Self>) -> FloatTensor<Self> {
-        match x.as_slice::<f32>() {
-            Some(xs) => flex_tensor(x.layout().shape().clone(), cpu::gelu(xs)),
-            None => Self::gelu(x),
+        if x.dtype() != DType::F32 {
+            return Self::gelu(x);
         }
+        let mut y = owned_contiguous(x);
+        cpu::gelu(y.storage_mut::<f32>());
+        y
     }
 
     fn gelu_exact_backward(x: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
         let same_shape = x.layout().shape() == grad.layout().shape();
-        match (x.as_slice::<f32>(), grad.as_slice::<f32>()) {
-            (Some(xs), Some(gs)) if same_shape => {
-                flex_tensor(x.layout().shape().clone(), cpu::gelu_backward(xs, gs))
-            }
-            _ => Self::gelu_backward(x, grad),
+        if !same_shape || grad.dtype() != DType::F32 {
+            return Self::gelu_backward(x, grad);
         }
+        let Some(xs) = x.as_slice::<f32>() else {
+            return Self::gelu_backward(x, grad);
+        };
+        let mut grad = owned_contiguous(grad);
+        cpu::gelu_backward(xs, grad.storage_mut::<f32>());
+        grad
     }
 
     fn dropout_mask(x: FloatTensor<Self>, keep: f64) -> FloatTensor<Self> {
@@ -111,6 +116,16 @@ impl KernelBackend for Flex {
 fn flex_tensor(shape: burn::tensor::Shape, values: Vec<f32>) -> FloatTensor<Flex> {
     debug_assert_eq!(values.len(), shape.num_elements());
     burn::backend::flex::FlexTensor::from_data(TensorData::new(values, shape))
+}
+
+/// `x` contiguous, for a kernel to write over through `storage_mut`: `x`'s own buffer when
+/// nothing else holds it (a layer's output on its way to the activation), else `storage_mut`
+/// copies first, so a tensor still in use (kept for a backward pass, cloned by the caller) is
+/// never changed.
+fn owned_contiguous(x: FloatTensor<Flex>) -> FloatTensor<Flex> {
+    let y = x.to_contiguous();
+    drop(x);
+    y
 }
 
 #[cfg(feature = "ndarray")]
@@ -202,41 +217,88 @@ mod tests {
         v.copysign(x)
     }
 
+    /// Every loop this CPU can run (AVX-512, AVX2, portable), forward and backward.
+    fn each_kernel(xs: &[f32], grads: &[f32], check: impl Fn(&str, &[f32], &[f32])) {
+        let names = ["avx512", "avx2", "portable"];
+        for (name, kernel) in names.iter().zip(kernel::kernels()) {
+            let Some(kernel) = kernel else { continue };
+            let mut y = xs.to_vec();
+            kernel(&mut y, None);
+            let mut dy = grads.to_vec();
+            kernel(&mut dy, Some(xs));
+            check(name, &y, &dy);
+        }
+    }
+
     #[test]
     fn matches_the_exact_gelu_and_its_derivative() {
         let xs: Vec<f32> = (-12_000..=12_000).map(|i| i as f32 * 1e-3).collect();
         let grads: Vec<f32> = xs.iter().map(|x| 1.0 + 0.25 * x.sin()).collect();
-        let y = kernel::gelu(&xs);
-        let dy = kernel::gelu_backward(&xs, &grads);
-        for ((&x, &g), (&y, &dy)) in xs.iter().zip(&grads).zip(y.iter().zip(&dy)) {
-            let (ry, rd) = reference(x as f64);
-            // |Δerf| ≤ 1.5e-7 gives |Δgelu| ≤ |x|·0.75e-7, plus f32 rounding.
-            let tol = 1e-7 * (1.0 + x.abs() as f64) + 2e-7 * ry.abs();
-            assert!(
-                (y as f64 - ry).abs() <= tol,
-                "gelu({x}) = {y}, expected {ry}"
-            );
-            let rg = g as f64 * rd;
-            assert!(
-                (dy as f64 - rg).abs() <= 4e-7 * (1.0 + x.abs() as f64),
-                "gelu'({x})·{g} = {dy}, expected {rg}"
-            );
-        }
+        each_kernel(&xs, &grads, |name, y, dy| {
+            for ((&x, &g), (&y, &dy)) in xs.iter().zip(&grads).zip(y.iter().zip(dy)) {
+                let (ry, rd) = reference(x as f64);
+                // |Δerf| ≤ 1.5e-7 gives |Δgelu| ≤ |x|·0.75e-7, plus f32 rounding.
+                let tol = 1e-7 * (1.0 + x.abs() as f64) + 2e-7 * ry.abs();
+                assert!(
+                    (y as f64 - ry).abs() <= tol,
+                    "{name}: gelu({x}) = {y}, expected {ry}"
+                );
+                let rg = g as f64 * rd;
+                assert!(
+                    (dy as f64 - rg).abs() <= 4e-7 * (1.0 + x.abs() as f64),
+                    "{name}: gelu'({x})·{g} = {dy}, expected {rg}"
+                );
+            }
+        });
+        // The threaded pass over many chunks gives what one loop gives.
+        let (mut y, mut dy) = (xs.clone(), grads.clone());
+        kernel::gelu(&mut y);
+        kernel::gelu_backward(&xs, &mut dy);
+        let widest = kernel::kernels().into_iter().flatten().next().unwrap();
+        let (mut y1, mut dy1) = (xs.clone(), grads.clone());
+        widest(&mut y1, None);
+        widest(&mut dy1, Some(&xs));
+        assert_eq!((y, dy), (y1, dy1));
     }
 
     #[test]
     fn extremes_and_nan() {
         let xs = [f32::NAN, f32::INFINITY, -200.0, 200.0, 0.0, -0.0];
-        let y = kernel::gelu(&xs);
-        assert!(y[0].is_nan());
-        assert_eq!(y[1], f32::INFINITY);
-        assert!(y[2] <= 0.0 && y[2] > -1e-30, "gelu(-200) = {}", y[2]);
-        assert_eq!(y[3], 200.0);
-        assert_eq!(y[4], 0.0);
-        let d = kernel::gelu_backward(&xs, &[1.0; 6]);
-        assert!(d[0].is_nan());
-        assert!(d[2].abs() < 1e-30 && d[3] == 1.0, "{d:?}");
-        assert_eq!(d[4], 0.5);
+        each_kernel(&xs, &[1.0; 6], |name, y, d| {
+            assert!(y[0].is_nan(), "{name}");
+            assert_eq!(y[1], f32::INFINITY, "{name}");
+            assert!(
+                y[2] <= 0.0 && y[2] > -1e-30,
+                "{name}: gelu(-200) = {}",
+                y[2]
+            );
+            assert_eq!(y[3], 200.0, "{name}");
+            assert_eq!(y[4], 0.0, "{name}");
+            assert!(d[0].is_nan(), "{name}");
+            assert!(d[2].abs() < 1e-30 && d[3] == 1.0, "{name}: {d:?}");
+            assert_eq!(d[4], 0.5, "{name}");
+        });
+    }
+
+    /// Evaluation writes over the activation's input when nothing else holds it, so a tensor
+    /// the caller still holds must come back unchanged.
+    #[test]
+    fn a_held_input_is_not_written_over() {
+        use burn::tensor::{Device, Distribution, Tensor, activation};
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let device = Device::flex();
+        device.seed(3);
+        let x = Tensor::<2>::random([40, 33], Distribution::Normal(0.0, 2.0), &device);
+        let before = x.to_data();
+        let y = super::gelu(x.clone());
+        x.to_data().assert_eq(&before, true);
+        let tol = burn::tensor::Tolerance::absolute(2e-6);
+        (y.into_data()).assert_approx_eq::<f32>(&activation::gelu(x.clone()).into_data(), tol);
+        // Owned and consumed: the same values computed in place.
+        let y_owned = super::gelu(x.clone() * 1.0);
+        y_owned
+            .into_data()
+            .assert_approx_eq::<f32>(&activation::gelu(x).into_data(), tol);
     }
 
     /// Through the tensor API on flex with autodiff: the same values and gradients as Burn's

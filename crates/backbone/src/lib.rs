@@ -11,7 +11,7 @@
 //!
 //! All fields are public so other crates (Hydra fusion, LoRA adapters, HetDPT merging) can read
 //! every weight and run the encoder block by block; [`attend`] is the attention core on
-//! already projected Q/K/V. Configs are validated on `init`, which returns a [`BackboneError`]
+//! already projected Q/K/V ([`attend_heads`] on heads already apart). Configs are validated on `init`, which returns a [`BackboneError`]
 //! naming the field. A Linear weight is stored `[in, out]` (Burn's layout).
 //!
 //! Backbones behind one trait: [`Backbone`] is what methods need from a transformer classifier
@@ -55,7 +55,9 @@ mod presets;
 mod safetensors;
 mod vit;
 
-pub use attention::{Attention, AttentionConfig, attend, attention_probs, padding_mask};
+pub use attention::{
+    Attention, AttentionConfig, attend, attend_heads, attention_probs, padding_mask,
+};
 pub use bert::{BertClassifier, BertConfig, BertEmbeddings, BertModel, TokenStem, mean_pool};
 pub use block::{Block, BlockConfig, Encoder, residual};
 pub use classifier::{Backbone, Classifier, GroupedStem, MemberStems, Members, StemLayout};

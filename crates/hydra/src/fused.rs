@@ -3,7 +3,7 @@
 
 use backbone::{
     BlockShape, Classifier, Dropout, GroupedLayerNorm, GroupedLinear, Input, MemberStems, Mode,
-    attend, gelu, residual, weight_and_bias,
+    attend_heads, gelu, residual, weight_and_bias,
 };
 use burn::module::Module;
 use burn::tensor::{Bool, Tensor};
@@ -49,7 +49,8 @@ pub struct HydraModel {
 #[derive(Module, Debug)]
 pub struct FusedBlock {
     pub norm1: GroupedLayerNorm,
-    /// Q, K and V of every member's heads: `[M, D, 3·H·d_h]`.
+    /// Q, K and V of every member's heads: `[M, D, 3·H·d_h]`, columns head by head (each
+    /// head's q, k and v side by side).
     pub qkv: GroupedLinear,
     /// `[M, H·d_h, D]`.
     pub output: GroupedLinear,
@@ -100,23 +101,22 @@ impl FusedBlock {
             let [members, rows, _] = h.dims();
             let tokens = rows / batch;
             let width = self.heads * self.head_dim;
-            let qkv = self.qkv.forward(h);
-            // Member-major rows, so [M, B·T, ·] is [M·B, T, ·]: one attention call over all
+            // Columns head by head, each head's q, k and v side by side (see `fuse_block`);
+            // member-major rows, so [M, B·T, ·] is [M·B, T, ·]: one attention call over all
             // members' heads, each sample-and-member its own batch entry, so heads never mix
-            // members.
-            let part = |i: usize| {
-                qkv.clone()
-                    .narrow(2, i * width, width)
-                    .reshape([members * batch, tokens, width])
-            };
-            let context = attend(
+            // members. q, k and v are strided views: nothing is copied before the attention call.
+            let per_head = (self.qkv.forward(h))
+                .reshape([members * batch, tokens, self.heads, 3 * self.head_dim])
+                .swap_dims(1, 2);
+            let part = |i: usize| per_head.clone().narrow(3, i * self.head_dim, self.head_dim);
+            let context = attend_heads(
                 [part(0), part(1), part(2)],
-                self.heads,
                 None,
                 key_padding.clone(),
                 &Dropout { prob: 0.0 },
                 Mode::Deterministic,
-            );
+            )
+            .swap_dims(1, 2);
             self.output.forward(context.reshape([members, rows, width]))
         };
         let mlp = |h: Tensor<3>| self.fc2.forward(gelu(self.fc1.forward(h)));
@@ -254,8 +254,8 @@ fn fuse_block(
             ws.push(pad(w, 1, width));
             bs.push(pad(b.unsqueeze::<2>(), 1, width));
         }
-        qkv_w.push(Tensor::cat(ws, 1));
-        qkv_b.push(Tensor::cat(bs, 1).squeeze_dim(0));
+        qkv_w.push(by_head(ws, heads));
+        qkv_b.push(by_head(bs, heads).squeeze_dim(0));
         let (w, b) = weight_and_bias(&a.output);
         out_w.push(pad(w, 0, width));
         out_b.push(b);
@@ -289,6 +289,17 @@ fn fuse_block(
         head_dim,
         norm_first,
     })
+}
+
+/// Q, K and V weights (or biases) `[in, H·d_h]` as one `[in, 3·H·d_h]` whose columns run head
+/// by head, each head's q, k and v side by side: `[in, H, 3, d_h]`, so the forward pass splits
+/// heads with a reshape and reads q, k and v as views.
+fn by_head(qkv: Vec<Tensor<2>>, heads: usize) -> Tensor<2> {
+    let [rows, width] = qkv[0].dims();
+    Tensor::stack::<3>(qkv, 1)
+        .reshape([rows, 3, heads, width / heads])
+        .swap_dims(1, 2)
+        .reshape([rows, 3 * width])
 }
 
 /// Zero-pads dimension `dim` of `t` up to `size`.

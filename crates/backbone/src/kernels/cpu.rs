@@ -4,65 +4,87 @@ use std::f32::consts::{FRAC_1_SQRT_2, LN_2, LOG2_E};
 
 /// Elements per rayon task: below this a second thread costs more than it saves.
 const CHUNK: usize = 1 << 15;
-const LANES: usize = 8;
 
-/// `x·Φ(x)` for every element.
-pub fn gelu(x: &[f32]) -> Vec<f32> {
-    map(x, None)
+/// `x·Φ(x)` for every element, written over `x` (no buffer to allocate and zero).
+pub fn gelu(x: &mut [f32]) {
+    par_apply(x, None)
 }
 
-/// `g·(Φ(x) + x·φ(x))` for every element pair.
-pub fn gelu_backward(x: &[f32], g: &[f32]) -> Vec<f32> {
-    map(x, Some(g))
+/// `g·(Φ(x) + x·φ(x))` for every element pair, written over `g`.
+pub fn gelu_backward(x: &[f32], g: &mut [f32]) {
+    assert_eq!(x.len(), g.len(), "gelu_backward: x and g differ in length");
+    par_apply(g, Some(x))
 }
 
 /// An inverted-dropout mask of `len` elements: `1 / keep` where a counter-based hash of the
 /// element's index and `key` falls below `keep · 2^32`, else 0. Element i's value depends only
 /// on (i, key), so the threads' split does not change the mask.
 pub fn dropout_mask(len: usize, keep: f64, key: u64) -> Vec<f32> {
+    use rayon::prelude::*;
     let threshold = (keep * 4_294_967_296.0).min(u32::MAX as f64) as u32;
     let scale = (1.0 / keep) as f32;
-    par_fill(len, |start, out| {
+    let mut out = vec![0.0f32; len];
+    (out.par_chunks_mut(CHUNK).enumerate()).for_each(|(i, out)| {
+        let start = i * CHUNK;
         #[cfg(target_arch = "x86_64")]
         if avx2() {
             // SAFETY: the CPU has the features the function is compiled for.
             return unsafe { mask_avx2(start, out, threshold, scale, key) };
         }
         mask(start, out, threshold, scale, key)
-    })
-}
-
-/// `len` values computed chunk by chunk on rayon's threads by `fill(start, chunk)`.
-fn par_fill(len: usize, fill: impl Fn(usize, &mut [f32]) + Sync) -> Vec<f32> {
-    use rayon::prelude::*;
-    let mut out = vec![0.0f32; len];
-    (out.par_chunks_mut(CHUNK).enumerate()).for_each(|(i, chunk)| fill(i * CHUNK, chunk));
+    });
     out
 }
 
-fn map(x: &[f32], g: Option<&[f32]>) -> Vec<f32> {
-    par_fill(x.len(), |start, out| {
-        let x = &x[start..start + out.len()];
-        let g = g.map(|g| &g[start..start + out.len()]);
-        #[cfg(target_arch = "x86_64")]
-        if avx2() {
-            // SAFETY: the CPU has the features the function is compiled for.
-            return unsafe { run_avx2(x, g, out) };
-        }
-        run(x, g, out)
-    })
+/// One GELU pass (forward when `x` is `None`) over `buf`, chunk by chunk on rayon's threads.
+fn par_apply(buf: &mut [f32], x: Option<&[f32]>) {
+    use rayon::prelude::*;
+    let kernel = kernels()
+        .into_iter()
+        .flatten()
+        .next()
+        .expect("the portable loop");
+    (buf.par_chunks_mut(CHUNK).enumerate())
+        .for_each(|(i, chunk)| kernel(chunk, x.map(|x| &x[i * CHUNK..i * CHUNK + chunk.len()])))
 }
 
-// The same loops compiled for AVX2 and FMA, chosen at run time where the CPU has them.
+/// A GELU pass over a chunk: forward on `buf`, or backward with `buf` holding the gradient.
+pub(crate) type Kernel = fn(&mut [f32], Option<&[f32]>);
+
+/// The GELU loops, the widest first, those this CPU lacks `None`: 16 lanes with AVX-512, 8
+/// with AVX2 and FMA (both chosen at run time), and the portable one.
+pub(crate) fn kernels() -> [Option<Kernel>; 3] {
+    #[cfg(target_arch = "x86_64")]
+    let simd: [Option<Kernel>; 2] = [
+        (avx2() && is_x86_feature_detected!("avx512f")).then_some(|b, x| {
+            // SAFETY: listed only where the CPU has the features it is compiled for.
+            unsafe { apply_avx512(b, x) }
+        }),
+        avx2().then_some(|b, x| {
+            // SAFETY: as above.
+            unsafe { apply_avx2(b, x) }
+        }),
+    ];
+    #[cfg(not(target_arch = "x86_64"))]
+    let simd: [Option<Kernel>; 2] = [None, None];
+    [simd[0], simd[1], Some(apply::<8>)]
+}
+
 #[cfg(target_arch = "x86_64")]
 fn avx2() -> bool {
     is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
 }
 
 #[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+fn apply_avx512(buf: &mut [f32], x: Option<&[f32]>) {
+    apply::<16>(buf, x)
+}
+
+#[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn run_avx2(x: &[f32], g: Option<&[f32]>, out: &mut [f32]) {
-    run(x, g, out)
+fn apply_avx2(buf: &mut [f32], x: Option<&[f32]>) {
+    apply::<8>(buf, x)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -91,37 +113,31 @@ fn fmix32(mut h: u32) -> u32 {
     h ^ (h >> 16)
 }
 
+/// Blocks of `LANES` independent elements, so the compiler vectorises the whole formula.
 #[inline(always)]
-fn run(x: &[f32], g: Option<&[f32]>, out: &mut [f32]) {
-    let blocks = x.len() / LANES * LANES;
-    let (x_main, x_tail) = x.split_at(blocks);
-    let (out_main, out_tail) = out.split_at_mut(blocks);
-    match g {
+fn apply<const LANES: usize>(buf: &mut [f32], x: Option<&[f32]>) {
+    let blocks = buf.len() / LANES * LANES;
+    let (main, tail) = buf.split_at_mut(blocks);
+    match x {
         None => {
-            for (o, x) in out_main
-                .chunks_exact_mut(LANES)
-                .zip(x_main.chunks_exact(LANES))
-            {
-                for l in 0..LANES {
-                    o[l] = forward(x[l]);
+            for o in main.chunks_exact_mut(LANES) {
+                for v in o.iter_mut() {
+                    *v = forward(*v);
                 }
             }
-            for (o, &x) in out_tail.iter_mut().zip(x_tail) {
-                *o = forward(x);
+            for v in tail {
+                *v = forward(*v);
             }
         }
-        Some(g) => {
-            let (g_main, g_tail) = g.split_at(blocks);
-            let blocks = out_main
-                .chunks_exact_mut(LANES)
-                .zip(x_main.chunks_exact(LANES).zip(g_main.chunks_exact(LANES)));
-            for (o, (x, g)) in blocks {
+        Some(x) => {
+            let (x_main, x_tail) = x.split_at(blocks);
+            for (g, x) in main.chunks_exact_mut(LANES).zip(x_main.chunks_exact(LANES)) {
                 for l in 0..LANES {
-                    o[l] = g[l] * derivative(x[l]);
+                    g[l] *= derivative(x[l]);
                 }
             }
-            for (o, (&x, &g)) in out_tail.iter_mut().zip(x_tail.iter().zip(g_tail)) {
-                *o = g * derivative(x);
+            for (g, &x) in tail.iter_mut().zip(x_tail) {
+                *g *= derivative(x);
             }
         }
     }
