@@ -380,14 +380,14 @@ mod tests {
             let x = x.clone().require_grad();
             let y = dropout.forward(x.clone(), Mode::Stochastic);
             let grads = y.clone().sum().backward();
-            let y: Vec<f32> = y.inner().into_data().to_vec().unwrap();
-            let dx: Vec<f32> = x.grad(&grads).unwrap().into_data().to_vec().unwrap();
+            let y: Vec<f32> = y.inner().into_data().try_to_vec().unwrap();
+            let dx: Vec<f32> = x.grad(&grads).unwrap().into_data().try_to_vec().unwrap();
             (y, dx)
         };
         let (y, dx) = draw(3);
         assert_eq!(draw(3).0, y, "same seed, same mask");
         assert_ne!(draw(4).0, y, "another seed, another mask");
-        let xs: Vec<f32> = x.inner().into_data().to_vec().unwrap();
+        let xs: Vec<f32> = x.inner().into_data().try_to_vec().unwrap();
         for ((y, dx), x) in y.iter().zip(&dx).zip(&xs) {
             // y = x · m with m ∈ {0, 4/3}; dy/dx = m.
             assert!(

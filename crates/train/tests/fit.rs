@@ -268,7 +268,7 @@ fn trainable_params_leave_out_frozen_ones() {
     let forward = |m: &VisionTransformer| {
         m.forward(images.clone(), &Gates::none(), Mode::Deterministic)
             .into_data()
-            .to_vec::<f32>()
+            .try_to_vec::<f32>()
             .unwrap()
     };
     // Counting draws no weight: a model counted before its first forward pass computes what
