@@ -11,8 +11,9 @@
 //!
 //! All fields are public so other crates (Hydra fusion, LoRA adapters, HetDPT merging) can read
 //! every weight and run the encoder block by block; [`attend`] is the attention core on
-//! already projected Q/K/V ([`attend_heads`] on heads already apart). Configs are validated on `init`, which returns a [`BackboneError`]
-//! naming the field. A Linear weight is stored `[in, out]` (Burn's layout).
+//! already projected Q/K/V ([`attend_heads`] on heads already apart). Configs are validated on
+//! `init`, which returns a [`BackboneError`] naming the field. A Linear weight is stored
+//! `[in, out]` (Burn's layout).
 //!
 //! Backbones behind one trait: [`Backbone`] is what methods need from a transformer classifier
 //! (embed, the shared [`Encoder`] blocks, feature readout, head, shapes, FLOPs) and [`Members`]
