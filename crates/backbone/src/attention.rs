@@ -8,6 +8,7 @@ use burn::tensor::{Bool, Device, Int, Tensor};
 
 use crate::dropout::{Dropout, Mode};
 use crate::error::{BackboneError, heads_divide, positive, probability};
+use crate::kernels::linear;
 
 /// Score given to masked keys before the softmax: large enough that `exp` underflows to 0 in
 /// f32, small enough to stay finite in f16/bf16 (Burn's MultiHeadAttention uses the same).
@@ -76,9 +77,9 @@ impl Attention {
         key_padding: Option<Tensor<2, Bool>>,
         mode: Mode,
     ) -> Tensor<3> {
-        let q = self.query.forward(x.clone());
-        let k = self.key.forward(x.clone());
-        let v = self.value.forward(x);
+        let q = linear(&self.query, x.clone());
+        let k = linear(&self.key, x.clone());
+        let v = linear(&self.value, x);
         let context = attend(
             [q, k, v],
             self.n_heads,
@@ -87,7 +88,7 @@ impl Attention {
             &self.dropout,
             mode,
         );
-        self.output.forward(context)
+        linear(&self.output, context)
     }
 }
 

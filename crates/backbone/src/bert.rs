@@ -15,6 +15,7 @@ use crate::dropout::{Dropout, Mode};
 use crate::error::{BackboneError, positive};
 use crate::gates::Gates;
 use crate::input::{Input, Modality};
+use crate::kernels::linear;
 
 mod stem;
 pub use stem::TokenStem;
@@ -214,7 +215,7 @@ impl BertClassifier {
         mode: Mode,
     ) -> Tensor<2> {
         let pooled = self.features(ids, attention_mask, gates, mode);
-        self.classifier.forward(self.dropout.forward(pooled, mode))
+        linear(&self.classifier, self.dropout.forward(pooled, mode))
     }
 }
 

@@ -17,6 +17,7 @@ use crate::dropout::Mode;
 use crate::error::BackboneError;
 use crate::gates::Gates;
 use crate::input::{Input, Modality};
+use crate::kernels::linear;
 use crate::vit::{PatchStem, VisionTransformer};
 
 /// What a method needs from a transformer classifier: `forward(x) = head(features(encoder(
@@ -192,7 +193,7 @@ impl Classifier {
         let tokens =
             self.encoder()
                 .forward(self.embed(&input, mode), gates, input.key_padding(), mode);
-        self.head().forward(self.features(tokens, &input, mode))
+        linear(self.head(), self.features(tokens, &input, mode))
     }
 
     /// The tokens `[B, T, D]` entering the first block.

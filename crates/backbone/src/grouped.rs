@@ -53,17 +53,16 @@ impl GroupedLinear {
         let [groups, d_in, d_out] = self.weight.dims();
         let [streams, rows, _] = x.dims();
         if groups == 1 && streams > 1 {
-            let y = x
-                .reshape([1, streams * rows, d_in])
-                .matmul(self.weight.val());
-            return (y + self.bias.val()).reshape([streams, rows, d_out]);
+            let x = x.reshape([1, streams * rows, d_in]);
+            let y = crate::matmul_add(x, self.weight.val(), self.bias.val());
+            return y.reshape([streams, rows, d_out]);
         }
         let x = if streams == 1 {
             x.expand([groups, rows, d_in])
         } else {
             x
         };
-        x.matmul(self.weight.val()) + self.bias.val()
+        crate::matmul_add(x, self.weight.val(), self.bias.val())
     }
 
     /// The groups side by side on the channel axis, `[.., G·in]` -> `[.., G·out]`: group g maps

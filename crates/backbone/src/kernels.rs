@@ -1,5 +1,6 @@
 //! Exact (erf) GELU and dropout masks with vectorised, multi-threaded kernels on the flex
-//! backend.
+//! backend, and matrix products that add their bias as they are written and use every thread
+//! from a smaller size than flex does (`kernels/matmul.rs`).
 //!
 //! Why: burn-flex 0.22 evaluates GELU and its gradient one element at a time through libm's
 //! scalar `erff` (about 13 ns an element here), and draws dropout masks one element at a time
@@ -14,16 +15,47 @@ use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::autodiff::grads::Gradients;
 use burn::backend::autodiff::ops::{Backward, Ops, OpsKind, unary};
-use burn::backend::ops::{ActivationOps, FloatTensorOps};
+use burn::backend::ops::{ActivationOps, FloatTensorOps, ModuleOps};
 use burn::backend::{Autodiff, Backend, Dispatch, Flex, backend_extension, tensor::FloatTensor};
 use burn::backend::{DType, Distribution, FloatDType, TensorMetadata};
+use burn::nn::Linear;
 use burn::tensor::{Tensor, TensorData};
 
 mod cpu;
+mod matmul;
 
 /// GELU, `x·Φ(x)` with the exact Gaussian CDF, on any device; gradients flow under autodiff.
 pub fn gelu<const D: usize>(x: Tensor<D>) -> Tensor<D> {
     Tensor::from_dispatch(<Dispatch as KernelBackend>::gelu_exact(x.into_dispatch()))
+}
+
+/// `lhs · rhs + bias`, as `lhs.matmul(rhs) + bias` with `bias` `[.., 1, n]` (batch dimensions
+/// of all three equal or 1). On flex (f32) gemm adds the bias as it writes the product, and
+/// products from gemm's threading size up use every thread, where flex runs them on one below
+/// 192³ multiply-adds (see `kernels/matmul.rs`); elsewhere Burn's ops. Under autodiff it is
+/// `lhs.matmul(rhs) + bias` itself: training runs exactly the ops it ran before (routed through
+/// the extension, a Linear's training losses moved in the 9th digit).
+pub fn matmul_add<const D: usize>(lhs: Tensor<D>, rhs: Tensor<D>, bias: Tensor<D>) -> Tensor<D> {
+    if lhs.is_autodiff() {
+        return lhs.matmul(rhs) + bias;
+    }
+    let (lhs, rhs, bias) = (
+        lhs.into_dispatch(),
+        rhs.into_dispatch(),
+        bias.into_dispatch(),
+    );
+    Tensor::from_dispatch(<Dispatch as KernelBackend>::matmul_add(lhs, rhs, bias))
+}
+
+/// `layer.forward(x)`, on flex (f32) through the product of [`matmul_add`]; under autodiff, or
+/// without a bias, `layer.forward(x)` itself.
+pub fn linear<const D: usize>(layer: &Linear, x: Tensor<D>) -> Tensor<D> {
+    let Some(bias) = (layer.bias.as_ref()).filter(|_| !x.is_autodiff()) else {
+        return layer.forward(x);
+    };
+    let (x, w, b) = (x.into_dispatch(), layer.weight.val(), bias.val());
+    let (w, b) = (w.into_dispatch(), b.into_dispatch());
+    Tensor::from_dispatch(<Dispatch as KernelBackend>::linear_with_bias(x, w, b))
 }
 
 /// An inverted-dropout mask shaped like `x`: `1 / keep` with probability `keep`, else 0, drawn
@@ -52,6 +84,25 @@ pub trait KernelBackend: Backend {
     /// `grad · GELU'(x)`.
     fn gelu_exact_backward(x: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
         Self::gelu_backward(x, grad)
+    }
+
+    /// See [`matmul_add`].
+    fn matmul_add(
+        lhs: FloatTensor<Self>,
+        rhs: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        Self::float_add(Self::float_matmul(lhs, rhs), bias)
+    }
+
+    /// A Linear with a bias, `x` `[.., in]`, weight `[in, out]`, bias `[out]`: what
+    /// `Linear::forward` runs (see [`linear`]).
+    fn linear_with_bias(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        Self::linear(x, weight, Some(bias))
     }
 
     /// See [`dropout_mask`]; `x` gives the shape, device and dtype.
@@ -88,6 +139,23 @@ impl KernelBackend for Flex {
         let mut grad = owned_contiguous(grad);
         cpu::gelu_backward(xs, grad.storage_mut::<f32>());
         grad
+    }
+
+    fn matmul_add(
+        lhs: FloatTensor<Self>,
+        rhs: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        matmul::matmul_add(&lhs, &rhs, &bias)
+            .unwrap_or_else(|| Self::float_add(Self::float_matmul(lhs, rhs), bias))
+    }
+
+    fn linear_with_bias(
+        x: FloatTensor<Self>,
+        weight: FloatTensor<Self>,
+        bias: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        matmul::linear(&x, &weight, &bias).unwrap_or_else(|| Self::linear(x, weight, Some(bias)))
     }
 
     fn dropout_mask(x: FloatTensor<Self>, keep: f64) -> FloatTensor<Self> {

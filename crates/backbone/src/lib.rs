@@ -11,9 +11,10 @@
 //!
 //! All fields are public so other crates (Hydra fusion, LoRA adapters, HetDPT merging) can read
 //! every weight and run the encoder block by block; [`attend`] is the attention core on
-//! already projected Q/K/V ([`attend_heads`] on heads already apart). Configs are validated on
-//! `init`, which returns a [`BackboneError`] naming the field. A Linear weight is stored
-//! `[in, out]` (Burn's layout).
+//! already projected Q/K/V ([`attend_heads`] on heads already apart); [`linear`] and
+//! [`matmul_add`] are a Linear and a biased product with flex's fast path, [`gelu`] the exact
+//! GELU. Configs are validated on `init`, which returns a [`BackboneError`] naming the field. A
+//! Linear weight is stored `[in, out]` (Burn's layout).
 //!
 //! Backbones behind one trait: [`Backbone`] is what methods need from a transformer classifier
 //! (embed, the shared [`Encoder`] blocks, feature readout, head, shapes, FLOPs) and [`Members`]
@@ -70,7 +71,7 @@ pub use error::{BackboneError, positive};
 pub use gates::{BlockGates, Gates};
 pub use grouped::{GroupedLayerNorm, GroupedLinear, weight_and_bias};
 pub use input::{Input, Modality};
-pub use kernels::{KernelBackend, dropout_mask, gelu};
+pub use kernels::{KernelBackend, dropout_mask, gelu, linear, matmul_add};
 pub use mlp::{Mlp, MlpConfig};
 pub use onnx::{
     Attribute, Dim, Node, ONNX_DOUBLE, ONNX_FLOAT, OnnxGraph, OnnxTensor, ValueInfo,

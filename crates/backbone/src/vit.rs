@@ -13,6 +13,7 @@ use crate::dropout::{Dropout, Mode};
 use crate::error::{BackboneError, positive};
 use crate::gates::Gates;
 use crate::input::{Input, Modality};
+use crate::kernels::linear;
 
 mod stem;
 pub use stem::{PatchStem, patchify};
@@ -172,7 +173,7 @@ impl VisionTransformer {
 
     /// Logits `[B, num_classes]`.
     pub fn forward(&self, images: Tensor<4>, gates: &Gates, mode: Mode) -> Tensor<2> {
-        self.head.forward(self.features(images, gates, mode))
+        linear(&self.head, self.features(images, gates, mode))
     }
 }
 

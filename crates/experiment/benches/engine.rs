@@ -224,22 +224,26 @@ fn measure(model: &str, backend: &str, seed: u64) {
             .forward(x.clone(), &Gates::none(), mode)
             .into_data();
     };
-    run(&batch, Mode::Deterministic);
-    println!(
-        "eval_ms {:.4}",
-        median_ms(5, || run(&batch, Mode::Deterministic))
-    );
-    run(&one, Mode::Deterministic);
-    println!(
-        "eval_b1_ms {:.4}",
-        median_ms(50, || run(&one, Mode::Deterministic))
-    );
-    if model == "vit_tiny_28" {
+    // Evaluation is timed with the pool's threads spinning between ops, as PyTorch's OpenMP
+    // threads do (`experiment::pool::hot`).
+    experiment::pool::hot(|| {
+        run(&batch, Mode::Deterministic);
         println!(
-            "mc_dropout_sample_ms {:.4}",
-            median_ms(5, || run(&batch, Mode::Stochastic))
+            "eval_ms {:.4}",
+            median_ms(5, || run(&batch, Mode::Deterministic))
         );
-    }
+        run(&one, Mode::Deterministic);
+        println!(
+            "eval_b1_ms {:.4}",
+            median_ms(50, || run(&one, Mode::Deterministic))
+        );
+        if model == "vit_tiny_28" {
+            println!(
+                "mc_dropout_sample_ms {:.4}",
+                median_ms(5, || run(&batch, Mode::Stochastic))
+            );
+        }
+    });
 }
 
 /// A xorshift stream: speed does not depend on the pixel values or the words.

@@ -161,7 +161,7 @@ impl PrunedMlp {
     fn forward(&self, x: Tensor<3>) -> Tensor<3> {
         match self {
             Self::Gelu(mlp) => mlp.forward(x, None),
-            Self::Merged(linear) => linear.forward(x),
+            Self::Merged(layer) => backbone::linear(layer, x),
         }
     }
 }
@@ -207,7 +207,7 @@ impl PrunedViT {
             x = block.forward(x, mode);
         }
         let cls = x.narrow(1, 0, 1).squeeze_dim::<2>(1);
-        self.shell.head.forward(self.shell.norm.forward(cls))
+        backbone::linear(&self.shell.head, self.shell.norm.forward(cls))
     }
 
     /// Attention branches still present.

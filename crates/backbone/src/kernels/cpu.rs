@@ -2,8 +2,15 @@
 
 use std::f32::consts::{FRAC_1_SQRT_2, LN_2, LOG2_E};
 
-/// Elements per rayon task: below this a second thread costs more than it saves.
+/// Elements per rayon task of a long pass.
 const CHUNK: usize = 1 << 15;
+
+/// The fewest elements worth a task of their own (about 2 µs of GELU): a shorter pass shares
+/// out among the threads in pieces of at least this many, so fused Hydra's GELU at batch 1
+/// (3·17·256 elements) is split in two where a single model's (17·256) stays whole. A piece no
+/// other thread has taken when the caller reaches it is run by the caller itself: a split costs
+/// a wake-up call, not a wait.
+const MIN_PIECE: usize = 1 << 12;
 
 /// `x·Φ(x)` for every element, written over `x` (no buffer to allocate and zero).
 pub fn gelu(x: &mut [f32]) {
@@ -44,8 +51,14 @@ fn par_apply(buf: &mut [f32], x: Option<&[f32]>) {
         .flatten()
         .next()
         .expect("the portable loop");
-    (buf.par_chunks_mut(CHUNK).enumerate())
-        .for_each(|(i, chunk)| kernel(chunk, x.map(|x| &x[i * CHUNK..i * CHUNK + chunk.len()])))
+    let pieces = (buf.len() / MIN_PIECE).clamp(1, rayon::current_num_threads());
+    let size = buf
+        .len()
+        .div_ceil(pieces)
+        .next_multiple_of(16)
+        .clamp(16, CHUNK);
+    (buf.par_chunks_mut(size).enumerate())
+        .for_each(|(i, chunk)| kernel(chunk, x.map(|x| &x[i * size..i * size + chunk.len()])))
 }
 
 /// A GELU pass over a chunk: forward on `buf`, or backward with `buf` holding the gradient.

@@ -34,20 +34,24 @@ pub fn costs(
     let block = |model: &&dyn EnsembleModel| {
         (0..B1_BLOCK).for_each(|_| sync(model.member_logits(one.clone())));
     };
-    for model in models {
-        block(model);
-        sync(model.member_logits(full.clone()));
-    }
     let mut b1 = vec![Vec::new(); models.len()];
     let mut at_batch = vec![Vec::new(); models.len()];
-    for _ in 0..rounds {
-        for _ in 0..B1_BLOCKS {
-            timing::round(&mut b1, |i| block(&models[i]));
+    // The pool's threads spin between ops while the models are timed, as a serving process's
+    // would (see `pool::hot`); every model is timed so.
+    crate::pool::hot(|| {
+        for model in models {
+            block(model);
+            sync(model.member_logits(full.clone()));
         }
-        timing::round(&mut at_batch, |i| {
-            sync(models[i].member_logits(full.clone()))
-        });
-    }
+        for _ in 0..rounds {
+            for _ in 0..B1_BLOCKS {
+                timing::round(&mut b1, |i| block(&models[i]));
+            }
+            timing::round(&mut at_batch, |i| {
+                sync(models[i].member_logits(full.clone()))
+            });
+        }
+    });
     // Each batch-1 time is a block of B1_BLOCK calls: record the mean call.
     (b1.iter_mut().flatten()).for_each(|ms| *ms /= B1_BLOCK as f64);
     let paired = |times: &[Vec<f64>], i: usize| {
