@@ -1,9 +1,11 @@
 //! Training for uqformer models: [`fit`] runs AdamW with linear warm-up and cosine decay,
 //! optional label smoothing, per-parameter gradient-norm clipping and seeded augmentation
 //! (random padded crop, flips), shows a progress line (loss, accuracy, throughput, ETA), stops
-//! with a clear error on a non-finite loss, and writes a [`Checkpoint`] (Burn records, written
-//! atomically, with checksums in its state file) after every epoch, from which a restarted run
-//! resumes; a damaged checkpoint is set aside and the model trained from scratch.
+//! with a clear error naming the first step whose loss was not finite (losses are read back to
+//! the host a window of steps at a time, so a GPU is not stalled every step), and writes a
+//! [`Checkpoint`] (Burn records, written atomically, with checksums in its state file) after
+//! every epoch, from which a restarted run resumes; a damaged checkpoint is set aside and the
+//! model trained from scratch.
 //!
 //! Any `seam::Trainable` model (member logits `[M, B, C]`) can be trained; the Vision Transformer
 //! is one, and ensemble methods with trainable members implement it too.
@@ -16,6 +18,7 @@ pub mod interrupt;
 mod loss;
 mod params;
 mod progress;
+mod readings;
 mod schedule;
 mod trainer;
 

@@ -28,6 +28,7 @@ pub struct Progress {
     steps_total: usize,
     epoch: usize,
     epoch_started: Instant,
+    step_in_epoch: usize,
     loss_sum: f64,
     correct: usize,
     seen: usize,
@@ -54,6 +55,7 @@ impl Progress {
             steps_total: (epochs * steps_per_epoch).saturating_sub(steps_done),
             epoch: 0,
             epoch_started: now,
+            step_in_epoch: 0,
             loss_sum: 0.0,
             correct: 0,
             seen: 0,
@@ -72,8 +74,13 @@ impl Progress {
         self.loss_sum += loss * batch as f64;
         self.correct += correct;
         self.seen += batch;
+        self.step_in_epoch = step_in_epoch;
+    }
+
+    /// Redraws the line on a terminal, up to the last recorded step.
+    pub fn show(&self) {
         if self.tty && !self.quiet {
-            eprint!("\r{}", self.line(step_in_epoch + 1));
+            eprint!("\r{}", self.line(self.step_in_epoch + 1));
             let _ = std::io::stderr().flush();
         }
     }

@@ -18,6 +18,7 @@ use crate::error::TrainError;
 use crate::inputs::Data;
 use crate::loss::{cross_entropy, distillation};
 use crate::progress::Progress;
+use crate::readings::Readings;
 use crate::schedule::cosine_with_warmup;
 
 /// Where and how one training run happens.
@@ -202,6 +203,7 @@ pub fn fit_with_report<'a, M: Trainable>(
         device.seed(epoch_seed);
         let mut rng = StdRng::seed_from_u64(epoch_seed ^ 0x05EE_DA06);
         progress.start_epoch(epoch);
+        let mut readings = Readings::new();
         let started = std::time::Instant::now();
         for (i, indices) in plan.epoch(epoch as u64).enumerate() {
             if let Some(e) = interrupted(epoch) {
@@ -220,33 +222,24 @@ pub fn fit_with_report<'a, M: Trainable>(
             if let Some(distill) = &opts.distill {
                 loss = distill.loss(input, logits.clone(), loss);
             }
-            let loss_value = loss.clone().into_scalar::<f32>() as f64;
-            if !loss_value.is_finite() {
-                return Err(TrainError::NonFiniteLoss {
-                    label: opts.label.clone(),
-                    epoch,
-                    step: i,
-                    loss: loss_value,
-                });
-            }
             let predicted = logits
                 .inner()
                 .mean_dim(0)
                 .squeeze_dim::<2>(0)
                 .argmax(1)
                 .squeeze_dim::<1>(1);
-            let correct = predicted
-                .equal(labels.inner())
-                .int()
-                .sum()
-                .into_scalar::<i64>() as usize;
+            let correct = predicted.equal(labels.inner()).int().sum();
+            readings.push(i, loss.clone().inner(), correct, indices.len());
             let grads = GradientsParams::from_grads(loss.backward(), &model);
             let lr = cosine_with_warmup(config.lr, step, warmup, total_steps);
             model = optim.step(lr, model, grads);
-            progress.step(i, loss_value, correct, indices.len());
             totals.steps += 1;
             totals.samples += indices.len() as u64;
+            if readings.due() {
+                readings.read(&mut progress, &opts.label, epoch)?;
+            }
         }
+        readings.read(&mut progress, &opts.label, epoch)?;
         progress.end_epoch();
         let seconds = started.elapsed().as_secs_f64();
         totals.wall_seconds += seconds;

@@ -9,7 +9,7 @@ use burn::module::Module;
 use burn::tensor::Device;
 
 use common::{halves, model, options, params, recipe, serial};
-use data::{ImageDataset, Normalization, Pixels};
+use data::{BatchPlan, ImageDataset, Normalization, Pixels};
 use train::{
     Checkpoint, Distill, FitOptions, ImageData, Loaded, TrainConfig, TrainError, fit,
     fit_with_report, trainable_params,
@@ -251,6 +251,43 @@ fn nan_loss_stops_with_the_last_checkpoint_intact() {
     };
     assert_eq!(state.epochs_done, 1);
     assert_eq!(params(&restored), params(&after_one));
+}
+
+/// Losses are read back a window of steps at a time: the error still names the first step
+/// whose loss was not finite, not the step at which the window was read.
+#[test]
+fn nan_loss_names_its_own_step_within_a_read_window() {
+    let _guard = serial();
+    let device = Device::flex().autodiff();
+    let mut set = halves(128, 5);
+    let opts = options(&device, None);
+    let recipe = recipe(1);
+    // The first image of step 5 (batch size 16, so steps 0-4 hold no poisoned image).
+    let plan = BatchPlan::new(set.len(), recipe.batch_size, Some(opts.seed), true).unwrap();
+    let poisoned = plan.epoch(0).nth(5).unwrap()[0];
+    let norm = Normalization::fit(&set).unwrap();
+    if let Pixels::F32(p) = &mut set.pixels {
+        p[poisoned * 64] = f32::NAN;
+    }
+    let e = fit(
+        model(&device),
+        ImageData {
+            set: &set,
+            norm: &norm,
+        },
+        &recipe,
+        &opts,
+    )
+    .unwrap_err();
+    match e {
+        TrainError::NonFiniteLoss {
+            epoch: 0,
+            step: 5,
+            loss,
+            ..
+        } => assert!(loss.is_nan()),
+        e => panic!("expected a NaN loss at epoch 0, step 5: {e}"),
+    }
 }
 
 #[test]
