@@ -1,7 +1,9 @@
-//! The same code on the wgpu backend (lavapipe when there is no GPU): one training step, and a
-//! forward pass that matches the CPU's. Built only with `--features wgpu`:
-//!   cargo test -p experiment --features wgpu --test wgpu_smoke
-#![cfg(feature = "wgpu")]
+//! The same code on the accelerator backends compiled in: wgpu (lavapipe when there is no GPU) and
+//! LibTorch (`tch`, its CPU kernels). For each, one training step, and a forward pass that matches
+//! flex's. Built only with either feature:
+//!   cargo test -p experiment --features wgpu --test backend_smoke
+//!   eval "$(scripts/libtorch-env)" && cargo test -p experiment --features tch --test backend_smoke
+#![cfg(any(feature = "wgpu", feature = "tch"))]
 
 use backbone::{Gates, Mode, ViTConfig, VisionTransformer};
 use burn::module::Module;
@@ -23,23 +25,37 @@ fn tiny(device: &Device) -> VisionTransformer {
         .unwrap()
 }
 
+#[cfg(feature = "wgpu")]
 #[test]
-fn forward_matches_the_cpu_and_a_training_step_runs() {
+fn wgpu_forward_matches_the_cpu_and_a_training_step_runs() {
+    forward_matches_the_cpu_and_a_training_step_runs("wgpu");
+}
+
+#[cfg(feature = "tch")]
+#[test]
+fn tch_forward_matches_the_cpu_and_a_training_step_runs() {
+    forward_matches_the_cpu_and_a_training_step_runs("tch");
+}
+
+fn forward_matches_the_cpu_and_a_training_step_runs(backend: &str) {
     let cpu = Device::flex();
-    let gpu = device("wgpu").expect("the wgpu backend is compiled in");
+    let other = device(backend).expect("the backend is compiled in");
     cpu.seed(1);
     let model = tiny(&cpu);
     let images = Tensor::<4>::random([4, 1, 8, 8], Distribution::Uniform(0.0, 1.0), &cpu);
     let on_cpu = model.forward(images.clone(), &Gates::none(), Mode::Deterministic);
-    let on_gpu = model.clone().to_device(&gpu).forward(
-        images.to_device(&gpu),
+    let on_other = model.clone().to_device(&other).forward(
+        images.to_device(&other),
         &Gates::none(),
         Mode::Deterministic,
     );
-    let gap: f32 = (on_cpu - on_gpu.to_device(&cpu)).abs().max().into_scalar();
-    assert!(gap < 1e-4, "wgpu and CPU logits differ by {gap}");
+    let gap: f32 = (on_cpu - on_other.to_device(&cpu))
+        .abs()
+        .max()
+        .into_scalar();
+    assert!(gap < 1e-4, "{backend} and flex logits differ by {gap}");
 
-    // One optimiser step of the ordinary training loop on the wgpu autodiff device.
+    // One optimiser step of the ordinary training loop on the backend's autodiff device.
     let n = 8;
     let set = ImageDataset {
         name: "smoke".into(),
@@ -55,13 +71,13 @@ fn forward_matches_the_cpu_and_a_training_step_runs() {
         warmup_epochs: 0.0,
         ..Default::default()
     };
-    // Built on the wgpu autodiff device, as the runner builds every model it trains.
-    let autodiff = gpu.clone().autodiff();
+    // Built on the autodiff device, as the runner builds every model it trains.
+    let autodiff = other.clone().autodiff();
     let start = tiny(&autodiff);
     let opts = FitOptions {
         device: autodiff,
         seed: 2,
-        label: "wgpu".into(),
+        label: backend.into(),
         checkpoint: None,
         quiet: true,
         stop_after: None,
@@ -78,7 +94,7 @@ fn forward_matches_the_cpu_and_a_training_step_runs() {
     )
     .unwrap()
     .valid();
-    let probe = Tensor::<4>::random([2, 1, 8, 8], Distribution::Uniform(0.0, 1.0), &gpu);
+    let probe = Tensor::<4>::random([2, 1, 8, 8], Distribution::Uniform(0.0, 1.0), &other);
     let before = start
         .valid()
         .forward(probe.clone(), &Gates::none(), Mode::Deterministic);
