@@ -61,6 +61,15 @@ pub enum MetricsError {
     },
     /// A conformal score name that `ConformalScore::from_str` does not know.
     UnknownConformalScore(String),
+    /// A detector name that `Detector::from_str` does not know.
+    UnknownDetector(String),
+    /// An OOD score name that neither `Score` nor `Detector` knows.
+    UnknownOodScore(String),
+    /// A feature-space detector that cannot be fitted or applied as asked (`reason` says why).
+    Detector {
+        detector: &'static str,
+        reason: String,
+    },
 }
 
 impl fmt::Display for MetricsError {
@@ -125,6 +134,18 @@ impl fmt::Display for MetricsError {
                 "unknown conformal score '{name}'; expected one of {}",
                 crate::ConformalScore::NAMES.join(", ")
             ),
+            Self::UnknownDetector(name) => write!(
+                f,
+                "unknown detector '{name}'; expected one of {}",
+                crate::Detector::NAMES.join(", ")
+            ),
+            Self::UnknownOodScore(name) => write!(
+                f,
+                "unknown OOD score '{name}'; expected one of {}, or a feature-space detector: {}",
+                crate::Score::NAMES.join(", "),
+                crate::Detector::NAMES.join(", ")
+            ),
+            Self::Detector { detector, reason } => write!(f, "{detector} detector: {reason}"),
         }
     }
 }

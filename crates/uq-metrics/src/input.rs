@@ -32,6 +32,15 @@ pub struct Logits {
     c: usize,
 }
 
+/// Feature vectors `[N, D]`, row-major, all finite: what a classifier's head reads, for the
+/// feature-space OOD detectors.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Features {
+    data: Vec<f64>,
+    n: usize,
+    d: usize,
+}
+
 impl Probs {
     /// Checks shape, finiteness, range [0, 1] and row sums within [`DEFAULT_SUM_TOL`].
     pub fn new(data: Vec<f64>, n: usize, c: usize) -> Result<Self> {
@@ -195,6 +204,45 @@ impl Logits {
     /// Iterates over the N rows of C logits.
     pub fn rows(&self) -> std::slice::ChunksExact<'_, f64> {
         self.data.chunks_exact(self.c)
+    }
+}
+
+impl Features {
+    /// Checks shape and finiteness.
+    pub fn new(data: Vec<f64>, n: usize, d: usize) -> Result<Self> {
+        check_matrix("features", &data, &[n, d])?;
+        Ok(Self { data, n, d })
+    }
+
+    /// As [`Features::new`] from f32 data (widened exactly to f64).
+    pub fn from_f32(data: &[f32], n: usize, d: usize) -> Result<Self> {
+        Self::new(widen(data), n, d)
+    }
+
+    /// As [`Features::new`] from an `[N, D]` array (f32 or f64, any memory layout).
+    pub fn from_array<A: Copy + Into<f64>>(features: ArrayView2<'_, A>) -> Result<Self> {
+        let (n, d) = features.dim();
+        Self::new(features.iter().map(|&x| x.into()).collect(), n, d)
+    }
+
+    /// The features as an `[N, D]` array view (no copy).
+    pub fn view(&self) -> ArrayView2<'_, f64> {
+        view2(&self.data, self.n, self.d)
+    }
+
+    /// Number of samples N.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Feature width D.
+    pub fn d(&self) -> usize {
+        self.d
+    }
+
+    /// The row-major values.
+    pub fn as_slice(&self) -> &[f64] {
+        &self.data
     }
 }
 

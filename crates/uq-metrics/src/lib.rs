@@ -18,6 +18,9 @@
 //! - OOD detection, OOD positive, higher score = more OOD: [`auroc`], [`aupr_out`],
 //!   [`aupr_in`], [`fpr95`], or all four from one sort with [`ood_report`]; [`roc_curve`];
 //! - scores (higher = more OOD): [`score`] for any [`Score`] from a [`ScoreInput`];
+//! - feature-space OOD detectors ([`Detector`]: Mahalanobis, Relative Mahalanobis, ViM, KNN):
+//!   [`fit`] on the training split's [`Features`] `[N, D]` (and labels, and logits for ViM),
+//!   then [`Fitted::score`] (higher = more OOD); [`OodScore`] names either kind of score;
 //! - ensemble diversity: [`diversity`] gives a [`Diversity`] (disagreement, mutual information,
 //!   pairwise KL, and with labels the member accuracy and the gain of the ensemble over it);
 //! - temperature scaling: [`fit_temperature`] (or [`fit_ensemble_temperature`], one T for every
@@ -37,6 +40,7 @@ mod classification;
 mod conformal;
 mod diversity;
 mod error;
+mod features;
 mod input;
 mod names;
 mod nonfinite;
@@ -55,7 +59,11 @@ pub use conformal::{
 };
 pub use diversity::{Diversity, diversity};
 pub use error::{MetricsError, Result};
-pub use input::{DEFAULT_SUM_TOL, Logits, MemberProbs, Probs};
+pub use features::{
+    AUTO_SHRINK_BELOW, Detector, DetectorOptions, Fitted, NORM_EPS, OodScore, Shrinkage,
+    default_vim_dim, fit,
+};
+pub use input::{DEFAULT_SUM_TOL, Features, Logits, MemberProbs, Probs};
 pub use nonfinite::{inf_if_null, nan_if_null};
 pub use ood::{OodReport, aupr_in, aupr_out, auroc, fpr95, ood_report, roc_curve};
 pub use report::{Options, Report, evaluate};

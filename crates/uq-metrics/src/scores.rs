@@ -94,7 +94,7 @@ fn entropy(row: &[f64]) -> f64 {
         .sum::<f64>()
 }
 
-fn log_sum_exp(row: &[f64]) -> f64 {
+pub(crate) fn log_sum_exp(row: &[f64]) -> f64 {
     let max = top_label(row).1;
     max + row.iter().map(|&x| (x - max).exp()).sum::<f64>().ln()
 }
