@@ -190,10 +190,19 @@ impl Classifier {
     /// # Panics
     /// If the input is of the other modality (images for BERT, tokens for the ViT).
     pub fn forward(&self, input: Input, gates: &Gates, mode: Mode) -> Tensor<2> {
+        self.outputs(input, gates, mode).0
+    }
+
+    /// Logits `[B, C]` and the feature `[B, D]` the head read to give them.
+    ///
+    /// # Panics
+    /// If the input is of the other modality.
+    pub fn outputs(&self, input: Input, gates: &Gates, mode: Mode) -> (Tensor<2>, Tensor<2>) {
         let tokens =
             self.encoder()
                 .forward(self.embed(&input, mode), gates, input.key_padding(), mode);
-        linear(self.head(), self.features(tokens, &input, mode))
+        let features = self.features(tokens, &input, mode);
+        (linear(self.head(), features.clone()), features)
     }
 
     /// The tokens `[B, T, D]` entering the first block.

@@ -2,10 +2,10 @@
 
 use backbone::{Classifier, Gates, Input, Mode};
 use burn::module::Module;
-use burn::tensor::{FloatDType, Tensor};
+use burn::tensor::FloatDType;
 
-use seam::EnsembleModel;
 use seam::precision::{InPrecision, cast_floats};
+use seam::{EnsembleModel, MemberOutputs};
 
 /// The base model alone: M = 1.
 #[derive(Debug, Clone)]
@@ -29,10 +29,11 @@ impl EnsembleModel for Single {
         1
     }
 
-    fn member_logits(&self, input: Input) -> Tensor<3> {
-        self.model
-            .forward(input, &Gates::none(), Mode::Deterministic)
-            .unsqueeze_dim(0)
+    fn member_outputs(&self, input: Input) -> MemberOutputs {
+        MemberOutputs::single(
+            self.model
+                .outputs(input, &Gates::none(), Mode::Deterministic),
+        )
     }
 
     fn num_params(&self) -> usize {
@@ -77,13 +78,9 @@ impl EnsembleModel for DeepEnsemble {
         self.members.len()
     }
 
-    fn member_logits(&self, input: Input) -> Tensor<3> {
-        let logits = self
-            .members
-            .iter()
-            .map(|m| m.forward(input.clone(), &Gates::none(), Mode::Deterministic))
-            .collect();
-        Tensor::stack(logits, 0)
+    fn member_outputs(&self, input: Input) -> MemberOutputs {
+        let each = |m: &Classifier| m.outputs(input.clone(), &Gates::none(), Mode::Deterministic);
+        MemberOutputs::stack(self.members.iter().map(each).collect())
     }
 
     fn num_params(&self) -> usize {
@@ -124,14 +121,10 @@ impl EnsembleModel for McDropout {
         self.samples
     }
 
-    fn member_logits(&self, input: Input) -> Tensor<3> {
-        let logits = (0..self.samples)
-            .map(|_| {
-                self.model
-                    .forward(input.clone(), &Gates::none(), Mode::Stochastic)
-            })
-            .collect();
-        Tensor::stack(logits, 0)
+    /// Each sample's logits and features come from one stochastic pass (its own masks).
+    fn member_outputs(&self, input: Input) -> MemberOutputs {
+        let pass = |_| (self.model).outputs(input.clone(), &Gates::none(), Mode::Stochastic);
+        MemberOutputs::stack((0..self.samples).map(pass).collect())
     }
 
     fn num_params(&self) -> usize {

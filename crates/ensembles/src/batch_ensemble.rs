@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::block::{MemberBlock, Projection, tokens};
 use crate::draw;
 use seam::EnsembleModel;
+use seam::MemberOutputs;
 
 /// How the fast weights r and s start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -177,6 +178,12 @@ pub struct BatchEnsemble {
 impl BatchEnsemble {
     /// Member logits `[M, B, C]`: the batch is repeated M times and member m runs on copy m.
     pub fn forward(&self, images: Tensor<4>, mode: Mode) -> Tensor<3> {
+        self.outputs(images, mode).logits
+    }
+
+    /// Member logits `[M, B, C]` and each member's class token after the final norm
+    /// `[M, B, D]`.
+    pub fn outputs(&self, images: Tensor<4>, mode: Mode) -> MemberOutputs {
         let members = self.members();
         let batch = images.dims()[0];
         let images = images.repeat_dim(0, members);
@@ -192,9 +199,13 @@ impl BatchEnsemble {
             x = block.forward(x, mode);
         }
         // LayerNorm acts per token: normalising the class token alone gives the same feature.
-        let logits = self.head.forward(self.norm.forward(x.narrow(1, 0, 1)));
-        let classes = logits.dims()[2];
-        logits.reshape([members, batch, classes])
+        let features = self.norm.forward(x.narrow(1, 0, 1));
+        let logits = self.head.forward(features.clone());
+        let (classes, width) = (logits.dims()[2], features.dims()[2]);
+        MemberOutputs {
+            logits: logits.reshape([members, batch, classes]),
+            features: features.reshape([members, batch, width]),
+        }
     }
 }
 

@@ -15,8 +15,8 @@
 //!     [`PackedLayerNorm`] layers; the module
 //!     doc of `packed` (and [`PackedConfig`]) says how the paper's CNN maps onto the ViT.
 
-/// `seam::EnsembleModel` for an efficient ensemble on images: `forward(images, mode)` gives
-/// member logits `[M, B, C]`, `$members` (a function of the model) counts them and the `flops`
+/// `seam::EnsembleModel` for an efficient ensemble on images: `outputs(images, mode)` gives
+/// member logits `[M, B, C]` and features `[M, B, D]` (`forward` the logits alone), `$members` (a function of the model) counts them and the `flops`
 /// field holds its FLOPs per sample; with `trainable`, also `seam::Trainable` (the same forward
 /// with dropout on).
 macro_rules! image_ensemble {
@@ -27,8 +27,8 @@ macro_rules! image_ensemble {
                 members(self)
             }
 
-            fn member_logits(&self, input: backbone::Input) -> burn::tensor::Tensor<3> {
-                self.forward(input.images(), backbone::Mode::Deterministic)
+            fn member_outputs(&self, input: backbone::Input) -> seam::MemberOutputs {
+                self.outputs(input.images(), backbone::Mode::Deterministic)
             }
 
             fn num_params(&self) -> usize {

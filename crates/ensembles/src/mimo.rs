@@ -7,7 +7,7 @@ use backbone::{
 use burn::config::Config;
 use burn::module::Module;
 use burn::tensor::{Device, Distribution, Int, Tensor};
-use seam::Trainable;
+use seam::{MemberOutputs, Trainable};
 
 use crate::draw;
 
@@ -70,6 +70,20 @@ impl Mimo {
         self.logits(images.repeat_dim(1, self.members), mode)
     }
 
+    /// Test-time member logits `[M, B, K]` and features `[M, B, D]`: the members read one
+    /// shared class token, so each member's feature is that one.
+    pub fn outputs(&self, images: Tensor<4>, mode: Mode) -> MemberOutputs {
+        let stacked = images.repeat_dim(1, self.members);
+        let features = self.model.features(stacked, &Gates::none(), mode);
+        let logits = self.member_major(backbone::linear(&self.model.head, features.clone()));
+        let [batch, width] = features.dims();
+        let features = features.unsqueeze_dim::<3>(0);
+        MemberOutputs {
+            logits,
+            features: features.expand([self.members, batch, width]),
+        }
+    }
+
     /// Training order for a batch of `batch` images: row m of the `[M, B]` result lists the
     /// images member m sees, slot by slot. Drawn from the device RNG (seed it to reproduce).
     pub fn permutations(&self, batch: usize, device: &Device) -> Tensor<2, Int> {
@@ -127,7 +141,11 @@ impl Mimo {
 
     /// Logits of stacked inputs `[B, M·C, H, W]` -> `[M, B, K]`.
     fn logits(&self, stacked: Tensor<4>, mode: Mode) -> Tensor<3> {
-        let out = self.model.forward(stacked, &Gates::none(), mode);
+        self.member_major(self.model.forward(stacked, &Gates::none(), mode))
+    }
+
+    /// The network's `[B, M·K]` output as member logits `[M, B, K]`.
+    fn member_major(&self, out: Tensor<2>) -> Tensor<3> {
         let [batch, width] = out.dims();
         out.reshape([batch, self.members, width / self.members])
             .swap_dims(0, 1)

@@ -23,6 +23,7 @@ use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::tensor::{Device, Distribution, Tensor};
+use seam::MemberOutputs;
 
 use crate::block::{MemberBlock, tokens};
 use crate::draw;
@@ -171,6 +172,12 @@ pub struct PackedEnsemble {
 impl PackedEnsemble {
     /// Member logits `[M, B, C]`.
     pub fn forward(&self, images: Tensor<4>, mode: Mode) -> Tensor<3> {
+        self.outputs(images, mode).logits
+    }
+
+    /// Member logits `[M, B, C]` and each member's class token after its final norm
+    /// `[M, B, D/M·α]` (its own channels of the packed stream).
+    pub fn outputs(&self, images: Tensor<4>, mode: Mode) -> MemberOutputs {
         let patches = self
             .patch_embed
             .forward(images)
@@ -186,12 +193,14 @@ impl PackedEnsemble {
         for block in &self.blocks {
             x = block.forward(x, mode);
         }
-        let logits = self
-            .head
-            .forward_packed(self.norm.forward(x.narrow(1, 0, 1))); // [B, 1, M·C]
-        let [members, _, classes] = self.head.weight.dims();
+        let features = self.norm.forward(x.narrow(1, 0, 1)); // [B, 1, M·d_m]
+        let logits = self.head.forward_packed(features.clone()); // [B, 1, M·C]
+        let [members, width, classes] = self.head.weight.dims();
         let batch = logits.dims()[0];
-        logits.reshape([batch, members, classes]).swap_dims(0, 1)
+        MemberOutputs {
+            logits: logits.reshape([batch, members, classes]).swap_dims(0, 1),
+            features: features.reshape([batch, members, width]).swap_dims(0, 1),
+        }
     }
 }
 

@@ -21,7 +21,7 @@ pub fn redraw(dir: &Path) -> Result<Rendered> {
     Ok(render(
         &run.summary,
         &run.curves,
-        &run.config.data.ood_score,
+        run.config.data.ood_score.primary(),
     )?)
 }
 
@@ -102,6 +102,7 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
         seeds: Vec::new(),
         methods: Vec::new(),
         comparisons: Vec::new(),
+        ood_scores: first.summary.ood_scores.clone(),
     };
     let mut curves = RunCurves::default();
     let mut preface = String::from(
@@ -194,7 +195,7 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
     Ok(Joined {
         summary,
         curves,
-        score: first.config.data.ood_score.clone(),
+        score: first.config.data.ood_score.primary().to_string(),
         preface,
     })
 }

@@ -15,6 +15,10 @@ pub struct Summary {
     pub experiment: String,
     pub seeds: Vec<u64>,
     pub methods: Vec<MethodResult>,
+    /// The OOD scores listed, the headline score (each entry's `ood`) first; absent in runs
+    /// older than the field.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ood_scores: Vec<String>,
     /// Every method against the reference method, paired by seed ([`crate::compare`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub comparisons: Vec<Comparison>,
@@ -48,8 +52,15 @@ pub struct MethodResult {
     pub members: usize,
     pub seed: u64,
     pub id: IdMetrics,
-    /// Keyed by OOD set name.
+    /// Keyed by OOD set name: the headline OOD score's metrics (the first listed).
     pub ood: BTreeMap<String, OodMetrics>,
+    /// Every listed OOD score's metrics, keyed by score, then by OOD set (the headline score's
+    /// repeat `ood`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ood_scores: BTreeMap<String, BTreeMap<String, OodMetrics>>,
+    /// Per listed score, each OOD group's (`near`, `far`) mean metrics over its sets.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ood_groups: BTreeMap<String, BTreeMap<String, GroupMetrics>>,
     /// Keyed by `<corruption>-<severity>`.
     pub shift: BTreeMap<String, ShiftMetrics>,
     pub cost: Cost,
@@ -170,6 +181,31 @@ pub struct OodMetrics {
     pub aupr_out: f64,
     #[serde(deserialize_with = "uq_metrics::nan_if_null")]
     pub fpr95: f64,
+}
+
+/// An OOD group's metrics: the means over its sets, as OpenOOD reports near and far OOD.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupMetrics {
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
+    pub auroc: f64,
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
+    pub fpr95: f64,
+    /// The OOD sets averaged.
+    pub sets: Vec<String>,
+}
+
+impl GroupMetrics {
+    /// The means of `metrics`, the metrics of the sets `names`.
+    pub fn mean(names: &[String], metrics: &[&OodMetrics]) -> Self {
+        let mean = |f: fn(&OodMetrics) -> f64| {
+            metrics.iter().map(|m| f(m)).sum::<f64>() / metrics.len().max(1) as f64
+        };
+        Self {
+            auroc: mean(|m| m.auroc),
+            fpr95: mean(|m| m.fpr95),
+            sets: names.to_vec(),
+        }
+    }
 }
 
 /// Metrics on one corrupted copy of the test set.

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use burn::tensor::{Device, FloatDType};
-use uq_metrics::Score;
+use uq_metrics::OodScore;
 
 use crate::base::{Base, BaseSpec, base_models, needed_base_models, train_base};
 use crate::cache::{Trainer, fingerprint};
@@ -147,12 +147,12 @@ pub fn run_job(config: &ExperimentConfig, opts: &RunOptions, seed: u64, job: Job
 /// Runs the whole experiment and writes its results.
 pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput> {
     let setup = Setup::new(config, opts)?;
-    let score: Score = config.data.ood_score.parse().context("data.ood_score")?;
+    let scores = config.ood_scores()?;
     let mut methods = Vec::new();
     let mut curves = RunCurves::default();
     let mut files = Vec::new();
     for &seed in &config.experiment.seeds {
-        let seed_out = run_seed(&setup, opts, score, seed)?;
+        let seed_out = run_seed(&setup, opts, &scores, seed)?;
         methods.extend(seed_out.results);
         curves.methods.extend(seed_out.curves);
         curves.sweeps.extend(seed_out.sweeps);
@@ -170,9 +170,10 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput> {
         seeds: config.experiment.seeds.clone(),
         comparisons: compare(&methods, &config.eval.reference),
         methods,
+        ood_scores: scores.iter().map(|s| s.name().to_string()).collect(),
     };
     check_stop("writing the results")?;
-    let rendered = render(&summary, &curves, &config.data.ood_score).context("figures")?;
+    let rendered = render(&summary, &curves, config.data.ood_score.primary()).context("figures")?;
     files.push((CURVES_FILE.to_string(), curves.to_json()?));
     files.push(("report.html".to_string(), rendered.html.into_bytes()));
     files.extend((rendered.figures.into_iter()).map(|f| (f.file, f.svg.into_bytes())));
@@ -197,7 +198,12 @@ struct SeedOutput {
 }
 
 /// One seed: its data, its base models, then every method built, evaluated and costed.
-fn run_seed(setup: &Setup<'_>, opts: &RunOptions, score: Score, seed: u64) -> Result<SeedOutput> {
+fn run_seed(
+    setup: &Setup<'_>,
+    opts: &RunOptions,
+    scores: &[OodScore],
+    seed: u64,
+) -> Result<SeedOutput> {
     let config = setup.config;
     let started = Instant::now();
     let data = setup.seed_data(seed)?;
@@ -224,9 +230,11 @@ fn run_seed(setup: &Setup<'_>, opts: &RunOptions, score: Score, seed: u64) -> Re
     let eval = Evaluator {
         sets: &data.sets,
         val: &data.val,
+        train: &data.train,
         prep: &data.prep,
         batch: config.data.eval_batch_size,
-        score,
+        scores: scores.to_vec(),
+        groups: &config.data.ood_groups,
         conformal: (config.eval.conformal_score, config.eval.conformal_alpha),
         timing_rounds: config.eval.timing_rounds,
         seed,

@@ -59,6 +59,8 @@ fn run(
             ("kmnist".into(), ood(acc)),
             ("mnist".into(), ood(acc - 0.1)),
         ]),
+        ood_scores: BTreeMap::new(),
+        ood_groups: BTreeMap::new(),
         shift: BTreeMap::from([
             ("gaussian_noise-1".into(), shift(acc - 0.2)),
             ("gaussian_noise-3".into(), shift(acc - 0.4)),
@@ -110,6 +112,7 @@ fn summary() -> Summary {
             run("single", "single", 1, 2, 0.90, 0.7, 100),
         ],
         comparisons: vec![],
+        ood_scores: vec![],
     }
 }
 

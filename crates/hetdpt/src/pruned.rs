@@ -8,8 +8,8 @@ use backbone::{
 use burn::module::{Module, Param};
 use burn::nn::{LayerNorm, Linear};
 use burn::tensor::Tensor;
-use seam::EnsembleModel;
 use seam::Trainable;
+use seam::{EnsembleModel, MemberOutputs};
 use serde::Serialize;
 
 use crate::error::HetDptError;
@@ -202,12 +202,21 @@ impl PrunedBlock {
 impl PrunedViT {
     /// Logits `[B, num_classes]` for images `[B, C, H, W]`.
     pub fn forward(&self, images: Tensor<4>, mode: Mode) -> Tensor<2> {
+        self.outputs(images, mode).0
+    }
+
+    /// Logits `[B, num_classes]` and the class token after the final norm `[B, D]`.
+    pub fn outputs(&self, images: Tensor<4>, mode: Mode) -> (Tensor<2>, Tensor<2>) {
         let mut x = self.shell.embed(images, mode);
         for block in &self.blocks {
             x = block.forward(x, mode);
         }
         let cls = x.narrow(1, 0, 1).squeeze_dim::<2>(1);
-        backbone::linear(&self.shell.head, self.shell.norm.forward(cls))
+        let features = self.shell.norm.forward(cls);
+        (
+            backbone::linear(&self.shell.head, features.clone()),
+            features,
+        )
     }
 
     /// Attention branches still present.
@@ -238,9 +247,8 @@ impl EnsembleModel for PrunedViT {
         1
     }
 
-    fn member_logits(&self, input: Input) -> Tensor<3> {
-        let images = input.images();
-        self.forward(images, Mode::Deterministic).unsqueeze_dim(0)
+    fn member_outputs(&self, input: Input) -> MemberOutputs {
+        MemberOutputs::single(self.outputs(input.images(), Mode::Deterministic))
     }
 
     fn num_params(&self) -> usize {

@@ -7,7 +7,7 @@ use backbone::{
 };
 use burn::module::Module;
 use burn::tensor::{Bool, Tensor};
-use seam::EnsembleModel;
+use seam::{EnsembleModel, MemberOutputs};
 use serde::{Deserialize, Serialize};
 
 use crate::error::HydraError;
@@ -73,6 +73,14 @@ impl HydraModel {
     /// # Panics
     /// If the input is of the other modality or of another shape than the members'.
     pub fn forward(&self, input: Input) -> Tensor<3> {
+        self.outputs(input).logits
+    }
+
+    /// Member logits `[M, B, C]` and each member stream's feature readout `[M, B, D]`.
+    ///
+    /// # Panics
+    /// As [`Self::forward`].
+    pub fn outputs(&self, input: Input) -> MemberOutputs {
         let members = self.members();
         let batch = input.batch_size();
         // Member-major, as the [M·B, T, ·] attention batch.
@@ -85,7 +93,11 @@ impl HydraModel {
         for block in &self.blocks {
             x = block.forward(x, batch, key_padding.clone());
         }
-        self.head.forward(stem.features(x, &input))
+        let features = stem.features(x, &input);
+        MemberOutputs {
+            logits: self.head.forward(features.clone()),
+            features,
+        }
     }
 }
 
@@ -134,8 +146,8 @@ impl EnsembleModel for HydraModel {
         self.head.weight.dims()[0]
     }
 
-    fn member_logits(&self, input: Input) -> Tensor<3> {
-        self.forward(input)
+    fn member_outputs(&self, input: Input) -> MemberOutputs {
+        self.outputs(input)
     }
 
     fn num_params(&self) -> usize {

@@ -2,8 +2,8 @@ use backbone::{Block, Classifier, Input, Mode, attend, residual};
 use burn::module::Module;
 use burn::nn::Linear;
 use burn::tensor::{Bool, Tensor};
-use seam::EnsembleModel;
 use seam::Trainable;
+use seam::{EnsembleModel, MemberOutputs};
 
 use crate::adapters::{Adapters, BlockAdapters, LowRank};
 
@@ -70,6 +70,15 @@ impl LoraEnsemble {
     /// # Panics
     /// If the input is of the other modality than the backbone.
     pub fn forward_merged(&self, input: Input) -> Tensor<3> {
+        self.outputs_merged(input).logits
+    }
+
+    /// [`Self::forward_merged`]'s member logits `[N, B, C]` with each member's feature readout
+    /// `[N, B, D]` (what its classifier reads).
+    ///
+    /// # Panics
+    /// If the input is of the other modality than the backbone.
+    pub fn outputs_merged(&self, input: Input) -> MemberOutputs {
         let (members, batch) = (self.members(), input.batch_size());
         let group = (self.eval_rows / batch.max(1)).clamp(1, members);
         let mode = Mode::Deterministic;
@@ -79,9 +88,14 @@ impl LoraEnsemble {
             let stacked = input.clone().repeat(n);
             let x = embedded.clone().repeat_dim(0, n);
             let features = self.encode(x, &stacked, n, Projection::Merged { start }, mode);
-            self.adapters.heads.forward_members(features, start)
+            let logits = self.adapters.heads.forward_members(features.clone(), start);
+            (logits, features)
         });
-        Tensor::cat(groups.collect(), 0)
+        let (logits, features): (Vec<_>, Vec<_>) = groups.unzip();
+        MemberOutputs {
+            logits: Tensor::cat(logits, 0),
+            features: Tensor::cat(features, 0),
+        }
     }
 
     /// The blocks and the feature readout on the member-major stack `[n·B, T, D]` of `n`
@@ -183,8 +197,8 @@ impl EnsembleModel for LoraEnsemble {
         self.adapters.heads.bias.lazy_shape().dims::<2>()[0]
     }
 
-    fn member_logits(&self, input: Input) -> Tensor<3> {
-        self.forward_merged(input)
+    fn member_outputs(&self, input: Input) -> MemberOutputs {
+        self.outputs_merged(input)
     }
 
     /// Backbone (its unused classifier included) plus every member's adapters and classifier.

@@ -1,9 +1,9 @@
 //! The two seams every uqformer method meets, in one small crate that the method crates
 //! (`ensembles`, `hydra`, `lora-ensemble`, `hetdpt`) and the training loop depend on:
 //!
-//! - [`EnsembleModel`]: a built method gives member logits `[M, B, C]`, so one evaluation
-//!   path, one metrics crate and one report serve every method; [`mean_probs`] is the
-//!   ensemble's prediction;
+//! - [`EnsembleModel`]: a built method gives member logits `[M, B, C]` and the features
+//!   `[M, B, D]` its heads read ([`MemberOutputs`]), so one evaluation path, one metrics crate
+//!   and one report serve every method; [`mean_probs`] is the ensemble's prediction;
 //! - [`Trainable`]: a model `train::fit` can train (member logits with dropout on). The Vision
 //!   Transformer and the backbone [`Classifier`] are trainable as they are.
 //!
@@ -18,13 +18,29 @@ use burn::module::Module;
 use burn::tensor::activation::softmax;
 use burn::tensor::{FloatDType, Tensor};
 
+/// What the members give for a batch: their logits and the features their heads read.
+pub struct MemberOutputs {
+    /// `[M, B, C]`.
+    pub logits: Tensor<3>,
+    /// `[M, B, D]`: the representation each member's classifier reads (the class token after
+    /// the final norm, or the pooled tokens), for the feature-space OOD detectors. Members that
+    /// share one representation (MIMO) each give it.
+    pub features: Tensor<3>,
+}
+
 /// A model whose prediction is an ensemble of members.
 pub trait EnsembleModel {
     /// Number of members M (samples, for MC Dropout).
     fn members(&self) -> usize;
 
-    /// Member logits `[M, B, C]` for a batch of input (images, or tokens for text models).
-    fn member_logits(&self, input: Input) -> Tensor<3>;
+    /// Member logits `[M, B, C]` and features `[M, B, D]` for a batch of input (images, or
+    /// tokens for text models), from one pass.
+    fn member_outputs(&self, input: Input) -> MemberOutputs;
+
+    /// Member logits `[M, B, C]` alone.
+    fn member_logits(&self, input: Input) -> Tensor<3> {
+        self.member_outputs(input).logits
+    }
 
     /// Stored parameters (shared parameters counted once).
     fn num_params(&self) -> usize;
@@ -46,6 +62,25 @@ pub fn mean_probs(member_logits: Tensor<3>) -> Tensor<2> {
 /// member is trained on the batch's labels (a single model has M = 1).
 pub trait Trainable: Module + Clone {
     fn train_logits(&self, input: Input) -> Tensor<3>;
+}
+
+impl MemberOutputs {
+    /// One model's logits `[B, C]` and features `[B, D]` as a single member.
+    pub fn single((logits, features): (Tensor<2>, Tensor<2>)) -> Self {
+        Self {
+            logits: logits.unsqueeze_dim(0),
+            features: features.unsqueeze_dim(0),
+        }
+    }
+
+    /// Members' logits and features, each `[B, ·]`, stacked member-major.
+    pub fn stack(members: Vec<(Tensor<2>, Tensor<2>)>) -> Self {
+        let (logits, features) = members.into_iter().unzip();
+        Self {
+            logits: Tensor::stack(logits, 0),
+            features: Tensor::stack(features, 0),
+        }
+    }
 }
 
 impl Trainable for VisionTransformer {

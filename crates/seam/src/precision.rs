@@ -6,7 +6,7 @@ use backbone::Input;
 use burn::module::{Module, ModuleMapper, Param};
 use burn::tensor::{FloatDType, Tensor};
 
-use crate::EnsembleModel;
+use crate::{EnsembleModel, MemberOutputs};
 
 /// `module` with every float parameter cast to `dtype`.
 pub fn cast_floats<M: Module>(module: M, dtype: FloatDType) -> M {
@@ -46,12 +46,16 @@ impl<M: EnsembleModel> EnsembleModel for InPrecision<M> {
         self.model.members()
     }
 
-    fn member_logits(&self, input: Input) -> Tensor<3> {
+    fn member_outputs(&self, input: Input) -> MemberOutputs {
         let input = match input {
             Input::Images(x) => Input::Images(x.cast(self.dtype)),
             tokens => tokens,
         };
-        self.model.member_logits(input).cast(FloatDType::F32)
+        let out = self.model.member_outputs(input);
+        MemberOutputs {
+            logits: out.logits.cast(FloatDType::F32),
+            features: out.features.cast(FloatDType::F32),
+        }
     }
 
     fn num_params(&self) -> usize {

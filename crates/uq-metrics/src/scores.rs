@@ -43,6 +43,21 @@ crate::names::named!(
     ]
 );
 
+impl Score {
+    /// What the score measures, in a line.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Msp => "one minus the largest class probability of the ensemble's prediction",
+            Self::Entropy => "entropy of the ensemble's predicted distribution",
+            Self::MutualInfo => "predictive entropy minus the members' mean entropy",
+            Self::MaxLogit => "minus the largest (member-mean) logit",
+            Self::Energy => "minus the log-sum-exp of the (member-mean) logits",
+            Self::Disagreement => "fraction of member pairs whose predicted classes differ",
+            Self::MemberVariance => "variance of the members' probabilities, summed over classes",
+        }
+    }
+}
+
 /// What a score may be computed from. `Msp` and `Entropy` use `probs` when given, otherwise
 /// the mean of `members`; `MutualInfo`, `Disagreement` and `MemberVariance` need `members`;
 /// `MaxLogit` and `Energy` need `logits`.

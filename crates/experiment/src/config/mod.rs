@@ -6,7 +6,8 @@
 mod sections;
 
 pub use sections::{
-    BackboneSection, DataSection, EvalSection, ExperimentSection, Precision, ShiftSpec,
+    BackboneSection, DataSection, EvalSection, ExperimentSection, OodGroups, Precision, ScoreList,
+    ShiftSpec,
 };
 
 use std::path::Path;
@@ -14,6 +15,7 @@ use std::path::Path;
 use data::{Catalog, Modality};
 use serde::{Deserialize, Serialize};
 use train::TrainConfig;
+use uq_metrics::OodScore;
 
 use crate::error::ConfigError;
 use crate::methods::{Calibration, MethodSpec, Setting};
@@ -75,6 +77,52 @@ impl ExperimentConfig {
         };
         config.validate()?;
         Ok(config)
+    }
+
+    /// The `[data] ood_score` list parsed, the headline score first: an error names the field
+    /// and the score, and refuses an empty list and repeats.
+    pub fn ood_scores(&self) -> Result<Vec<OodScore>, ConfigError> {
+        let names = self.data.ood_score.names();
+        if names.is_empty() {
+            return Err(ConfigError::msg(
+                "data.ood_score: an empty list; expected at least one score",
+            ));
+        }
+        let mut scores = Vec::with_capacity(names.len());
+        for name in names {
+            let score: OodScore =
+                (name.parse()).map_err(|e| ConfigError::msg(format!("data.ood_score: {e}")))?;
+            if scores.contains(&score) {
+                return Err(ConfigError::msg(format!(
+                    "data.ood_score: `{name}` is listed twice"
+                )));
+            }
+            scores.push(score);
+        }
+        Ok(scores)
+    }
+
+    /// Every grouped OOD set is one of `[data] ood`, in one group.
+    fn validate_groups(&self) -> Result<(), ConfigError> {
+        let mut seen: Vec<&str> = Vec::new();
+        for (group, sets) in self.data.ood_groups.groups() {
+            for set in sets {
+                if !self.data.ood.contains(set) {
+                    return Err(ConfigError::msg(format!(
+                        "data.ood_groups.{group}: `{set}` is not an OOD set of the run; expected \
+                         one of data.ood: {:?}",
+                        self.data.ood
+                    )));
+                }
+                if seen.contains(&set.as_str()) {
+                    return Err(ConfigError::msg(format!(
+                        "data.ood_groups: `{set}` is in both groups; expected one"
+                    )));
+                }
+                seen.push(set);
+            }
+        }
+        Ok(())
     }
 
     /// Whether `method` gets a temperature-scaled entry, by its own key or by `[eval]`.
@@ -223,9 +271,8 @@ impl ExperimentConfig {
         if let Err(e) = crate::device::device(&self.experiment.backend) {
             return fail("experiment.backend", e.to_string());
         }
-        if let Err(e) = self.data.ood_score.parse::<uq_metrics::Score>() {
-            return fail("data.ood_score", e.to_string());
-        }
+        self.ood_scores()?;
+        self.validate_groups()?;
         if self.data.train_limit == Some(0) || self.data.test_limit == Some(0) {
             return fail(
                 "data.train_limit / data.test_limit",

@@ -75,14 +75,19 @@ pub struct DataSection {
     /// OOD sets evaluated against the in-distribution test set.
     #[serde(default)]
     pub ood: Vec<String>,
+    /// OOD sets by group (`near`, `far`): the report adds each group's mean AUROC and FPR95.
+    #[serde(default)]
+    pub ood_groups: OodGroups,
     /// Corrupted copies of the test set.
     #[serde(default)]
     pub shift: Vec<ShiftSpec>,
     #[serde(default = "default_eval_batch")]
     pub eval_batch_size: usize,
-    /// OOD score (higher = more likely OOD): msp, entropy, mutual_info, max_logit, energy, ...
+    /// OOD scores (higher = more likely OOD), one name or a list: output scores (msp, entropy,
+    /// mutual_info, max_logit, energy, ...) and feature-space detectors (mahalanobis, knn,
+    /// ...). The first is the run's headline score (its metrics fill each entry's `ood`).
     #[serde(default = "default_score")]
-    pub ood_score: String,
+    pub ood_score: ScoreList,
     /// Use a seeded stratified subset of this many training images (quick runs).
     #[serde(default)]
     pub train_limit: Option<usize>,
@@ -96,6 +101,51 @@ pub struct DataSection {
     /// Text: longest token sequence, `[CLS]` and `[SEP]` included (longer texts are cut).
     #[serde(default = "default_max_tokens")]
     pub max_tokens: usize,
+}
+
+/// One OOD score or a list of them, as written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ScoreList {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl ScoreList {
+    /// The names in order.
+    pub fn names(&self) -> &[String] {
+        match self {
+            Self::One(name) => std::slice::from_ref(name),
+            Self::Many(names) => names,
+        }
+    }
+
+    /// The headline score: the first listed ("" for an empty list, which validation refuses).
+    pub fn primary(&self) -> &str {
+        self.names().first().map_or("", String::as_str)
+    }
+}
+
+/// `[data] ood_groups`: which OOD sets are near and which far from the in-distribution data.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OodGroups {
+    /// Semantically new classes that share the in-distribution data's look.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub near: Vec<String>,
+    /// Data of another kind altogether.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub far: Vec<String>,
+}
+
+impl OodGroups {
+    /// The groups and their sets, near first; groups without sets left out.
+    pub fn groups(&self) -> Vec<(&'static str, &[String])> {
+        [("near", &self.near[..]), ("far", &self.far[..])]
+            .into_iter()
+            .filter(|(_, sets)| !sets.is_empty())
+            .collect()
+    }
 }
 
 /// One corruption at one or more severities (1..=5).
@@ -144,8 +194,8 @@ fn default_val_fraction() -> f64 {
 fn default_eval_batch() -> usize {
     256
 }
-fn default_score() -> String {
-    "msp".into()
+fn default_score() -> ScoreList {
+    ScoreList::One("msp".into())
 }
 fn default_test_fraction() -> f64 {
     0.2

@@ -8,6 +8,7 @@ mod cost;
 mod curves;
 mod metrics;
 mod predict;
+mod scoring;
 mod sweep;
 
 pub use cost::costs;
@@ -21,22 +22,29 @@ use burn::tensor::Device;
 use data::Dataset;
 use data::mix;
 use seam::EnsembleModel;
-use uq_metrics::{ConformalScore, Score};
+use uq_metrics::{ConformalScore, OodScore, Score};
 
+use crate::config::OodGroups;
 use crate::curves::MethodCurves;
 use crate::data::{EvalSets, Prep};
 use crate::error::{Context, ExperimentError, Result};
-use crate::results::{Cost, MethodResult};
+use crate::results::{Cost, GroupMetrics, MethodResult, OodMetrics};
 use metrics::{conformal_metrics, diversity_metrics};
+use scoring::set_scores;
 
 /// How a seed's models are evaluated: on which sets, in which batches, with which scores.
 pub struct Evaluator<'a> {
     pub sets: &'a EvalSets,
     /// The seed's validation split: temperatures and conformal thresholds are fitted on it.
     pub val: &'a Dataset,
+    /// The seed's training split: the feature-space detectors are fitted on it, never on the
+    /// validation, test or OOD sets.
+    pub train: &'a Dataset,
     pub prep: &'a Prep,
     pub batch: usize,
-    pub score: Score,
+    /// The OOD scores, the headline score first (it fills `ood` and the curves).
+    pub scores: Vec<OodScore>,
+    pub groups: &'a OodGroups,
     pub conformal: (ConformalScore, f64),
     /// Round-robin timing rounds per model (see [`costs`]).
     pub timing_rounds: usize,
@@ -50,29 +58,65 @@ struct SetPredictions {
     ood: Vec<Predictions>,
     shift: Vec<Predictions>,
     val: Option<Predictions>,
+    /// The training split's, with features, when a feature-space detector is listed.
+    train: Option<Predictions>,
 }
 
 impl SetPredictions {
     fn scaled(&self, t: f64) -> Result<Self> {
         let all = |ps: &[Predictions]| ps.iter().map(|p| p.scaled(t)).collect::<Result<_>>();
+        let one = |p: &Option<Predictions>| p.as_ref().map(|p| p.scaled(t)).transpose();
         Ok(Self {
             test: self.test.scaled(t)?,
             ood: all(&self.ood)?,
             shift: all(&self.shift)?,
-            val: self.val.as_ref().map(|p| p.scaled(t)).transpose()?,
+            val: one(&self.val)?,
+            train: one(&self.train)?,
         })
     }
 }
 
 /// The device-RNG salt of each set's predictions (MC Dropout draws its masks from it).
 const VAL_SALT: u64 = 3000;
+const TRAIN_SALT: u64 = 4000;
 
 impl Evaluator<'_> {
-    /// Predictions of `model` on `set`; stochastic methods (MC Dropout) draw their masks from
-    /// the device RNG, seeded per set by `salt`.
-    fn run(&self, model: &dyn EnsembleModel, set: &Dataset, salt: u64) -> Result<Predictions> {
+    /// Predictions of `model` on `set` (with the members' features when `features` is set);
+    /// stochastic methods (MC Dropout) draw their masks from the device RNG, seeded per set by
+    /// `salt`.
+    fn run(
+        &self,
+        model: &dyn EnsembleModel,
+        set: &Dataset,
+        salt: u64,
+        features: bool,
+    ) -> Result<Predictions> {
         self.device.seed(mix(self.seed, salt));
-        predict(model, self.prep.data(set), self.batch, self.device)
+        predict(
+            model,
+            self.prep.data(set),
+            self.batch,
+            self.device,
+            features,
+        )
+    }
+
+    /// Whether a feature-space detector is listed.
+    fn needs_features(&self) -> bool {
+        self.scores
+            .iter()
+            .any(|s| matches!(s, OodScore::Feature(_)))
+    }
+
+    /// The score a sweep's points are judged by: the first output score listed (sweeps have no
+    /// training-split features), MSP when only detectors are.
+    fn sweep_score(&self) -> Score {
+        (self.scores.iter())
+            .find_map(|s| match s {
+                OodScore::Output(s) => Some(*s),
+                OodScore::Feature(_) => None,
+            })
+            .unwrap_or(Score::Msp)
     }
 
     /// The metrics and curves of `model` (name, kind and cost are the caller's to fill in)
@@ -84,21 +128,27 @@ impl Evaluator<'_> {
         calibrate: bool,
     ) -> Result<Vec<(MethodResult, MethodCurves)>> {
         let sets = self.sets;
-        // Validation first: the device RNG then ends where it did before validation was
-        // predicted, so what a later method draws from it is unchanged.
+        let features = self.needs_features();
+        // Training and validation first: the device RNG then ends where it did before they
+        // were predicted, so what a later method draws from it is unchanged.
+        let train = match features {
+            true => Some(self.run(model, self.train, TRAIN_SALT, true)?),
+            false => None,
+        };
         let val = match self.val.is_empty() {
             true => None,
-            false => Some(self.run(model, self.val, VAL_SALT)?),
+            false => Some(self.run(model, self.val, VAL_SALT, false)?),
         };
         let predictions = SetPredictions {
-            test: self.run(model, &sets.test, 0)?,
+            test: self.run(model, &sets.test, 0, features)?,
             ood: (sets.ood.iter().enumerate())
-                .map(|(i, set)| self.run(model, set, 1 + i as u64))
+                .map(|(i, set)| self.run(model, set, 1 + i as u64, features))
                 .collect::<Result<_>>()?,
             shift: (sets.shift.iter().enumerate())
-                .map(|(i, (_, set))| self.run(model, set, 1000 + i as u64))
+                .map(|(i, (_, set))| self.run(model, set, 1000 + i as u64, false))
                 .collect::<Result<_>>()?,
             val,
+            train,
         };
         let mut results = vec![self.result(model, &predictions)?];
         if calibrate {
@@ -124,15 +174,25 @@ impl Evaluator<'_> {
         p: &SetPredictions,
     ) -> Result<(MethodResult, MethodCurves)> {
         let sets = self.sets;
-        // Each set's OOD scores once: the metrics and the curves both read them.
-        let id_scores = scores(&p.test, self.score)?;
-        let ood_scores = (p.ood.iter())
-            .map(|pred| scores(pred, self.score))
-            .collect::<Result<Vec<_>>>()?;
-        let mut ood = BTreeMap::new();
-        for (set, set_scores) in sets.ood.iter().zip(&ood_scores) {
-            ood.insert(set.name().to_string(), ood_metrics(&id_scores, set_scores)?);
+        // Each set's OOD scores once per listed score: the metrics read them all, the curves
+        // the headline score's.
+        let mut per_score = BTreeMap::new();
+        let mut headline = None;
+        for &score in &self.scores {
+            let s = set_scores(score, p.train.as_ref(), &p.test, &p.ood)?;
+            let mut per_set = BTreeMap::new();
+            for (set, set_scores) in sets.ood.iter().zip(&s.ood) {
+                per_set.insert(set.name().to_string(), ood_metrics(&s.id, set_scores)?);
+            }
+            per_score.insert(score.name().to_string(), per_set);
+            headline.get_or_insert(s);
         }
+        let headline = headline.ok_or_else(|| ExperimentError::invalid("no OOD score listed"))?;
+        let (id_scores, ood_scores) = (headline.id, headline.ood);
+        let ood = (self.scores.first())
+            .and_then(|s| per_score.get(s.name()))
+            .cloned()
+            .unwrap_or_default();
         let mut shift = BTreeMap::new();
         for ((name, _), pred) in sets.shift.iter().zip(&p.shift) {
             shift.insert(name.clone(), shift_metrics(pred)?);
@@ -156,6 +216,11 @@ impl Evaluator<'_> {
             seed: self.seed,
             id: id_metrics(&p.test)?,
             ood,
+            ood_groups: group_metrics(&per_score, self.groups),
+            ood_scores: match sets.ood.is_empty() {
+                true => BTreeMap::new(),
+                false => per_score,
+            },
             shift,
             // Timed later, once no worker process shares the CPU (see `costs`).
             cost: Cost {
@@ -196,4 +261,26 @@ impl Evaluator<'_> {
             single,
         ))
     }
+}
+
+/// Per score, each OOD group's mean AUROC and FPR95 over its sets (groups whose sets the run
+/// has, in full).
+fn group_metrics(
+    per_score: &BTreeMap<String, BTreeMap<String, OodMetrics>>,
+    groups: &OodGroups,
+) -> BTreeMap<String, BTreeMap<String, GroupMetrics>> {
+    let mut out = BTreeMap::new();
+    for (score, per_set) in per_score {
+        let mut by_group = BTreeMap::new();
+        for (group, names) in groups.groups() {
+            let metrics: Option<Vec<&OodMetrics>> = names.iter().map(|n| per_set.get(n)).collect();
+            if let Some(metrics) = metrics {
+                by_group.insert(group.to_string(), GroupMetrics::mean(names, &metrics));
+            }
+        }
+        if !by_group.is_empty() {
+            out.insert(score.clone(), by_group);
+        }
+    }
+    out
 }

@@ -5,7 +5,7 @@ use burn::tensor::activation::softmax;
 use burn::tensor::{Device, Tensor};
 use seam::EnsembleModel;
 use train::Data;
-use uq_metrics::{Logits, MemberProbs, scale_logits, softmax_probs};
+use uq_metrics::{Features, Logits, MemberProbs, scale_logits, softmax_probs};
 
 use crate::error::{Context, ExperimentError, Result};
 
@@ -18,6 +18,8 @@ pub struct Predictions {
     /// The members' mean logits (for logit-based OOD scores).
     pub logits: Logits,
     pub labels: Vec<usize>,
+    /// Each member's features `[N, D]`, when asked for (the feature-space detectors).
+    pub member_features: Vec<Features>,
 }
 
 impl Predictions {
@@ -42,25 +44,33 @@ impl Predictions {
             member_logits,
             logits: scale_logits(&self.logits, t)?,
             labels: self.labels.clone(),
+            member_features: self.member_features.clone(),
         })
     }
 }
 
-/// Runs `model` over `data` in batches of `batch`.
+/// Runs `model` over `data` in batches of `batch`, keeping the members' features too when
+/// `features` is set.
 pub fn predict(
     model: &dyn EnsembleModel,
     data: Data<'_>,
     batch: usize,
     device: &Device,
+    features: bool,
 ) -> Result<Predictions> {
     let (m, n) = (model.members(), data.len());
     let mut member_probs: Vec<Vec<f32>> = vec![Vec::new(); m];
     let mut member_logits: Vec<Vec<f32>> = vec![Vec::new(); m];
+    let mut member_features: Vec<Vec<f32>> = vec![Vec::new(); if features { m } else { 0 }];
     let mut mean_logits = Vec::new();
     let indices: Vec<usize> = (0..n).collect();
     for chunk in indices.chunks(batch) {
         let input = data.batch(chunk, None, device).context(data.name())?;
-        let logits = model.member_logits(input);
+        let out = model.member_outputs(input);
+        if features {
+            split_members(&mut member_features, to_vec(out.features)?);
+        }
+        let logits = out.logits;
         let probs = softmax(logits.clone(), 2);
         let mean: Tensor<2> = logits.clone().mean_dim(0).squeeze_dim(0);
         mean_logits.extend(to_vec(mean)?);
@@ -73,11 +83,16 @@ pub fn predict(
         .map(|z| Logits::from_f32(z, n, c))
         .collect::<Result<Vec<_>, _>>()
         .context(&place)?;
+    let member_features = (member_features.iter())
+        .map(|x| Features::from_f32(x, n, x.len() / n.max(1)))
+        .collect::<Result<Vec<_>, _>>()
+        .context(format!("features of the {place}"))?;
     Ok(Predictions {
         members: MemberProbs::from_f32(&member_probs.concat(), m, n, c).context(&place)?,
         member_logits,
         logits: Logits::from_f32(&mean_logits, n, c).context(&place)?,
         labels: data.all_labels().iter().map(|&l| l as usize).collect(),
+        member_features,
     })
 }
 

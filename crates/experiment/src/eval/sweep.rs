@@ -30,10 +30,10 @@ impl Evaluator<'_> {
         let mut rows = Vec::with_capacity(sweep.points.len());
         for (place, model) in &sweep.points {
             let model = model.as_ref();
-            let predict = |set| predict(model, self.prep.data(set), self.batch, self.device);
+            let predict = |set| predict(model, self.prep.data(set), self.batch, self.device, false);
             let clean = predict(&sets.test)?;
             let id = id_metrics(&clean)?;
-            let id_scores = scores(&clean, self.score)?;
+            let id_scores = scores(&clean, self.sweep_score())?;
             let mut row = place.clone();
             row.extend([id.accuracy, id.nll, id.ece]);
             for (_, set) in &sets.shift {
@@ -42,7 +42,7 @@ impl Evaluator<'_> {
             }
             for set in &sets.ood {
                 let ood = predict(set)?;
-                let m = ood_metrics(&id_scores, &scores(&ood, self.score)?)?;
+                let m = ood_metrics(&id_scores, &scores(&ood, self.sweep_score())?)?;
                 // Mean max-softmax probability: how confidently the model answers on OOD.
                 let msp = scores(&ood, Score::Msp)?;
                 let confidence = 1.0 - msp.iter().sum::<f64>() / msp.len().max(1) as f64;

@@ -3,8 +3,8 @@
 use backbone::{Classifier, Gates, Input, Mode};
 use burn::module::Module;
 use burn::tensor::{FloatDType, Tensor};
-use seam::EnsembleModel;
 use seam::precision::{InPrecision, cast_floats};
+use seam::{EnsembleModel, MemberOutputs};
 
 /// The model with `gates` applied on every forward; cost figures are the ungated model's.
 pub struct Gated {
@@ -33,10 +33,8 @@ impl EnsembleModel for Gated {
         1
     }
 
-    fn member_logits(&self, input: Input) -> Tensor<3> {
-        self.model
-            .forward(input, &self.gates, Mode::Deterministic)
-            .unsqueeze_dim(0)
+    fn member_outputs(&self, input: Input) -> MemberOutputs {
+        MemberOutputs::single(self.model.outputs(input, &self.gates, Mode::Deterministic))
     }
 
     fn num_params(&self) -> usize {

@@ -3,7 +3,11 @@
 use std::fmt::Write;
 
 use super::{BASELINE_KIND, Group, NA, Unit, cell, groups, keys, latency_ratio, ratio};
-use crate::results::{Cost, IdMetrics, MethodResult, OodMetrics, ShiftMetrics, Summary};
+use uq_metrics::OodScore;
+
+use crate::results::{
+    Cost, GroupMetrics, IdMetrics, MethodResult, OodMetrics, ShiftMetrics, Summary,
+};
 
 /// A column: header, how to show it, and how to read it from one run's metrics.
 type Metric<T, V = f64> = (&'static str, Unit, fn(&T) -> V);
@@ -119,6 +123,7 @@ pub fn render_markdown(summary: &Summary) -> String {
         });
         md_table(&mut out, &header, &rows, 1);
     }
+    score_tables(&mut out, summary, &groups, &sets);
 
     out.push_str("## Distribution shift\n\n");
     let shifts = keys(summary, |r| r.shift.keys());
@@ -202,6 +207,59 @@ pub fn render_markdown(summary: &Summary) -> String {
 
 /// What bf16 changes, for each `<method>+bf16` entry against its f32 method: metric differences
 /// (bf16 − f32, means over seeds) and the latency and memory ratios bf16 / f32.
+/// One table per listed OOD score: each set's AUROC and FPR95, then each group's means.
+fn score_tables(out: &mut String, summary: &Summary, groups: &[Group], sets: &[&str]) {
+    if sets.is_empty() || summary.ood_scores.is_empty() {
+        return;
+    }
+    out.push_str(
+        "## OOD scores\n\nEvery score listed in `[data] ood_score` (higher = more OOD; the \
+         first fills the tables above). A feature-space detector is fitted per member on the \
+         training split's features (never on validation, test or OOD data) and the members' \
+         scores are averaged. Near and far are the means over each group's sets \
+         (`[data] ood_groups`).\n\n",
+    );
+    for name in &summary.ood_scores {
+        let describe = name.parse::<OodScore>().map_or("", OodScore::describe);
+        let _ = writeln!(out, "- `{name}`: {describe}.");
+    }
+    out.push('\n');
+    let present = keys(summary, |r| r.ood_groups.values().flat_map(|g| g.keys()));
+    let group_names: Vec<&str> = (["near", "far"].into_iter())
+        .filter(|g| present.contains(g))
+        .collect();
+    for score in &summary.ood_scores {
+        let _ = writeln!(out, "### `{score}`\n");
+        let mut header = vec!["Method".to_string()];
+        for set in sets.iter().chain(&group_names) {
+            header.extend(["AUROC (%) ↑", "FPR95 (%) ↓"].map(|m| format!("{} {m}", md_text(set))));
+        }
+        let rows = method_rows(groups, |g| {
+            let mut row = Vec::new();
+            for &set in sets {
+                let metric = |f: fn(&OodMetrics) -> f64| {
+                    cell(
+                        g.stat(|r| r.ood_scores.get(score)?.get(set).map(f)),
+                        Unit::Percent,
+                    )
+                };
+                row.extend([metric(|m| m.auroc), metric(|m| m.fpr95)]);
+            }
+            for &group in &group_names {
+                let metric = |f: fn(&GroupMetrics) -> f64| {
+                    cell(
+                        g.stat(|r| r.ood_groups.get(score)?.get(group).map(f)),
+                        Unit::Percent,
+                    )
+                };
+                row.extend([metric(|m| m.auroc), metric(|m| m.fpr95)]);
+            }
+            row
+        });
+        md_table(out, &header, &rows, 1);
+    }
+}
+
 fn precision_table(out: &mut String, groups: &[Group], base: &Group) {
     let pairs: Vec<(&Group, &Group)> = (groups.iter())
         .filter(|g| g.runs.iter().any(|r| r.precision.is_some()))

@@ -267,6 +267,14 @@ impl OodScore {
             Self::Feature(d) => d.name(),
         }
     }
+
+    /// What the score measures, in a line.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::Output(s) => s.describe(),
+            Self::Feature(d) => d.describe(),
+        }
+    }
 }
 
 impl std::fmt::Display for OodScore {

@@ -1,6 +1,7 @@
 //! The run's figures, as SVG, drawn from `summary.json` and `curves.json` alone (so that
 //! `uqformer compare` can redraw them for runs made at different times):
-//! reliability diagrams, risk-coverage curves, OOD score histograms and ROC curves, the cost-UQ
+//! reliability diagrams, risk-coverage curves, OOD score histograms and ROC curves, AUROC by OOD
+//! score, the cost-UQ
 //! Pareto plot, the sweeps (Hydra's pruning analysis), HetDPT's accuracy predictor and the
 //! training curves. With several seeds a curve is the mean over seeds on a common grid with a
 //! ± one standard deviation band.
@@ -9,6 +10,7 @@ mod calibration;
 mod cost;
 mod ood;
 mod predictor;
+mod scores;
 mod sweep;
 mod training;
 
@@ -112,8 +114,9 @@ pub fn figures(inputs: &Inputs<'_>) -> Result<Vec<FigureFile>, PlotError> {
         calibration::risk_coverage(inputs)?,
         ood::histograms(inputs)?,
         ood::roc(inputs)?,
-        cost::pareto(inputs)?,
     ];
+    out.extend(scores::auroc_by_score(inputs)?);
+    out.push(cost::pareto(inputs)?);
     out.extend(sweep::sweeps(inputs)?);
     out.extend(predictor::predictor(inputs)?);
     out.push(training::training(inputs)?);
