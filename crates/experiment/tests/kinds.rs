@@ -15,6 +15,8 @@ seeds = [1]
 dataset = "fashion_mnist_small"
 val_fraction = 0.05
 ood = ["mnist_small"]
+# An output score and every feature-space detector: each method must give its features.
+ood_score = ["msp", "mahalanobis", "relative_mahalanobis", "vim", "knn"]
 shift = [{ corruption = "contrast", severities = [3] }]
 train_limit = 200
 test_limit = 60
@@ -110,6 +112,11 @@ fn every_kind_runs_and_its_resolved_config_parses_back() {
             "{}",
             spec.name
         );
+        assert_eq!(result.ood_scores.len(), 5, "{}", spec.name);
+        for (score, per_set) in &result.ood_scores {
+            let auroc = per_set["mnist_small"].auroc;
+            assert!((0.0..=1.0).contains(&auroc), "{} {score}: {auroc}", spec.name);
+        }
     }
     // Training cost: the ensembles trained from scratch stand on their own training alone (one,
     // of the base recipe's 4 steps here); Hydra on the base model and its members' fine-tunes.
@@ -161,6 +168,7 @@ fn figures_match_the_summary(dir: &Path, summary: &Summary) {
         "fig-risk-coverage.svg",
         "fig-ood-histograms.svg",
         "fig-roc.svg",
+        "fig-ood-scores.svg",
         "fig-pareto.svg",
         "fig-pruning.svg",
         "fig-hetdpt-map.svg",
@@ -188,6 +196,15 @@ fn figures_match_the_summary(dir: &Path, summary: &Summary) {
             let legend = texts.iter().filter(|t| t.contains("(AUROC ")).count();
             assert_eq!(legend, summary.methods.len(), "{texts:?}");
             assert!(texts.contains(&"false-positive rate (ID flagged as OOD)"));
+        }
+        if file == "fig-ood-scores.svg" {
+            // Each score named above its bars, each method in the legend.
+            for score in &summary.ood_scores {
+                assert!(texts.contains(&score.as_str()), "{score}: {texts:?}");
+            }
+            for m in &summary.methods {
+                assert!(texts.contains(&m.name.as_str()), "{}: {texts:?}", m.name);
+            }
         }
         if file == "fig-hetdpt-map.svg" {
             for legend in ["measured (fitted to)", "fit without the point", "unpruned"] {
