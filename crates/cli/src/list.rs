@@ -2,7 +2,7 @@
 
 use backbone::ViTConfig;
 use data::{Catalog, Corruption, Modality, Source};
-use uq_metrics::Score;
+use uq_metrics::OodScore;
 
 pub fn run() -> Result<(), String> {
     println!("method kinds ([[method]] kind = ...):");
@@ -49,8 +49,14 @@ pub fn run() -> Result<(), String> {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    println!("\nOOD scores ([data] ood_score = ...):");
-    println!("  {}", Score::NAMES.join(", "));
+    println!("\nOOD scores ([data] ood_score = \"...\" or a list; higher = more OOD):");
+    for score in OodScore::all() {
+        let kind = match score {
+            OodScore::Output(_) => "output",
+            OodScore::Feature(_) => "features",
+        };
+        println!("  {:<20} {kind:<9} {}", score.name(), score.describe());
+    }
     println!("\nbackends ([experiment] backend = ... or --backend):");
     for (name, what) in experiment::device::BACKENDS {
         println!("  {name:<16} {what}");

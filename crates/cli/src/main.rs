@@ -4,6 +4,7 @@
 mod cache;
 mod compare;
 mod embed;
+mod features;
 mod list;
 mod metrics;
 mod npy;

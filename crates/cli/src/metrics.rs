@@ -7,16 +7,17 @@ use clap::Args;
 use ndarray::{ArrayD, Axis, Dimension, Ix2, Ix3};
 use uq_metrics::{Logits, MemberProbs, Options, Probs, Score, ScoreInput};
 
+use crate::features::{self, FeatureArgs};
 use crate::npy::{read_floats, read_integers};
 
 #[derive(Args, Debug)]
 pub struct MetricsArgs {
     /// In-distribution probabilities, [N, C] or member probabilities [M, N, C] (f32 or f64).
-    #[arg(long)]
-    probs: PathBuf,
+    #[arg(long, requires = "labels", required_unless_present = "train_features")]
+    probs: Option<PathBuf>,
     /// Integer labels [N].
     #[arg(long)]
-    labels: PathBuf,
+    labels: Option<PathBuf>,
     /// OOD probabilities, same layout as --probs; adds AUROC, AUPR-In, AUPR-Out and FPR95.
     #[arg(long)]
     ood_probs: Option<PathBuf>,
@@ -36,6 +37,8 @@ pub struct MetricsArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    features: FeatureArgs,
 }
 
 /// Predictions of one side (ID or OOD): mean probabilities, members if any, logits if given.
@@ -46,9 +49,38 @@ struct Side {
 }
 
 pub fn run(args: &MetricsArgs) -> Result<(), String> {
+    let detectors = match args.features.given() {
+        true => Some(features::run(&args.features)?),
+        false => None,
+    };
+    let json = match &args.probs {
+        Some(probs) => Some(probability_metrics(args, probs)?),
+        None => None,
+    };
+    if let Some(detectors) = detectors {
+        match args.json {
+            true => {
+                let mut out = json.unwrap_or_default();
+                out.insert("detectors".into(), serde_json::json!(detectors));
+                println!("{}", serde_json::Value::Object(out));
+            }
+            false => println!("{}", features::table(&detectors)),
+        }
+    } else if let (true, Some(out)) = (args.json, json) {
+        println!("{}", serde_json::Value::Object(out));
+    }
+    Ok(())
+}
+
+/// The metrics of saved probabilities, printed as a table, or returned for `--json`.
+fn probability_metrics(
+    args: &MetricsArgs,
+    probs: &Path,
+) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    let labels = args.labels.as_deref().ok_or("--probs needs --labels")?;
     let score: Score = args.score.parse().map_err(|e| format!("--score: {e}"))?;
-    let id = load_side(&args.probs, args.logits.as_deref())?;
-    let labels = load_labels(&args.labels, id.probs.n())?;
+    let id = load_side(probs, args.logits.as_deref())?;
+    let labels = load_labels(labels, id.probs.n(), "the probabilities")?;
     let opts = Options {
         bins: args.bins,
         adaptive_bins: args.bins,
@@ -69,12 +101,12 @@ pub fn run(args: &MetricsArgs) -> Result<(), String> {
                 "{}: {} classes, but {} has {}",
                 path.display(),
                 ood.probs.c(),
-                args.probs.display(),
+                probs.display(),
                 id.probs.c()
             ));
         }
-        let id_scores = side_scores(score, &id)
-            .map_err(|e| format!("{} ({score}): {e}", args.probs.display()))?;
+        let id_scores =
+            side_scores(score, &id).map_err(|e| format!("{} ({score}): {e}", probs.display()))?;
         let ood_scores =
             side_scores(score, &ood).map_err(|e| format!("{} ({score}): {e}", path.display()))?;
         let r = uq_metrics::ood_report(&id_scores, &ood_scores).map_err(|e| e.to_string())?;
@@ -87,19 +119,15 @@ pub fn run(args: &MetricsArgs) -> Result<(), String> {
     } else if args.ood_logits.is_some() {
         return Err("--ood-logits needs --ood-probs".into());
     }
-    if args.json {
-        let json: serde_json::Map<String, serde_json::Value> = values
-            .iter()
-            .map(|(k, v)| (k.to_string(), serde_json::json!(v)))
-            .collect();
-        println!("{}", serde_json::Value::Object(json));
-    } else {
+    if !args.json {
         println!(
             "{}",
             table(&values, report.n, score, args.ood_probs.is_some())
         );
     }
-    Ok(())
+    Ok((values.iter())
+        .map(|(k, v)| (k.to_string(), serde_json::json!(v)))
+        .collect())
 }
 
 fn side_scores(score: Score, side: &Side) -> uq_metrics::Result<Vec<f64>> {
@@ -165,11 +193,12 @@ fn load_logits(path: &Path, n: usize, c: usize) -> Result<Logits, String> {
     Logits::from_array(mean.view()).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-fn load_labels(path: &Path, n: usize) -> Result<Vec<usize>, String> {
+/// Integer labels `[n]`, matching `what` (named in the error).
+pub(crate) fn load_labels(path: &Path, n: usize, what: &str) -> Result<Vec<usize>, String> {
     let labels = read_integers(path)?;
     if labels.shape() != [n] {
         return Err(format!(
-            "{}: shape {:?}, expected [{n}] to match the probabilities",
+            "{}: shape {:?}, expected [{n}] to match {what}",
             path.display(),
             labels.shape(),
         ));

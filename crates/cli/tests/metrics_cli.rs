@@ -149,3 +149,73 @@ fn bad_inputs_fail_with_the_file_named() {
     assert!(e.contains("--score"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The saved-features arguments of `scripts/cli_metrics_fixture.py`'s detector fixture.
+fn feature_args() -> Vec<String> {
+    let mut args = vec!["metrics".to_string()];
+    for name in [
+        "train_features",
+        "train_labels",
+        "features",
+        "ood_features",
+        "train_logits",
+        "test_logits",
+        "ood_feature_logits",
+    ] {
+        args.push(format!("--{}", name.replace('_', "-")));
+        args.push(fixture(&format!("{name}.npy")));
+    }
+    args
+}
+
+#[test]
+fn saved_features_score_as_the_numpy_references_do() {
+    let mut args = feature_args();
+    args.push("--json".into());
+    let out = uqformer(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let expected: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("expected_features.json")).unwrap(),
+    )
+    .unwrap();
+    let detectors = got["detectors"].as_object().unwrap();
+    assert_eq!(
+        detectors.len(),
+        4,
+        "every detector, ViM too (logits given): {got}"
+    );
+    for (detector, metrics) in expected.as_object().unwrap() {
+        for (key, want) in metrics.as_object().unwrap() {
+            let value = detectors[detector][key].as_f64().unwrap();
+            assert!(
+                (value - want.as_f64().unwrap()).abs() < 1e-9,
+                "{detector} {key}: {value} vs {want}"
+            );
+        }
+    }
+}
+
+#[test]
+fn saved_features_without_logits_skip_vim_and_bad_fits_name_the_detector() {
+    let base: Vec<String> = feature_args().into_iter().take(9).collect();
+    let out = uqformer(&base.iter().map(String::as_str).collect::<Vec<_>>());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("mahalanobis") && text.contains("knn") && !text.contains("vim"),
+        "{text}"
+    );
+    let mut too_many = base.clone();
+    too_many.extend(["--knn-k".into(), "301".into()]);
+    let e = failure(&too_many.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(e.contains("knn detector") && e.contains("k = 301"), "{e}");
+    let mut vim = base;
+    vim.extend(["--detectors".into(), "vim".into()]);
+    let e = failure(&vim.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(e.contains("vim") && e.contains("logits"), "{e}");
+}

@@ -115,7 +115,11 @@ fn every_kind_runs_and_its_resolved_config_parses_back() {
         assert_eq!(result.ood_scores.len(), 5, "{}", spec.name);
         for (score, per_set) in &result.ood_scores {
             let auroc = per_set["mnist_small"].auroc;
-            assert!((0.0..=1.0).contains(&auroc), "{} {score}: {auroc}", spec.name);
+            assert!(
+                (0.0..=1.0).contains(&auroc),
+                "{} {score}: {auroc}",
+                spec.name
+            );
         }
     }
     // Training cost: the ensembles trained from scratch stand on their own training alone (one,

@@ -1,0 +1,211 @@
+//! `uqformer metrics --train-features ...`: the feature-space OOD detectors on features saved by
+//! any framework as `.npy` files, fitted on the training features and labels given.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use ndarray::{ArrayD, Axis, Ix2};
+use uq_metrics::{Detector, DetectorOptions, Features, Logits, OodReport};
+
+use crate::metrics::load_labels;
+use crate::npy::read_floats;
+
+#[derive(Args, Debug)]
+pub struct FeatureArgs {
+    /// Training features [N, D], or per member [M, N, D] (a detector fitted per member, the
+    /// member scores averaged): what the detectors are fitted on.
+    #[arg(long, requires_all = ["train_labels", "features", "ood_features"])]
+    train_features: Option<PathBuf>,
+    /// Integer class labels of the training features [N].
+    #[arg(long)]
+    train_labels: Option<PathBuf>,
+    /// In-distribution test features, same layout as --train-features.
+    #[arg(long)]
+    features: Option<PathBuf>,
+    /// OOD features, same layout as --train-features.
+    #[arg(long)]
+    ood_features: Option<PathBuf>,
+    /// Logits of the training, test and OOD features ([N, C] or [M, N, C]), for ViM.
+    #[arg(long, requires_all = ["test_logits", "ood_feature_logits"])]
+    train_logits: Option<PathBuf>,
+    #[arg(long)]
+    test_logits: Option<PathBuf>,
+    #[arg(long)]
+    ood_feature_logits: Option<PathBuf>,
+    /// Detectors, comma-separated (default: every one the inputs allow; ViM needs the logits).
+    #[arg(long, value_delimiter = ',')]
+    detectors: Vec<String>,
+    /// KNN's k.
+    #[arg(long, default_value_t = DetectorOptions::default().knn_k)]
+    knn_k: usize,
+    /// ViM's principal subspace dimension (default: `uq_metrics::default_vim_dim`).
+    #[arg(long)]
+    vim_dim: Option<usize>,
+}
+
+impl FeatureArgs {
+    pub fn given(&self) -> bool {
+        self.train_features.is_some()
+    }
+}
+
+/// One side's features (and logits) per member.
+struct Side {
+    features: Vec<Features>,
+    logits: Option<Vec<Logits>>,
+}
+
+/// Member `k`'s logits of a side, when given.
+fn logits(s: &Side, k: usize) -> Option<&Logits> {
+    s.logits.as_ref().map(|l| &l[k])
+}
+
+/// Each detector's OOD metrics, test features against OOD features.
+pub fn run(args: &FeatureArgs) -> Result<BTreeMap<&'static str, OodReport>, String> {
+    let path = |p: &Option<PathBuf>, flag: &str| {
+        p.clone()
+            .ok_or_else(|| format!("--train-features needs {flag}"))
+    };
+    let train = load_side(
+        &path(&args.train_features, "")?,
+        args.train_logits.as_deref(),
+    )?;
+    let test = load_side(
+        &path(&args.features, "--features")?,
+        args.test_logits.as_deref(),
+    )?;
+    let ood = load_side(
+        &path(&args.ood_features, "--ood-features")?,
+        args.ood_feature_logits.as_deref(),
+    )?;
+    let labels_path = path(&args.train_labels, "--train-labels")?;
+    let labels = load_labels(&labels_path, train.features[0].n(), "the training features")?;
+    for (side, flag) in [(&test, "--features"), (&ood, "--ood-features")] {
+        let (m, d) = (side.features.len(), side.features[0].d());
+        let (train_m, train_d) = (train.features.len(), train.features[0].d());
+        if (m, d) != (train_m, train_d) {
+            return Err(format!(
+                "{flag}: {m} member(s) of width {d}, but --train-features has {train_m} of \
+                 width {train_d}"
+            ));
+        }
+    }
+    let detectors: Vec<Detector> = match args.detectors.is_empty() {
+        true => (Detector::ALL.into_iter())
+            .filter(|d| !d.needs_logits() || train.logits.is_some())
+            .collect(),
+        false => (args.detectors.iter())
+            .map(|name| name.parse().map_err(|e| format!("--detectors: {e}")))
+            .collect::<Result<_, String>>()?,
+    };
+    let options = DetectorOptions {
+        knn_k: args.knn_k,
+        vim_dim: args.vim_dim,
+        ..DetectorOptions::default()
+    };
+    let mut out = BTreeMap::new();
+    for detector in detectors {
+        let fail = |e: uq_metrics::MetricsError| format!("{e}");
+        let members = train.features.len();
+        let (mut id, mut od) = (
+            vec![0.0; test.features[0].n()],
+            vec![0.0; ood.features[0].n()],
+        );
+        for k in 0..members {
+            let fitted = uq_metrics::fit(
+                detector,
+                &train.features[k],
+                &labels,
+                logits(&train, k),
+                &options,
+            )
+            .map_err(fail)?;
+            let add = |sum: &mut Vec<f64>, side: &Side| -> Result<(), String> {
+                let s = fitted
+                    .score(&side.features[k], logits(side, k))
+                    .map_err(fail)?;
+                sum.iter_mut()
+                    .zip(s)
+                    .for_each(|(a, v)| *a += v / members as f64);
+                Ok(())
+            };
+            add(&mut id, &test)?;
+            add(&mut od, &ood)?;
+        }
+        let report = uq_metrics::ood_report(&id, &od).map_err(fail)?;
+        out.insert(detector.name(), report);
+    }
+    Ok(out)
+}
+
+/// Features [N, D] or [M, N, D], and their logits of the same layout when given.
+fn load_side(path: &Path, logits: Option<&Path>) -> Result<Side, String> {
+    let features = per_member(path, &read_floats(path)?, "features")?
+        .into_iter()
+        .map(|x| Features::from_array(x.view()).map_err(|e| format!("{}: {e}", path.display())))
+        .collect::<Result<Vec<_>, _>>()?;
+    let logits = match logits {
+        None => None,
+        Some(p) => {
+            let members = per_member(p, &read_floats(p)?, "logits")?;
+            if members.len() != features.len() || members[0].nrows() != features[0].n() {
+                return Err(format!(
+                    "{}: {} member(s) of {} rows, but {} has {} of {}",
+                    p.display(),
+                    members.len(),
+                    members[0].nrows(),
+                    path.display(),
+                    features.len(),
+                    features[0].n()
+                ));
+            }
+            let logits = (members.iter())
+                .map(|l| Logits::from_array(l.view()).map_err(|e| format!("{}: {e}", p.display())))
+                .collect::<Result<Vec<_>, _>>()?;
+            Some(logits)
+        }
+    };
+    Ok(Side { features, logits })
+}
+
+/// The `[N, ·]` matrices of a 2-D array (one member) or of each member of a 3-D one.
+fn per_member(
+    path: &Path,
+    array: &ArrayD<f64>,
+    what: &str,
+) -> Result<Vec<ndarray::Array2<f64>>, String> {
+    match array.ndim() {
+        2 => Ok(vec![
+            array
+                .view()
+                .into_dimensionality::<Ix2>()
+                .map_err(|e| e.to_string())?
+                .to_owned(),
+        ]),
+        3 if array.shape()[0] > 0 => Ok((array.axis_iter(Axis(0)))
+            .map(|m| m.into_dimensionality::<Ix2>().map(|m| m.to_owned()))
+            .collect::<Result<_, _>>()
+            .map_err(|e| e.to_string())?),
+        _ => Err(format!(
+            "{}: shape {:?}, expected {what} [N, ·] or [M, N, ·]",
+            path.display(),
+            array.shape()
+        )),
+    }
+}
+
+/// The detectors' OOD metrics as a fixed-width table.
+pub fn table(reports: &BTreeMap<&'static str, OodReport>) -> String {
+    let mut out = format!(
+        "{:<22} {:>8} {:>8} {:>8} {:>8}\n",
+        "detector", "AUROC ↑", "AUPR-In", "AUPR-Out", "FPR95 ↓"
+    );
+    for (name, r) in reports {
+        out.push_str(&format!(
+            "{name:<22} {:>8.4} {:>8.4} {:>8.4} {:>8.4}\n",
+            r.auroc, r.aupr_in, r.aupr_out, r.fpr95
+        ));
+    }
+    out.trim_end().to_string()
+}
