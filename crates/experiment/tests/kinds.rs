@@ -202,9 +202,10 @@ fn figures_match_the_summary(dir: &Path, summary: &Summary) {
             assert!(texts.contains(&"false-positive rate (ID flagged as OOD)"));
         }
         if file == "fig-ood-scores.svg" {
-            // Each score named above its bars, each method in the legend.
-            for score in &summary.ood_scores {
-                assert!(texts.contains(&score.as_str()), "{score}: {texts:?}");
+            // Each score named above its bars (detectors by their short names), each method in
+            // the legend.
+            for label in ["msp", "MDS", "RMDS", "ViM", "KNN"] {
+                assert!(texts.contains(&label), "{label}: {texts:?}");
             }
             for m in &summary.methods {
                 assert!(texts.contains(&m.name.as_str()), "{}: {texts:?}", m.name);

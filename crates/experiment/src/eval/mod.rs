@@ -174,20 +174,7 @@ impl Evaluator<'_> {
         p: &SetPredictions,
     ) -> Result<(MethodResult, MethodCurves)> {
         let sets = self.sets;
-        // Each set's OOD scores once per listed score: the metrics read them all, the curves
-        // the headline score's.
-        let mut per_score = BTreeMap::new();
-        let mut headline = None;
-        for &score in &self.scores {
-            let s = set_scores(score, p.train.as_ref(), &p.test, &p.ood)?;
-            let mut per_set = BTreeMap::new();
-            for (set, set_scores) in sets.ood.iter().zip(&s.ood) {
-                per_set.insert(set.name().to_string(), ood_metrics(&s.id, set_scores)?);
-            }
-            per_score.insert(score.name().to_string(), per_set);
-            headline.get_or_insert(s);
-        }
-        let headline = headline.ok_or_else(|| ExperimentError::invalid("no OOD score listed"))?;
+        let (per_score, headline) = self.ood_results(p)?;
         let (id_scores, ood_scores) = (headline.id, headline.ood);
         let ood = (self.scores.first())
             .and_then(|s| per_score.get(s.name()))
@@ -247,6 +234,24 @@ impl Evaluator<'_> {
         Ok((result, curves))
     }
 
+    /// Each listed score's OOD metrics, by score then set, and the headline score's per-sample
+    /// scores (the curves read them): every set scored once per listed score.
+    fn ood_results(&self, p: &SetPredictions) -> Result<(PerScore, scoring::SetScores)> {
+        let mut per_score = BTreeMap::new();
+        let mut headline = None;
+        for &score in &self.scores {
+            let s = set_scores(score, p.train.as_ref(), &p.test, &p.ood)?;
+            let mut per_set = BTreeMap::new();
+            for (set, set_scores) in self.sets.ood.iter().zip(&s.ood) {
+                per_set.insert(set.name().to_string(), ood_metrics(&s.id, set_scores)?);
+            }
+            per_score.insert(score.name().to_string(), per_set);
+            headline.get_or_insert(s);
+        }
+        let headline = headline.ok_or_else(|| ExperimentError::invalid("no OOD score listed"))?;
+        Ok((per_score, headline))
+    }
+
     /// Latency and peak memory of each model on the first evaluation batch of the test set,
     /// all models timed in the same round-robin rounds; latency ratios paired with
     /// `models[single]` when given.
@@ -263,10 +268,13 @@ impl Evaluator<'_> {
     }
 }
 
+/// OOD metrics by score name, then by OOD set.
+type PerScore = BTreeMap<String, BTreeMap<String, OodMetrics>>;
+
 /// Per score, each OOD group's mean AUROC and FPR95 over its sets (groups whose sets the run
 /// has, in full).
 fn group_metrics(
-    per_score: &BTreeMap<String, BTreeMap<String, OodMetrics>>,
+    per_score: &PerScore,
     groups: &OodGroups,
 ) -> BTreeMap<String, BTreeMap<String, GroupMetrics>> {
     let mut out = BTreeMap::new();

@@ -66,7 +66,9 @@ impl Detector {
             Self::Vim => {
                 "norm outside the features' principal subspace as a virtual logit, against the energy"
             }
-            Self::Knn => "distance to the k-th nearest training feature, features L2-normalised",
+            Self::Knn => {
+                "distance to the k-th (50th in runs) nearest training feature, features L2-normalised"
+            }
         }
     }
 

@@ -8,6 +8,24 @@ use crate::results::MethodResult;
 /// Width of the band of bars one score's group of methods fills, in x units (a score is 1).
 const GROUP_WIDTH: f64 = 0.8;
 
+/// Room right of the last score's bars, in x units, where the legend sits clear of the bars.
+const LEGEND_ROOM: f64 = 3.4;
+
+/// The label above a score's bars: OpenOOD's short names for the detectors.
+fn short(score: &str) -> &str {
+    match score {
+        "mahalanobis" => "MDS",
+        "relative_mahalanobis" => "RMDS",
+        "vim" => "ViM",
+        "knn" => "KNN",
+        "max_logit" => "MaxLogit",
+        "mutual_info" => "MI",
+        "member_variance" => "var",
+        "disagreement" => "disagree",
+        other => other,
+    }
+}
+
 /// One panel per OOD set and per group (`near`, `far`): for each listed score (x), one bar per
 /// method (variants left out), its mean AUROC over seeds; the score's name above its bars.
 pub fn auroc_by_score(inputs: &Inputs<'_>) -> Result<Option<FigureFile>, PlotError> {
@@ -51,9 +69,10 @@ pub fn auroc_by_score(inputs: &Inputs<'_>) -> Result<Option<FigureFile>, PlotErr
                 .collect();
             let labels = (scores.iter().enumerate())
                 .map(|(s, score)| Point {
-                    label: Some(score.clone()),
+                    label: Some(short(score).to_string()),
                     size: Some(1.0),
-                    ..Point::new(s as f64 + 1.0, 103.0)
+                    // The label is written right of its point: start it at the group's left edge.
+                    ..Point::new(s as f64 + 1.0 - GROUP_WIDTH / 2.0, 103.0)
                 })
                 .collect();
             series.push(Series::new("score", Mark::Points, labels));
@@ -61,7 +80,7 @@ pub fn auroc_by_score(inputs: &Inputs<'_>) -> Result<Option<FigureFile>, PlotErr
                 title: title.clone(),
                 x_label: "OOD score (named above its bars)".into(),
                 y_label: "AUROC (%) ↑".into(),
-                x_range: Some((0.4, scores.len() as f64 + 0.6)),
+                x_range: Some((0.5, scores.len() as f64 + 0.5 + LEGEND_ROOM)),
                 y_range: Some((0.0, 108.0)),
                 legend: Legend::LowerRight,
                 series,
@@ -75,7 +94,8 @@ pub fn auroc_by_score(inputs: &Inputs<'_>) -> Result<Option<FigureFile>, PlotErr
         format!(
             "Each method's AUROC (mean over seeds) under every listed OOD score, per OOD set and \
              per group; the feature-space detectors are fitted per member on the training \
-             split's features. Scores in listing order: {}.",
+             split's features (MDS: Mahalanobis, RMDS: Relative Mahalanobis). Scores in listing \
+             order: {}.",
             scores.join(", ")
         ),
         &figures,
