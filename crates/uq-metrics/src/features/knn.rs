@@ -2,11 +2,12 @@
 //! L2-normalised training feature, by brute force as matrix products.
 
 use faer::{Mat, MatRef};
+use rayon::prelude::*;
 
 use super::linalg::{product, rows};
 
 /// Query rows per product: bounds the `[rows, n_train]` distance block in memory.
-const CHUNK: usize = 256;
+const CHUNK: usize = 512;
 
 /// Added to a norm before dividing by it, so that a zero feature stays zero.
 pub const NORM_EPS: f64 = 1e-10;
@@ -31,19 +32,21 @@ impl Knn {
     pub(crate) fn score(&self, x: MatRef<'_, f64>) -> Vec<f64> {
         let query = normalised(x);
         let mut out = Vec::with_capacity(x.nrows());
-        let mut row = vec![0.0; self.train.nrows()];
         for start in (0..query.nrows()).step_by(CHUNK) {
             let block = query
                 .as_ref()
                 .subrows(start, CHUNK.min(query.nrows() - start));
-            let dots = product(block, self.train.as_ref().transpose());
-            for (i, q_sq) in squared_norms(block).into_iter().enumerate() {
-                for (j, r) in row.iter_mut().enumerate() {
-                    *r = q_sq + self.train_sq[j] - 2.0 * dots[(i, j)];
-                }
+            // `[n_train, rows]`, column-major: each query's dot products lie contiguous.
+            let dots = product(self.train.as_ref(), block.transpose());
+            let query_sq = squared_norms(block);
+            let kth = (0..block.nrows()).into_par_iter().map(|i| {
+                let mut row: Vec<f64> = (dots.col_as_slice(i).iter().zip(&self.train_sq))
+                    .map(|(dot, t_sq)| query_sq[i] + t_sq - 2.0 * dot)
+                    .collect();
                 let (_, kth, _) = row.select_nth_unstable_by(self.k - 1, f64::total_cmp);
-                out.push(kth.max(0.0).sqrt());
-            }
+                kth.max(0.0).sqrt()
+            });
+            out.par_extend(kth);
         }
         out
     }
