@@ -181,6 +181,7 @@ mod tests {
             seeds: vec![],
             methods: vec![],
             comparisons: vec![],
+            ood_scores: vec![],
         };
         let ids: Vec<String> = (0..3)
             .map(|_| {
@@ -211,6 +212,7 @@ mod tests {
                 seeds: vec![],
                 methods: vec![],
                 comparisons: vec![],
+                ood_scores: vec![],
             };
             let err =
                 write_run_at(&root, "", &summary, "", &[], 0).expect_err("should be rejected");

@@ -266,6 +266,7 @@ mod tests {
                 entry("b", 0, None),
             ],
             comparisons: Vec::new(),
+            ood_scores: Vec::new(),
         };
         let curves = RunCurves::default();
         let out = figures(&Inputs {
