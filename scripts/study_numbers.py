@@ -119,6 +119,36 @@ def main(run):
             size = [x["set_size"] for x in c]
             print(f"{name:17} coverage {min(cov):.3f}-{max(cov):.3f} size {statistics.mean(size):.3f}")
 
+    scores = summary.get("ood_scores", [])
+    if scores:
+        print("\n## OOD AUROC by score (means over seeds and OOD sets; feature detectors per member)")
+
+        def by_score(score):
+            return lambda m: 100 * statistics.mean(o["auroc"] for o in m["ood_scores"][score].values())
+
+        print("method " + " ".join(scores))
+        for name, runs in by.items():
+            cells = [statistics.mean(by_score(sc)(runs[s]) for s in seeds) for sc in scores]
+            print(f"{name:17} " + " ".join(f"{c:6.2f}" for c in cells))
+        features = [sc for sc in scores if sc in ("mahalanobis", "relative_mahalanobis", "vim", "knn")]
+        if features and "single" in by:
+            # The single model's best detector, chosen by its mean over seeds.
+            best = max(features, key=lambda sc: statistics.mean(by_score(sc)(single[s]) for s in seeds))
+            print(f"single's best feature detector: {best}")
+            print("method - single with its best detector, OOD AUROC (mean [95% CI]): "
+                  "the method's own msp, and its own best score")
+            for name in by:
+                if name == "single" or "+" in name:
+                    continue
+                own_best = max(scores, key=lambda sc: statistics.mean(by_score(sc)(by[name][s]) for s in seeds))
+                cells = []
+                for label, sc in (("msp", "msp"), (f"best={own_best}", own_best)):
+                    d = [by_score(sc)(by[name][s]) - by_score(best)(single[s]) for s in seeds]
+                    mean = statistics.mean(d)
+                    half = T95[len(d) - 1] * statistics.stdev(d) / math.sqrt(len(d)) if len(d) > 1 else float("nan")
+                    cells.append(f"{label} {mean:+.2f} [{mean - half:+.2f}, {mean + half:+.2f}]")
+                print(f"  {name:17} " + "; ".join(cells))
+
     print("\n## hydra_taylor pruning (means over seeds; shift = mean over corruptions)")
     rows = {}
     for path in sorted(glob.glob(os.path.join(run, "hydra_taylor-seed*-pruning.csv"))):
