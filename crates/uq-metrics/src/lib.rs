@@ -30,7 +30,9 @@
 //!   [`conformal_scores`], [`conformal_threshold`], [`prediction_sets`], or coverage and set
 //!   size in a [`ConformalReport`] from [`conformal`];
 //! - statistics over seeds: [`mean_ci`] and [`paired`] give an [`Interval`] (mean, sample std,
-//!   95% Student-t interval from [`t_quantile_975`]).
+//!   95% Student-t interval from [`t_quantile_975`]); [`paired_test`] (paired t-test, TOST at
+//!   a margin, [`detectable_difference`], [`seeds_needed`]), [`holm`] over a family of tests,
+//!   and [`decide`] for a [`Verdict`] (better, worse, equivalent, inconclusive).
 //!
 //! [`evaluate`] bundles the classification metrics into a serialisable [`Report`].
 //! Bad input gives a [`MetricsError`], never a panic.
@@ -38,6 +40,7 @@
 mod calibration;
 mod classification;
 mod conformal;
+mod decide;
 mod diversity;
 mod error;
 mod features;
@@ -56,6 +59,10 @@ pub use classification::{NLL_EPS, accuracy, brier, nll, top_label_confidence};
 pub use conformal::{
     ConformalReport, ConformalScore, conformal, conformal_scores, conformal_threshold,
     prediction_sets,
+};
+pub use decide::{
+    ALPHA, MAX_SEEDS, POWER, PairedTest, Verdict, decide, detectable_difference, holm, paired_test,
+    seeds_needed,
 };
 pub use diversity::{Diversity, diversity};
 pub use error::{MetricsError, Result};
