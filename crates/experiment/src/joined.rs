@@ -191,7 +191,7 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
         );
     }
     let reference = reference.unwrap_or(&first.config.eval.reference);
-    summary.comparisons = compare(&summary.methods, reference);
+    summary.comparisons = compare(&summary.methods, reference, &first.config.eval.margins);
     Ok(Joined {
         summary,
         curves,

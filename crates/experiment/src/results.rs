@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use uq_metrics::{ConformalReport, Diversity};
+use uq_metrics::{AurocBootstrap, ConformalReport, Diversity, Verdict};
 
 /// Everything a run measured: one [`MethodResult`] per method and seed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -41,6 +41,51 @@ pub struct Comparison {
     pub n_seeds: usize,
     /// Whether a higher value of the metric is better.
     pub higher_is_better: bool,
+    /// The tests at the metric's equivalence margin and their verdicts (absent in runs older
+    /// than the field: undefined).
+    #[serde(default)]
+    pub decision: Decision,
+}
+
+/// A comparison decided at its margin ([`crate::compare`]): the raw tests and verdict, the same
+/// after Holm's adjustment over every test of the summary, and what the seeds can detect.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    /// The equivalence margin (in the metric's own units, e.g. 0.005 = half a point of
+    /// accuracy): differences within ± it are too small to matter.
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
+    pub margin: f64,
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
+    pub p_difference: f64,
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
+    pub p_equivalence: f64,
+    pub verdict: Verdict,
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
+    pub p_difference_holm: f64,
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
+    pub p_equivalence_holm: f64,
+    pub verdict_holm: Verdict,
+    /// The smallest true difference these seeds detect with 80% power.
+    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
+    pub detectable: f64,
+    /// Seeds needed to detect a difference of one margin at this spread (`None`: over 1000).
+    pub seeds_needed: Option<usize>,
+}
+
+impl Default for Decision {
+    fn default() -> Self {
+        Self {
+            margin: f64::NAN,
+            p_difference: f64::NAN,
+            p_equivalence: f64::NAN,
+            verdict: Verdict::Undefined,
+            p_difference_holm: f64::NAN,
+            p_equivalence_holm: f64::NAN,
+            verdict_holm: Verdict::Undefined,
+            detectable: f64::NAN,
+            seeds_needed: None,
+        }
+    }
 }
 
 /// One method evaluated with one seed.
@@ -181,6 +226,10 @@ pub struct OodMetrics {
     pub aupr_out: f64,
     #[serde(deserialize_with = "uq_metrics::nan_if_null")]
     pub fpr95: f64,
+    /// The headline score's AUROC over bootstrap resamples of this seed's test and OOD sets:
+    /// the spread test-set sampling alone gives (absent for the other scores and older runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auroc_bootstrap: Option<AurocBootstrap>,
 }
 
 /// An OOD group's metrics: the means over its sets, as OpenOOD reports near and far OOD.

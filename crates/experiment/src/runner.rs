@@ -168,7 +168,7 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput> {
     let summary = Summary {
         experiment: config.experiment.name.clone(),
         seeds: config.experiment.seeds.clone(),
-        comparisons: compare(&methods, &config.eval.reference),
+        comparisons: compare(&methods, &config.eval.reference, &config.eval.margins),
         methods,
         ood_scores: scores.iter().map(|s| s.name().to_string()).collect(),
     };

@@ -197,6 +197,34 @@ fn eval_section_and_calibration_are_checked() {
         e.contains("data.val_fraction") && e.contains("temperature"),
         "{e}"
     );
+    // Margins: a metric family, one OOD set's AUROC or their mean; values above 0.
+    let c = ExperimentConfig::parse(&with_eval(
+        "margins = { \"id.accuracy\" = 0.01, \"ood.mnist_small.auroc\" = 0.02, \"ood.mean.auroc\" = 0.03 }",
+    ))
+    .unwrap();
+    assert_eq!(c.eval.margins.len(), 3);
+    assert_eq!(
+        experiment::compare::margin(&c.eval.margins, "id.accuracy"),
+        0.01
+    );
+    assert_eq!(experiment::compare::margin(&c.eval.margins, "id.ece"), 0.01);
+    assert_eq!(experiment::compare::margin(&c.eval.margins, "id.nll"), 0.02);
+    assert_eq!(
+        experiment::compare::margin(&c.eval.margins, "ood.kmnist.auroc"),
+        0.01
+    );
+    let e = error_of(&with_eval("margins = { \"id.accuracy\" = 0.0 }"));
+    assert!(
+        e.contains("eval.margins.\"id.accuracy\"") && e.contains("above 0"),
+        "{e}"
+    );
+    let e = error_of(&with_eval("margins = { \"ood.cifar.auroc\" = 0.01 }"));
+    assert!(
+        e.contains("`ood.cifar.auroc`") && e.contains("id.accuracy, id.nll"),
+        "{e}"
+    );
+    let e = error_of(&with_eval("margins = { \"accuracy\" = 0.01 }"));
+    assert!(e.contains("eval.margins: `accuracy`"), "{e}");
     // A method's own key: a string of two values; a number reads as Hydra's old key.
     let per_method = |value: &str| {
         VALID.replace(

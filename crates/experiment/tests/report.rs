@@ -36,6 +36,13 @@ fn run(
         aupr_in: auroc - 0.05,
         aupr_out: auroc - 0.1,
         fpr95: 1.0 - auroc,
+        // A sampling spread that differs by run: a tenth of the NLL.
+        auroc_bootstrap: Some(uq_metrics::AurocBootstrap {
+            std: nll / 10.0,
+            ci_low: auroc - nll / 5.0,
+            ci_high: auroc + nll / 5.0,
+            resamples: 200,
+        }),
     };
     let shift = |accuracy: f64| ShiftMetrics {
         accuracy,
@@ -292,7 +299,12 @@ fn summary_json_has_exactly_the_contract_keys() {
         );
         assert_eq!(keys(&m["ood"]), set(&["kmnist", "mnist"]));
         for o in m["ood"].as_object().unwrap().values() {
-            assert_eq!(keys(o), set(&["auroc", "aupr_in", "aupr_out", "fpr95"]));
+            let contract = ["auroc", "aupr_in", "aupr_out", "fpr95", "auroc_bootstrap"];
+            assert_eq!(keys(o), set(&contract));
+            assert_eq!(
+                keys(&o["auroc_bootstrap"]),
+                set(&["std", "ci_low", "ci_high", "resamples"])
+            );
         }
         assert_eq!(
             keys(&m["shift"]),
@@ -522,13 +534,14 @@ fn methods_follow_the_first_seed_order() {
     assert_eq!(order, ["single", "ens", "mcd", "late"]);
     // `late` has one seed only: its mean alone.
     assert_eq!(row(&md, "## In-distribution", "late")[1], "50.00");
+    // The Seeds column counts them (seed 2 alone is one seed, not "2").
     assert_eq!(
         row(&md, "## Methods", "late"),
-        ["late", "mc_dropout", "2", "2", "none"]
+        ["late", "mc_dropout", "2", "1", "none"]
     );
     assert_eq!(
         row(&md, "## Methods", "ens"),
-        ["ens", "deep_ensemble", "3", "1, 2", "none"]
+        ["ens", "deep_ensemble", "3", "2", "none"]
     );
 }
 
@@ -577,43 +590,112 @@ fn terminal_table_is_fixed_width_with_headline_means() {
     );
 }
 
-/// Paired comparisons on the two-seed fixture, against intervals computed by hand, and the
-/// report's wins / ties / losses.
+/// Paired comparisons on the two-seed fixture, against intervals and p-values computed by hand
+/// (Student's t with one degree of freedom is Cauchy: F(t) = 1/2 + atan(t)/π), and the
+/// report's verdicts.
 #[test]
 fn comparisons_pair_seeds_and_the_report_counts_verdicts() {
+    use experiment::compare::compare;
+    use std::f64::consts::PI;
+    use uq_metrics::Verdict;
     let mut s = summary();
-    s.comparisons = experiment::compare::compare(&s.methods, "single");
+    s.comparisons = compare(&s.methods, "single", &BTreeMap::new());
     let get = |method: &str, metric: &str| {
         (s.comparisons.iter())
             .find(|c| c.method == method && c.metric == metric)
             .unwrap_or_else(|| panic!("{method} {metric}"))
     };
-    // ens − single, seeds 1 and 2: accuracy +0.05 both times (sd 0: a zero-width interval).
+    // ens − single, seeds 1 and 2: accuracy +0.05 both times (sd 0: a zero-width interval), ten
+    // times the default margin: shown better, and no adjustment can undo a p-value of 0.
     let acc = get("ens", "id.accuracy");
     assert!((acc.mean_diff - 0.05).abs() < 1e-12 && (acc.ci_low - 0.05).abs() < 1e-12);
-    assert_eq!((acc.n_seeds, experiment::compare::verdict(acc)), (2, "win"));
+    assert_eq!(acc.n_seeds, 2);
+    let d = &acc.decision;
+    assert_eq!(
+        (d.margin, d.p_difference, d.p_equivalence),
+        (0.005, 0.0, 1.0)
+    );
+    assert_eq!(
+        (d.verdict, d.verdict_holm),
+        (Verdict::Better, Verdict::Better)
+    );
     // NLL: −0.1 and −0.4; mean −0.25, sd 0.3/√2, half width t(0.975, 1) · sd/√2 = 12.7062 · 0.15.
     let nll = get("ens", "id.nll");
     assert!((nll.mean_diff + 0.25).abs() < 1e-12);
     assert!((nll.ci_low - (-0.25 - 12.706_204_736 * 0.15)).abs() < 1e-6);
-    assert_eq!(experiment::compare::verdict(nll), "tie");
+    // t = −0.25 / 0.15; TOST at the NLL margin 0.02: the lower test's p is the larger.
+    let cauchy = |t: f64| 0.5 + t.atan() / PI;
+    let d = &nll.decision;
+    assert!((d.p_difference - 2.0 * cauchy(-0.25 / 0.15)).abs() < 1e-12);
+    assert!((d.p_equivalence - (1.0 - cauchy((-0.25 + 0.02) / 0.15))).abs() < 1e-12);
+    assert_eq!(d.verdict, Verdict::Inconclusive);
+    assert!(d.p_difference_holm >= d.p_difference && d.p_equivalence_holm >= d.p_equivalence);
     // mcd − single accuracy: +0.02 and −0.06.
     assert!((get("mcd", "id.accuracy").mean_diff + 0.02).abs() < 1e-12);
-    // OOD sets and the mean shift are compared too; the reference never with itself.
+    // OOD sets, their mean and the mean shift are compared too; the reference never with itself.
     get("ens", "ood.kmnist.auroc");
+    get("ens", "ood.mean.auroc");
     get("mcd", "shift.mean.nll");
     assert!(s.comparisons.iter().all(|c| c.method != "single"));
+    // Holm over the whole family: the adjusted p-values are the family's, as statsmodels
+    // computes them (checked in uq-metrics); here, that every adjusted verdict follows from them.
+    for c in &s.comparisons {
+        let d = &c.decision;
+        let again = uq_metrics::decide(
+            c.mean_diff,
+            d.p_difference_holm,
+            d.p_equivalence_holm,
+            c.higher_is_better,
+        );
+        assert_eq!(again, d.verdict_holm, "{} {}", c.method, c.metric);
+    }
+    // A margin given for one metric family moves only that family.
+    let wide = BTreeMap::from([("id.nll".to_string(), 1.0)]);
+    let wide = compare(&s.methods, "single", &wide);
+    let nll_wide = wide
+        .iter()
+        .find(|c| c.method == "ens" && c.metric == "id.nll")
+        .unwrap();
+    assert_eq!(nll_wide.decision.margin, 1.0);
+    let acc_wide = wide
+        .iter()
+        .find(|c| c.method == "ens" && c.metric == "id.accuracy");
+    assert_eq!(acc_wide.unwrap().decision.margin, 0.005);
     // No method of that name: no comparisons.
-    assert!(experiment::compare::compare(&s.methods, "absent").is_empty());
+    assert!(compare(&s.methods, "absent", &BTreeMap::new()).is_empty());
 
     let md = render_markdown(&s);
+    // The verdicts lead the report, before the first table of metrics.
+    assert!(md.find("## Verdicts").unwrap() < md.find("## In-distribution").unwrap());
+    let lead = row(&md, "## Verdicts", "ens");
+    assert_eq!(lead[1], "better / better", "accuracy: {lead:?}");
     let counts = row(&md, "## Paired comparisons", "ens");
-    let wins = counts[1].parse::<usize>().unwrap();
-    let ties = counts[2].parse::<usize>().unwrap();
-    let losses = counts[3].parse::<usize>().unwrap();
-    let of_ens = s.comparisons.iter().filter(|c| c.method == "ens").count();
-    assert_eq!(wins + ties + losses, of_ens);
-    assert!(wins >= 1 && ties >= 1, "{counts:?}");
+    let raw: Vec<usize> = (counts[1..5].iter())
+        .map(|c| c.split(" / ").next().unwrap().parse().unwrap())
+        .collect();
+    let of_ens: Vec<&experiment::Comparison> =
+        s.comparisons.iter().filter(|c| c.method == "ens").collect();
+    assert_eq!(raw.iter().sum::<usize>(), of_ens.len());
+    let better = of_ens
+        .iter()
+        .filter(|c| c.decision.verdict == Verdict::Better)
+        .count();
+    assert_eq!(raw[0], better);
+    assert!(raw[0] >= 1 && raw[3] >= 1, "{counts:?}");
+}
+
+/// The sampling table: ens's kmnist AUROC is 0.85 and 0.95 over its seeds (std 7.07 points), its
+/// bootstrap std 0.04 and 0.03 (RMS 3.54 points): a variance share of 0.00125 / 0.005 = 25%.
+#[test]
+fn sampling_share_is_the_ratio_of_variances() {
+    let md = render_markdown(&summary());
+    let heading = "### OOD AUROC: seeds against test-set sampling";
+    let header = section(&md, heading)
+        .into_iter()
+        .find(|l| l.starts_with("| Method"))
+        .unwrap();
+    assert!(header.starts_with("| Method | kmnist seeds | kmnist sampling | kmnist share |"));
+    assert_eq!(row(&md, heading, "ens")[1..4], ["7.07", "3.54", "25%"]);
 }
 
 /// The training-cost table: each column as ×single, from the summary's numbers.

@@ -17,6 +17,7 @@
 //! - selective classification: [`aurc`] (ties resolved by expectation), [`risk_coverage`];
 //! - OOD detection, OOD positive, higher score = more OOD: [`auroc`], [`aupr_out`],
 //!   [`aupr_in`], [`fpr95`], or all four from one sort with [`ood_report`]; [`roc_curve`];
+//!   [`auroc_bootstrap`] for the spread test-set sampling alone gives an AUROC;
 //! - scores (higher = more OOD): [`score`] for any [`Score`] from a [`ScoreInput`];
 //! - feature-space OOD detectors ([`Detector`]: Mahalanobis, Relative Mahalanobis, ViM, KNN):
 //!   [`fit`] on the training split's [`Features`] `[N, D]` (and labels, and logits for ViM),
@@ -37,6 +38,7 @@
 //! [`evaluate`] bundles the classification metrics into a serialisable [`Report`].
 //! Bad input gives a [`MetricsError`], never a panic.
 
+mod bootstrap;
 mod calibration;
 mod classification;
 mod conformal;
@@ -54,6 +56,7 @@ mod selective;
 mod stats;
 mod temperature;
 
+pub use bootstrap::{AurocBootstrap, auroc_bootstrap};
 pub use calibration::{DEFAULT_BINS, ReliabilityBin, adaptive_ece, ece, reliability_diagram};
 pub use classification::{NLL_EPS, accuracy, brier, nll, top_label_confidence};
 pub use conformal::{

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use train::TrainConfig;
 use uq_metrics::OodScore;
 
+use crate::compare::DEFAULT_MARGINS;
 use crate::error::ConfigError;
 use crate::methods::{Calibration, MethodSpec, Setting};
 
@@ -120,6 +121,31 @@ impl ExperimentConfig {
                     )));
                 }
                 seen.push(set);
+            }
+        }
+        Ok(())
+    }
+
+    /// Every margin names a compared metric (a family, or one OOD set's AUROC) and is above 0.
+    fn validate_margins(&self) -> Result<(), ConfigError> {
+        for (metric, &margin) in &self.eval.margins {
+            let known = DEFAULT_MARGINS.iter().any(|(k, _)| k == metric)
+                || (metric
+                    .strip_prefix("ood.")
+                    .and_then(|m| m.strip_suffix(".auroc")))
+                .is_some_and(|set| set == "mean" || self.data.ood.iter().any(|s| s == set));
+            if !known {
+                let families: Vec<&str> = DEFAULT_MARGINS.iter().map(|(k, _)| *k).collect();
+                return Err(ConfigError::msg(format!(
+                    "eval.margins: `{metric}` is not a compared metric; expected one of {} or \
+                     ood.<set>.auroc for a set of data.ood (or ood.mean.auroc)",
+                    families.join(", ")
+                )));
+            }
+            if !(margin.is_finite() && margin > 0.0) {
+                return Err(ConfigError::msg(format!(
+                    "eval.margins.\"{metric}\": {margin}; expected a finite number above 0"
+                )));
             }
         }
         Ok(())
@@ -273,6 +299,7 @@ impl ExperimentConfig {
         }
         self.ood_scores()?;
         self.validate_groups()?;
+        self.validate_margins()?;
         if self.data.train_limit == Some(0) || self.data.test_limit == Some(0) {
             return fail(
                 "data.train_limit / data.test_limit",

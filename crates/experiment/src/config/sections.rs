@@ -1,5 +1,7 @@
 //! The sections of an experiment file, each rejecting unknown keys, with their defaults.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use uq_metrics::ConformalScore;
 
@@ -14,6 +16,9 @@ pub struct EvalSection {
     pub calibration: Calibration,
     /// The method every other is compared with, paired by seed (absent from the run: none).
     pub reference: String,
+    /// Equivalence margins by metric (`id.accuracy`, `ood.auroc`, `ood.<set>.auroc`, ...),
+    /// overriding [`crate::compare::DEFAULT_MARGINS`].
+    pub margins: BTreeMap<String, f64>,
     /// Miscoverage level α of the split conformal prediction sets (in (0, 1)).
     pub conformal_alpha: f64,
     /// Conformal score: `thr` (1 − p of the label) or `aps` (cumulative mass up to the label).
@@ -42,6 +47,7 @@ impl Default for EvalSection {
         Self {
             calibration: Calibration::None,
             reference: "deep_ensemble".into(),
+            margins: BTreeMap::new(),
             conformal_alpha: 0.1,
             conformal_score: ConformalScore::Thr,
             timing_rounds: 9,

@@ -32,6 +32,9 @@ use crate::results::{Cost, GroupMetrics, MethodResult, OodMetrics};
 use metrics::{conformal_metrics, diversity_metrics};
 use scoring::set_scores;
 
+/// The seed stream of the AUROC bootstrap.
+const BOOTSTRAP_STREAM: u64 = 0xB00_75;
+
 /// How a seed's models are evaluated: on which sets, in which batches, with which scores.
 pub struct Evaluator<'a> {
     pub sets: &'a EvalSets,
@@ -241,9 +244,15 @@ impl Evaluator<'_> {
         let mut headline = None;
         for &score in &self.scores {
             let s = set_scores(score, p.train.as_ref(), &p.test, &p.ood)?;
+            // The headline score alone is bootstrapped; every method and set draws the same
+            // resamples of the seed (common random numbers).
+            let bootstrap = headline
+                .is_none()
+                .then(|| data::mix(self.seed, BOOTSTRAP_STREAM));
             let mut per_set = BTreeMap::new();
             for (set, set_scores) in self.sets.ood.iter().zip(&s.ood) {
-                per_set.insert(set.name().to_string(), ood_metrics(&s.id, set_scores)?);
+                let m = ood_metrics(&s.id, set_scores, bootstrap)?;
+                per_set.insert(set.name().to_string(), m);
             }
             per_score.insert(score.name().to_string(), per_set);
             headline.get_or_insert(s);

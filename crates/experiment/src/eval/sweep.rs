@@ -42,7 +42,7 @@ impl Evaluator<'_> {
             }
             for set in &sets.ood {
                 let ood = predict(set)?;
-                let m = ood_metrics(&id_scores, &scores(&ood, self.sweep_score())?)?;
+                let m = ood_metrics(&id_scores, &scores(&ood, self.sweep_score())?, None)?;
                 // Mean max-softmax probability: how confidently the model answers on OOD.
                 let msp = scores(&ood, Score::Msp)?;
                 let confidence = 1.0 - msp.iter().sum::<f64>() / msp.len().max(1) as f64;

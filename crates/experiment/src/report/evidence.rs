@@ -1,20 +1,20 @@
-//! The report's evidence sections: latency spread, diversity, conformal sets, and the paired
-//! comparisons against the reference method.
+//! The report's evidence sections: latency spread, training cost, diversity and conformal sets,
+//! then the paired comparisons against the reference method ([`super::verdicts`]).
 
 use std::fmt::Write;
 
-use super::markdown::{header_with, md_table, md_text, method_rows};
+use super::table::{header_with, md_table, md_text, method_rows};
 use super::{Group, NA, Unit, cell, keys};
-use crate::compare::verdict;
-use crate::results::{Comparison, Cost, Summary};
+use crate::results::{Cost, Summary};
 
 /// Appends every evidence section the summary has data for.
 pub(super) fn render(out: &mut String, summary: &Summary, groups: &[Group]) {
     latency_spread(out, groups);
     training(out, groups);
     diversity(out, summary, groups);
+    sampling(out, summary, groups);
     conformal(out, groups);
-    comparisons(out, summary);
+    super::verdicts::comparisons(out, summary);
 }
 
 fn latency_spread(out: &mut String, groups: &[Group]) {
@@ -197,74 +197,64 @@ fn conformal(out: &mut String, groups: &[Group]) {
     md_table(out, &header, &rows, 1);
 }
 
-fn comparisons(out: &mut String, summary: &Summary) {
-    let Some(first) = summary.comparisons.first() else {
+/// Per method and OOD set: the headline AUROC's spread over seeds against the spread the
+/// bootstrap of one seed's test sets gives, and the share of the seed-to-seed variance that
+/// test-set sampling alone explains.
+fn sampling(out: &mut String, summary: &Summary, groups: &[Group]) {
+    let sets = keys(summary, |r| r.ood.keys());
+    let boot = |r: &crate::results::MethodResult, set: &str| {
+        (r.ood.get(set)?.auroc_bootstrap.as_ref()).map(|b| b.std)
+    };
+    let with: Vec<&Group> = (groups.iter())
+        .filter(|g| g.runs.len() > 1)
+        .filter(|g| {
+            sets.iter()
+                .all(|s| g.runs.iter().all(|r| boot(r, s).is_some()))
+        })
+        .collect();
+    if with.is_empty() || sets.is_empty() {
         return;
-    };
-    out.push_str("## Paired comparisons\n\n");
-    let _ = writeln!(
-        out,
-        "Each method against `{}`, paired by seed: the mean per-seed difference (method − \
-         reference) and its 95% Student-t interval over {} seed(s). A win or loss is an interval \
-         entirely on the better or worse side of 0; a tie contains 0; with one seed there is no \
-         interval (n/a). Accuracy, AUROC and shift accuracy differences are in percentage points.\n",
-        md_text(&first.reference),
-        first.n_seeds
-    );
-    let mut methods: Vec<&str> = Vec::new();
-    let mut metrics: Vec<&str> = Vec::new();
-    for c in &summary.comparisons {
-        if !methods.contains(&c.method.as_str()) {
-            methods.push(&c.method);
-        }
-        if !metrics.contains(&c.metric.as_str()) {
-            metrics.push(&c.metric);
-        }
     }
-    let find =
-        |m: &str, k: &str| (summary.comparisons.iter()).find(|c| c.method == m && c.metric == k);
-    let header = header_with("Method", ["Wins", "Ties", "Losses"].into_iter());
-    let rows: Vec<Vec<String>> = (methods.iter())
-        .map(|&m| {
-            let count = |v: &str| {
-                (summary.comparisons.iter())
-                    .filter(|c| c.method == m && verdict(c) == v)
-                    .count()
-                    .to_string()
-            };
-            vec![md_text(m), count("win"), count("tie"), count("loss")]
-        })
-        .collect();
-    md_table(out, &header, &rows, 1);
-    let header = header_with("Method", metrics.iter().copied());
-    let rows: Vec<Vec<String>> = (methods.iter())
-        .map(|&m| {
-            std::iter::once(md_text(m))
-                .chain(
-                    metrics
-                        .iter()
-                        .map(|k| find(m, k).map_or(NA.into(), difference)),
-                )
-                .collect()
-        })
-        .collect();
-    md_table(out, &header, &rows, 1);
-}
+    out.push_str(
+        "### OOD AUROC: seeds against test-set sampling
 
-/// `Δ [low, high] verdict`, percentage points for the metrics shown as percentages.
-fn difference(c: &Comparison) -> String {
-    let percent = c.metric.ends_with("accuracy") || c.metric.ends_with("auroc");
-    let show = |x: f64| match percent {
-        true => format!("{:+.2}", 100.0 * x),
-        false => format!("{x:+.4}"),
-    };
-    match verdict(c) {
-        "n/a" => show(c.mean_diff),
-        v => format!(
-            "{} [{}, {}] {v}",
-            show(c.mean_diff),
-            show(c.ci_low),
-            show(c.ci_high)
-        ),
-    }
+",
+    );
+    out.push_str(
+        "Per OOD set: the AUROC's standard deviation over seeds (points), the root mean square \
+         over seeds of its bootstrap standard deviation within one seed (200 resamples of the \
+         test and OOD sets), and their ratio of variances, the share of the seed-to-seed spread \
+         that test-set sampling alone would give. A share well below 100% says the seeds \
+         (split, training, members) move the AUROC more than the test sets' size does: more \
+         seeds, not more test samples, narrow it.\n\n",
+    );
+    let header: Vec<String> = std::iter::once("Method".to_string())
+        .chain(sets.iter().flat_map(|s| {
+            let s = md_text(s);
+            [
+                format!("{s} seeds"),
+                format!("{s} sampling"),
+                format!("{s} share"),
+            ]
+        }))
+        .collect();
+    let rows: Vec<Vec<String>> = (with.iter())
+        .map(|g| {
+            let cells = sets.iter().flat_map(|set| {
+                let seeds = g
+                    .stat(|r| r.ood.get(*set).map(|m| m.auroc))
+                    .and_then(|s| s.std);
+                let within: Vec<f64> = g.runs.iter().filter_map(|r| boot(r, set)).collect();
+                let rms = (within.iter().map(|b| b * b).sum::<f64>() / within.len() as f64).sqrt();
+                let show =
+                    |x: Option<f64>| x.map_or(NA.to_string(), |x| format!("{:.2}", 100.0 * x));
+                let share = seeds.filter(|s| *s > 0.0).map_or(NA.to_string(), |s| {
+                    format!("{:.0}%", 100.0 * rms * rms / (s * s))
+                });
+                [show(seeds), show(Some(rms)), share]
+            });
+            std::iter::once(md_text(g.name)).chain(cells).collect()
+        })
+        .collect();
+    md_table(out, &header, &rows, 1);
 }

@@ -2,7 +2,8 @@
 
 use std::fmt::Write;
 
-use super::{BASELINE_KIND, Group, NA, Unit, cell, groups, keys, latency_ratio, ratio};
+use super::table::{header_with, md_table, md_text, method_rows};
+use super::{BASELINE_KIND, FigureFile, Group, NA, Unit, cell, groups, keys, latency_ratio, ratio};
 use uq_metrics::OodScore;
 
 use crate::results::{
@@ -47,9 +48,14 @@ const COST: [Metric<Cost, Option<f64>>; 5] = [
     }),
 ];
 
-/// The `report.md` of a run: methods, in-distribution, OOD (one table per set), shift and cost
-/// tables, with a legend.
+/// The `report.md` of a run: the verdicts first, then methods, in-distribution, OOD (one table
+/// per set), shift and cost tables, with a legend.
 pub fn render_markdown(summary: &Summary) -> String {
+    markdown(summary, None)
+}
+
+/// [`render_markdown`], with `lead` (the cost-UQ figure) shown under the verdicts.
+pub(super) fn markdown(summary: &Summary, lead: Option<&FigureFile>) -> String {
     let groups = groups(summary);
     let mut out = String::new();
     let seeds: Vec<String> = summary.seeds.iter().map(u64::to_string).collect();
@@ -62,12 +68,15 @@ pub fn render_markdown(summary: &Summary) -> String {
          to the `{BASELINE_KIND}` method.\n",
         seeds.join(", ")
     );
+    super::verdicts::lead(&mut out, summary);
+    if let Some(f) = lead {
+        let _ = writeln!(out, "{}\n\n![{}]({})\n", f.caption, f.title, f.file);
+    }
 
     out.push_str("## Methods\n\n");
     let rows = groups
         .iter()
         .map(|g| {
-            let seeds: Vec<String> = g.runs.iter().map(|r| r.seed.to_string()).collect();
             // A calibrated entry: its temperature per seed.
             let temperatures: Vec<String> = (g.runs.iter())
                 .filter_map(|r| r.temperature.map(|t| format!("{t:.3}")))
@@ -80,7 +89,7 @@ pub fn render_markdown(summary: &Summary) -> String {
                 md_text(g.name),
                 g.kind.to_string(),
                 g.members.to_string(),
-                seeds.join(", "),
+                g.runs.len().to_string(),
                 calibration,
             ]
         })
@@ -317,46 +326,4 @@ fn precision_table(out: &mut String, groups: &[Group], base: &Group) {
         "Peak mem",
     ];
     md_table(out, &header.map(String::from), &rows, 1);
-}
-
-pub(super) fn header_with<'a>(first: &'a str, rest: impl Iterator<Item = &'a str>) -> Vec<String> {
-    std::iter::once(first)
-        .chain(rest)
-        .map(String::from)
-        .collect()
-}
-
-/// One markdown row per method: its name, then the given cells.
-pub(super) fn method_rows(
-    groups: &[Group],
-    cells: impl Fn(&Group) -> Vec<String>,
-) -> Vec<Vec<String>> {
-    groups
-        .iter()
-        .map(|g| std::iter::once(md_text(g.name)).chain(cells(g)).collect())
-        .collect()
-}
-
-/// Escapes the one character that would break a table cell.
-pub(super) fn md_text(s: &str) -> String {
-    s.replace('|', "\\|")
-}
-
-/// A GitHub-flavoured table; the first `text_cols` columns are left-aligned, the rest (numbers)
-/// right-aligned.
-pub(super) fn md_table(
-    out: &mut String,
-    header: &[String],
-    rows: &[Vec<String>],
-    text_cols: usize,
-) {
-    let _ = writeln!(out, "| {} |", header.join(" | "));
-    let rule: Vec<&str> = (0..header.len())
-        .map(|i| if i < text_cols { "---" } else { "---:" })
-        .collect();
-    let _ = writeln!(out, "|{}|", rule.join("|"));
-    for row in rows {
-        let _ = writeln!(out, "| {} |", row.join(" | "));
-    }
-    out.push('\n');
 }

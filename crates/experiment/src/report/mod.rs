@@ -11,7 +11,9 @@ mod evidence;
 mod figures;
 mod html;
 mod markdown;
+mod table;
 mod terminal;
+mod verdicts;
 
 pub use figures::{FigureFile, Inputs};
 pub use html::render_html;
@@ -44,7 +46,8 @@ pub fn render(summary: &Summary, curves: &RunCurves, score: &str) -> Result<Rend
         curves,
         score,
     })?;
-    let mut markdown = render_markdown(summary);
+    let pareto = figures.iter().find(|f| f.file == figures::PARETO);
+    let mut markdown = markdown::markdown(summary, pareto);
     markdown.push_str("## Figures\n\n");
     for f in &figures {
         let _ = writeln!(

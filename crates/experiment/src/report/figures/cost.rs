@@ -64,7 +64,7 @@ pub fn pareto(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
     left.legend = Legend::LowerRight;
     let svg = plots::render_grid(&[left, right], 2, (560, 420))?;
     Ok(FigureFile {
-        file: "fig-pareto.svg".into(),
+        file: super::PARETO.into(),
         title: "Cost against uncertainty quality".into(),
         caption: format!(
             "Each method once (no `+ts` or `+bf16` variants); up-left is better on the left panel, \

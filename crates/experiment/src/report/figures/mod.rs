@@ -20,6 +20,9 @@ use super::groups;
 use crate::curves::{MethodCurves, RunCurves};
 use crate::results::{MethodResult, Summary};
 
+/// The cost-UQ figure's file, which the report also shows under its verdicts.
+pub const PARETO: &str = "fig-pareto.svg";
+
 /// One figure of a run: its file name, a one-line caption and the SVG.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FigureFile {
