@@ -15,7 +15,8 @@
 //!    budget), optionally recomputed on a bootstrap of the [`Calibration`] data (image batches,
 //!    or padded token batches with their masks); everything from one seed. [`topk_share`]
 //!    (and [`mean_topk_share`] over members) reports how closely a member follows its scores:
-//!    the share of its kept heads in its blocks' top-k. [`prune`] builds the smaller model,
+//!    the share of its kept heads in its blocks' top-k; [`share_in_top`] the same against any
+//!    other ranking, [`head_jaccard`] the members' pairwise overlap. [`prune`] builds the smaller model,
 //!    [`prune_ratio`] the global ranking of the pruning analysis (used through head gates).
 //! 3. **Fusion** ([`fuse`]): grouped Q/K/V and output projections, one batched attention over
 //!    all members' heads (the padding mask repeated per member), MLPs averaged or kept per
@@ -69,6 +70,6 @@ pub use fused::{FusedBlock, HydraModel, Merge, fuse};
 pub use importance::{HeadImportance, HeadScores, STRATEGIES, ScoreContext, Strategy, strategy};
 pub use prune::prune;
 pub use select::{
-    HeadSet, Keep, MemberPlan, SelectConfig, mean_topk_share, plan_members, prune_ratio,
-    select_heads, topk_share,
+    HeadSet, Keep, MemberPlan, SelectConfig, head_jaccard, mean_topk_share, plan_members,
+    prune_ratio, select_heads, share_in_top, topk_share,
 };

@@ -15,7 +15,7 @@ use crate::importance::{HeadImportance, HeadScores, ScoreContext};
 
 mod share;
 
-pub use share::{mean_topk_share, topk_share};
+pub use share::{head_jaccard, mean_topk_share, share_in_top, topk_share};
 
 /// Which heads each block keeps (indices, sorted ascending).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -89,6 +89,11 @@ impl Method for Hydra {
         built
             .extra
             .insert("topk_share".into(), hydra::mean_topk_share(&plans)?.into());
+        for (key, value) in
+            self.selection_measures(ctx, importance.as_ref(), &calibration, &plans)?
+        {
+            built.extra.insert(key.into(), value);
+        }
         built.extra.insert(
             "kept_heads".into(),
             serde_json::to_value(plans.iter().map(|p| &p.kept).collect::<Vec<_>>())?,
@@ -109,6 +114,47 @@ impl Method for Hydra {
 }
 
 impl Hydra {
+    /// What the selection kept, against rankings computed on the whole calibration set (which
+    /// bootstrapped or random members never saw): each member's share of the top heads by this
+    /// criterion (`topk_share_whole`) and by Taylor importance (`topk_share_taylor`, the yardstick
+    /// shared by every criterion and by random heads, where k/H is expected), and the members'
+    /// pairwise Jaccard overlap (`head_jaccard`, pairs a < b; `head_jaccard_mean`).
+    fn selection_measures(
+        &self,
+        ctx: &Context<'_>,
+        importance: &dyn hydra::HeadImportance,
+        calibration: &Calibration,
+        plans: &[hydra::MemberPlan],
+    ) -> Result<Vec<(&'static str, serde_json::Value)>> {
+        let base = &ctx.base[0];
+        let seed = ctx.seed_for("select");
+        let taylor = hydra::strategy("taylor", &toml::Table::new())?;
+        let taylor = taylor.scores(base, calibration, &hydra::ScoreContext { seed, member: 0 })?;
+        let mut whole: Vec<f64> = Vec::with_capacity(plans.len());
+        let mut against_taylor: Vec<f64> = Vec::with_capacity(plans.len());
+        let mut shared: Option<hydra::HeadScores> = None;
+        for (member, plan) in plans.iter().enumerate() {
+            // A criterion that differs by member (circuit objectives, random draws) ranks for
+            // each member; any other ranks once.
+            let scores = match (&shared, importance.varies_by_member()) {
+                (Some(s), false) => s.clone(),
+                _ => importance.scores(base, calibration, &hydra::ScoreContext { seed, member })?,
+            };
+            whole.push(hydra::share_in_top(&plan.kept, &scores)?);
+            against_taylor.push(hydra::share_in_top(&plan.kept, &taylor)?);
+            shared.get_or_insert(scores);
+        }
+        let kept: Vec<hydra::HeadSet> = plans.iter().map(|p| p.kept.clone()).collect();
+        let jaccard = hydra::head_jaccard(&kept);
+        let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+        Ok(vec![
+            ("topk_share_whole", serde_json::to_value(&whole)?),
+            ("topk_share_taylor", serde_json::to_value(&against_taylor)?),
+            ("head_jaccard", serde_json::to_value(&jaccard)?),
+            ("head_jaccard_mean", serde_json::to_value(mean(&jaccard))?),
+        ])
+    }
+
     /// The first `calibration_samples` validation samples in batches, plus (images) their corrupted
     /// copies as OOD calibration data.
     fn calibration_data(&self, ctx: &Context<'_>) -> Result<Calibration> {

@@ -1,7 +1,10 @@
 //! Head selection on hand-made scores: `select_heads` against expectations written out by hand
 //! or computed independently (exact Plackett–Luce probabilities), and `topk_share`.
 
-use hydra::{HeadScores, HeadSet, Keep, MemberPlan, mean_topk_share, select_heads, topk_share};
+use hydra::{
+    HeadScores, HeadSet, Keep, MemberPlan, head_jaccard, mean_topk_share, select_heads,
+    share_in_top, topk_share,
+};
 
 /// Heavy-tailed scores shaped like Taylor's on the quick start's ViT (4 blocks of 4 heads):
 /// squared gradients spanning up to 10 orders of magnitude within a block, block maxima from
@@ -242,4 +245,31 @@ fn select_heads_rejects_bad_inputs() {
     let bad = HeadScores(vec![vec![0.1, f64::NAN]]);
     let err = select_heads(&bad, Keep::PerBlock(1), 0.5, 0).unwrap_err();
     assert!(err.to_string().contains("HeadScores[0][1]"), "{err}");
+}
+
+/// `share_in_top` and `head_jaccard` on head sets counted by hand.
+#[test]
+fn share_against_another_ranking_and_jaccard_by_hand() {
+    let scores = HeadScores(vec![vec![0.9, 0.1, 0.5], vec![0.2, 0.8]]);
+    // Block 0 keeps heads 1 and 2 (its top 2 are 0 and 2: one hit), block 1 head 1 (a hit).
+    let kept = HeadSet(vec![vec![1, 2], vec![1]]);
+    assert!((share_in_top(&kept, &scores).unwrap() - 2.0 / 3.0).abs() < 1e-15);
+    // The same as topk_share of a plan holding those scores.
+    let plan = MemberPlan {
+        kept: kept.clone(),
+        scores: scores.clone(),
+    };
+    assert_eq!(
+        topk_share(&plan).unwrap(),
+        share_in_top(&kept, &scores).unwrap()
+    );
+    assert!(share_in_top(&HeadSet(vec![vec![], vec![]]), &scores).is_err());
+    // {(0,1), (0,2), (1,1)} and {(0,0), (0,2), (1,1)}: 2 common of 4; with itself 1.
+    let other = HeadSet(vec![vec![0, 2], vec![1]]);
+    let far = HeadSet(vec![vec![0], vec![0]]);
+    assert_eq!(
+        head_jaccard(&[kept.clone(), other, kept.clone(), far]),
+        vec![0.5, 1.0, 0.0, 0.5, 0.25, 0.0]
+    );
+    assert!(head_jaccard(&[kept]).is_empty());
 }
