@@ -140,11 +140,43 @@ fn every_kind_runs_and_its_resolved_config_parses_back() {
         1 + 2,
         "base model and two members"
     );
+    // HetDPT: the base model and its own trainings (gate scores, MAP fine-tunes, the final
+    // fine-tune), as its report counts them.
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.dir.join("hetdpt-seed1-hetdpt.json")).unwrap(),
+    )
+    .unwrap();
+    let own = &report["training"];
+    let (hetdpt, own_trainings) = (cost("hetdpt"), own["trainings"].as_u64().unwrap());
+    assert!(
+        own_trainings >= 3,
+        "gates, a MAP point or more, the fine-tune: {own}"
+    );
+    assert_eq!(hetdpt.trainings as u64, 1 + own_trainings);
+    assert_eq!(hetdpt.steps, single.steps + own["steps"].as_u64().unwrap());
+    assert_eq!(
+        hetdpt.samples,
+        single.samples + own["samples"].as_u64().unwrap()
+    );
+    // On a ViT trained from scratch LoRA-Ensemble can only freeze the seed's base model.
+    let lora = (out.summary.methods.iter()).find(|m| m.kind == "lora_ensemble");
+    assert_eq!(lora.unwrap().extra["frozen"], "base");
     // Method-specific results: head scores, the pruning analysis, the HetDPT report.
     let hydra = &out.summary.methods[7];
     assert!(hydra.extra.contains_key("head_scores") && hydra.extra.contains_key("kept_heads"));
     // Temperature 0 (the default) keeps each block's top heads: a top-k share of exactly 1.
     assert_eq!(hydra.extra["topk_share"], 1.0);
+    // Without bootstrap the whole-set ranking is the members' own, and Taylor is the criterion:
+    // both shares 1 for each member; the two members keep the same heads (Jaccard 1).
+    assert_eq!(
+        hydra.extra["topk_share_whole"],
+        serde_json::json!([1.0, 1.0])
+    );
+    assert_eq!(
+        hydra.extra["topk_share_taylor"],
+        serde_json::json!([1.0, 1.0])
+    );
+    assert_eq!(hydra.extra["head_jaccard"], serde_json::json!([1.0]));
     let analysis = std::fs::read_to_string(out.dir.join("hydra_taylor-seed1-pruning.csv")).unwrap();
     assert_eq!(
         analysis.lines().count(),
@@ -313,8 +345,11 @@ fn predictor_matches_the_hetdpt_report(dir: &Path, curves: &RunCurves) {
     };
     let layers = l as usize;
     assert!(!grid.predicted.is_empty() && grid.predicted.len() <= (layers + 1) * (layers + 1));
+    // The grid's predictions are the polynomial's, capped at the unpruned model's accuracy.
+    let cap = report["prediction_cap"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&cap));
     for &(a, g, p) in &grid.predicted {
-        assert!((p - predict(a, g)).abs() < 1e-12, "({a}, {g})");
+        assert!((p - predict(a, g).min(cap)).abs() < 1e-12, "({a}, {g})");
     }
     let points = report["points"].as_array().unwrap();
     assert_eq!(grid.measured.len(), points.len());
@@ -322,7 +357,7 @@ fn predictor_matches_the_hetdpt_report(dir: &Path, curves: &RunCurves) {
         assert_eq!(m.0 as u64, p["n_attn"].as_u64().unwrap());
         assert_eq!(m.1 as u64, p["n_act"].as_u64().unwrap());
         assert_eq!(m.2, p["accuracy"].as_f64().unwrap());
-        assert!((m.3 - predict(m.0, m.1)).abs() < 1e-12);
+        assert!((m.3 - predict(m.0, m.1).min(cap)).abs() < 1e-12);
         assert!(m.4.is_finite() || report["fit"]["loo_r_squared"].is_null());
     }
     let choice = &report["choice"];

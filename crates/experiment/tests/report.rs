@@ -710,3 +710,35 @@ fn training_cost_is_shown_against_single() {
     let mcd = row(&md, "## Training cost", "mcd");
     assert_eq!(mcd[7..9], ["100", "1.00×"]);
 }
+
+/// A HetDPT entry whose search missed its speed budget gets a line under the verdicts, naming
+/// the seed and the speed-up it reached; one that met it gets none.
+#[test]
+fn a_missed_hetdpt_budget_is_a_line_in_the_report() {
+    let mut s = summary();
+    let hetdpt = |seed: u64, met: bool, speedup: f64| {
+        let mut r = run("hetdpt", "hetdpt", 1, seed, 0.8, 0.5, 60);
+        r.extra.insert(
+            "hetdpt".into(),
+            serde_json::json!({
+                "budget": { "min_speedup": 1.3 },
+                "budget_met": met,
+                "achieved_speedup": speedup,
+            }),
+        );
+        r
+    };
+    s.methods.push(hetdpt(1, false, 1.2));
+    s.methods.push(hetdpt(2, true, 1.35));
+    let md = render_markdown(&s);
+    let lines: Vec<&str> = md
+        .lines()
+        .filter(|l| l.contains("missed its budget"))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "**hetdpt missed its budget on seed 1**: `{\"min_speedup\":1.3}`, achieved speed-up 1.20x."
+        ]
+    );
+}

@@ -52,6 +52,9 @@ pub struct RemovalOrder {
     pub attn: Vec<usize>,
     pub act: Vec<usize>,
     pub rounds: Vec<Round>,
+    /// Gate-score steps taken over all rounds, and the training images they saw.
+    pub steps: u64,
+    pub samples: u64,
 }
 
 /// One kind's candidates: scores, and which blocks have lost that layer.
@@ -152,6 +155,8 @@ pub(crate) fn removal_order(
         attn: Vec::new(),
         act: Vec::new(),
         rounds: Vec::new(),
+        steps: 0,
+        samples: 0,
     };
     while order.attn.len() < max_attn || order.act.len() < max_act {
         let kind = if order.attn.len() < max_attn
@@ -199,6 +204,8 @@ pub(crate) fn removal_order(
                 .grad(&loss.backward())
                 .expect("the scores are a leaf that requires gradients");
             active.step(host(grad)?, cfg.importance_lr);
+            order.steps += 1;
+            order.samples += indices.len() as u64;
         }
         let scores = active.scores();
         let removed = active.remove_lowest();

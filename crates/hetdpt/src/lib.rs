@@ -48,6 +48,6 @@ pub use config::{Budget, HeadWidth, HetDptConfig, Speed, WidthConfig};
 pub use error::HetDptError;
 pub use importance::{Kind, RemovalOrder, Round};
 pub use map::{Candidate, Choice, MapFit, MapPoint, Polynomial};
-pub use pipeline::{HetDptReport, ModelSummary, Outcome, Timing, prune};
+pub use pipeline::{HetDptReport, ModelSummary, Outcome, Timing, Training, prune};
 pub use pruned::{AttentionBranch, PrunedBlock, PrunedMlp, PrunedViT, Removal, merge};
 pub use width::WidthReport;

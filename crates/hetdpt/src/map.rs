@@ -20,6 +20,9 @@ pub struct MapPoint {
     /// FLOPs of the unpruned model over the point's (its latency is measured only if the
     /// search checks it).
     pub speedup: f64,
+    /// Measured because the search was about to choose it unmeasured (not part of the grid).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub added_by_search: bool,
 }
 
 /// `Σ c_k · m_a^i_k · m_g^j_k` over all monomials of total degree at most `degree`.

@@ -98,6 +98,9 @@ pub struct FitReport {
     pub resumed_from: Option<usize>,
     /// The damaged checkpoint this call set aside before training from scratch.
     pub recovered: Option<Damage>,
+    /// What the model's training cost, with or without a checkpoint (a resumed one includes
+    /// the sessions before).
+    pub totals: TrainTotals,
 }
 
 /// [`fit`], also reporting resumption and recovery. A damaged checkpoint is set aside with a
@@ -254,5 +257,6 @@ pub fn fit_with_report<'a, M: Trainable>(
             report.state = Some(checkpoint.save(&model, &optim, epoch + 1, totals, &history)?);
         }
     }
+    report.totals = totals;
     Ok((model, report))
 }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Built, Context, Method, Setting};
 use crate::error::{ExperimentError, Result};
+use crate::results::TrainCost;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -50,6 +51,28 @@ impl Method for HetDpt {
             "chose n_a = {}, n_g = {}; MAP R² {:.3}; measured speed-up {:.2}x",
             report.choice.n_attn, report.choice.n_act, report.fit.r_squared, report.speedup
         ));
+        // HetDPT trains outside `ctx.fit` (gate rounds, MAP fine-tunes, the distilled
+        // fine-tune): its own cost joins the base model's in `train_cost`. What a user keeps is
+        // the pruned model, in f32.
+        let own = report.training;
+        *ctx.trained.borrow_mut() += TrainCost {
+            wall_seconds: own.wall_seconds,
+            steps: own.steps,
+            samples: own.samples,
+            stored_bytes: 4 * report.pruned.params as u64,
+            trainings: own.trainings,
+            trainable_params: own.trainable_params,
+            ..TrainCost::default()
+        };
+        if !report.budget_met {
+            ctx.say(&format!(
+                "missed its budget {:?}: measured {:.2}x, accuracy {:.4} (unpruned {:.4})",
+                self.0.budget,
+                report.achieved_speedup,
+                report.pruned.accuracy,
+                report.base.accuracy
+            ));
+        }
         let json = serde_json::to_vec_pretty(report)?;
         let mut built = Built::new(outcome.model);
         built.extra.insert(
@@ -60,6 +83,11 @@ impl Method for HetDpt {
                 "loo_r_squared": report.fit.loo_r_squared,
                 "loo_max_abs_error": report.fit.loo_max_abs_error,
                 "speedup": report.speedup,
+                "budget": self.0.budget,
+                "budget_met": report.budget_met,
+                "achieved_speedup": report.achieved_speedup,
+                "prediction_cap": report.prediction_cap,
+                "added_points": report.points.iter().filter(|p| p.added_by_search).count(),
                 "removal": report.removal,
             }),
         );

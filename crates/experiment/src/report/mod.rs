@@ -49,7 +49,8 @@ pub fn render(summary: &Summary, curves: &RunCurves, score: &str) -> Result<Rend
     let pareto = figures.iter().find(|f| f.file == figures::PARETO);
     let mut markdown = markdown::markdown(summary, pareto);
     markdown.push_str("## Figures\n\n");
-    for f in &figures {
+    // The cost-UQ figure is shown once, under the verdicts.
+    for f in figures.iter().filter(|f| f.file != figures::PARETO) {
         let _ = writeln!(
             markdown,
             "### {}\n\n{}\n\n![{}]({})\n",

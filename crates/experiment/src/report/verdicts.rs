@@ -53,8 +53,34 @@ fn legend(first: &Comparison, tests: usize) -> String {
     )
 }
 
-/// `## Verdicts`: the headline metrics' verdicts per method, or nothing without comparisons.
+/// A line per method entry and seed whose HetDPT search missed its budget (`budget_met` false).
+fn missed_budgets(out: &mut String, summary: &Summary) {
+    for r in &summary.methods {
+        let Some(h) = r.extra.get("hetdpt") else {
+            continue;
+        };
+        if h.get("budget_met").and_then(|b| b.as_bool()) != Some(false) {
+            continue;
+        }
+        let speedup = (h.get("achieved_speedup").and_then(|s| s.as_f64())).unwrap_or(f64::NAN);
+        let _ = writeln!(
+            out,
+            "**{} missed its budget on seed {}**: `{}`, achieved speed-up {speedup:.2}x.\n",
+            md_text(&r.name),
+            r.seed,
+            h.get("budget").map_or(NA.to_string(), |b| b.to_string()),
+        );
+    }
+}
+
+/// `## Verdicts`: the headline metrics' verdicts per method, or nothing without comparisons;
+/// then any missed HetDPT budget.
 pub(super) fn lead(out: &mut String, summary: &Summary) {
+    lead_table(out, summary);
+    missed_budgets(out, summary);
+}
+
+fn lead_table(out: &mut String, summary: &Summary) {
     let comparisons = &summary.comparisons;
     let Some(first) = comparisons.first() else {
         return;

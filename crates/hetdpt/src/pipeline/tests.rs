@@ -57,7 +57,38 @@ fn pipeline_is_consistent_and_deterministic() {
     // Measured points n_a major; the search scores all 3 x 3 points of the grid, measuring the
     // speed (here FLOPs) of only those it checks.
     let grid: Vec<_> = report.points.iter().map(|p| (p.n_attn, p.n_act)).collect();
-    assert_eq!(grid, [(0, 0), (0, 2), (2, 0), (2, 2)]);
+    assert_eq!(grid[..4], [(0, 0), (0, 2), (2, 0), (2, 2)]);
+    // Points past the grid are the ones the search was about to choose unmeasured.
+    assert!(report.points[..4].iter().all(|p| !p.added_by_search));
+    assert!(report.points[4..].iter().all(|p| p.added_by_search));
+    assert!(grid.len() <= 4 + EXTRA_POINTS);
+    // No prediction above the unpruned model's measured accuracy.
+    assert_eq!(report.prediction_cap, report.base.accuracy);
+    assert!(
+        report
+            .grid
+            .iter()
+            .all(|c| c.predicted_accuracy <= report.prediction_cap)
+    );
+    // Every training counted: one of the 2L = 6 gate scores (4 rounds of 3 steps of 20 of the
+    // 60 images), each point's MAP fine-tune (60 images in 3 batches per epoch), the final
+    // fine-tune (1 epoch of the 60-image subset).
+    let t = &report.training;
+    let per_point = 3 * cfg.map_epochs as u64;
+    let points = report.points.len() as u64;
+    assert_eq!(t.trainings, 1 + report.points.len() + 1);
+    assert_eq!(t.steps, 12 + points * per_point + 3);
+    assert_eq!(t.samples, 20 * t.steps);
+    let point_params: u64 = report.points.iter().map(|p| p.params as u64).sum();
+    assert_eq!(
+        t.trainable_params,
+        6 + point_params + model.num_params() as u64
+    );
+    assert!(t.wall_seconds > 0.0);
+    // The budget is judged by FLOPs here, as the search was.
+    let flop_speedup = report.base.flops as f64 / report.pruned.flops as f64;
+    assert_eq!(report.achieved_speedup, flop_speedup);
+    assert_eq!(report.budget_met, flop_speedup >= 1.1);
     assert_eq!(report.importance.attn.len(), 2);
     assert_eq!(report.importance.act.len(), 2);
     for p in &report.points {
@@ -74,6 +105,8 @@ fn pipeline_is_consistent_and_deterministic() {
             .any(|k| (k.n_attn, k.n_act) == (c.n_attn, c.n_act))
     );
     assert_eq!(c.measured_point, grid.contains(&(c.n_attn, c.n_act)));
+    // The search measures its choice before deciding, unless it ran out of extra points.
+    assert!(c.measured_point || grid.len() == 4 + EXTRA_POINTS);
     if !c.reason.contains("no point reaches") {
         assert!(c.speedup >= 1.1, "{c:?}");
     }
@@ -169,7 +202,7 @@ fn finetune_trains_the_merged_model() {
         alpha: 0.5,
         temperature: 2.0,
     };
-    let tuned = finetune(
+    let (tuned, totals) = finetune(
         model,
         data,
         &recipe,
@@ -179,6 +212,9 @@ fn finetune_trains_the_merged_model() {
         "test".into(),
     )
     .unwrap();
+    // The cost it reports: one epoch of the batches of 20 (drop-last, as the trainer plans).
+    let n = data.set.len() as u64;
+    assert_eq!((totals.steps, totals.samples), (n / 20, 20 * (n / 20)));
     let after = tuned.shell.head.weight.val();
     assert!(!after.device().is_autodiff());
     assert!(max_rel_diff(&after, &before) > 1e-3);
