@@ -35,6 +35,8 @@ pub struct BaseSpec {
     vit: Option<ViTConfig>,
     /// The tokenizer of a text backbone.
     tokenizer: Option<WordPiece>,
+    /// Whether `init` gives pretrained weights (else a model to train from scratch).
+    pretrained: bool,
     init: Init,
 }
 
@@ -61,6 +63,7 @@ impl BaseSpec {
                     identity: serde_json::json!(vit),
                     vit: Some(vit),
                     tokenizer: None,
+                    pretrained: false,
                     init: Arc::new(move |_, device| {
                         Ok(init.init(device).context("backbone")?.into())
                     }),
@@ -82,6 +85,7 @@ impl BaseSpec {
             identity: serde_json::json!({"pretrained": name, "config": config}),
             vit: None,
             tokenizer: None,
+            pretrained: true,
             init: Arc::new(init),
         }
     }
@@ -94,6 +98,16 @@ impl BaseSpec {
     /// The tokenizer of a text backbone.
     pub fn tokenizer(&self) -> Option<WordPiece> {
         self.tokenizer.clone()
+    }
+
+    /// The pretrained weights, never trained on the task, with a head initialised from `seed`,
+    /// on `device`; `None` for a backbone trained from scratch.
+    pub fn pretrained_model(&self, seed: u64, device: &Device) -> Result<Option<Classifier>> {
+        if !self.pretrained {
+            return Ok(None);
+        }
+        device.seed(seed);
+        self.init(seed, device).map(Some)
     }
 
     /// A fresh model on `device`: initialised from `seed`, or the pretrained weights with a head

@@ -103,6 +103,7 @@ impl<'a> Setup<'a> {
     ) -> Context<'s> {
         Context {
             spec,
+            setting: self.config.setting(),
             recipe: &self.config.train,
             eval_batch: self.config.data.eval_batch_size,
             vit: self.spec.vit(),
@@ -115,6 +116,7 @@ impl<'a> Setup<'a> {
             device: &self.device,
             trainer: &self.trainer,
             base_fingerprint: &base.fingerprint,
+            base_spec: &self.spec,
             trained: Default::default(),
         }
     }
@@ -261,7 +263,7 @@ fn run_seed(
         let built = spec.method.build(&ctx).context(&place)?;
         // The base models the method uses, and what it trained itself.
         let mut train_cost = ctx.trained.into_inner();
-        for cost in &base.costs[..spec.method.base_models_trained_from()] {
+        for cost in &base.costs[..spec.method.base_models_trained_from(&config.setting())] {
             train_cost += *cost;
         }
         if let Some(pool) = &pool {

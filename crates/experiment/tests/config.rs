@@ -251,26 +251,50 @@ fn library_configs_are_the_method_parameters() {
     let with = |method: &str| VALID.replace("[[method]]\nkind = \"single\"", method);
     let c = ExperimentConfig::parse(&with("[[method]]\nkind = \"lora_ensemble\"\nmembers = 2"))
         .unwrap();
-    let lora = lora_ensemble::LoraConfig::new(2);
+    // The documented defaults (the LoRA-Ensemble recipe: rank 8, scale 1, gain 10, fresh heads;
+    // Packed-Ensembles alpha 2, gamma 1), pinned here rather than read from the library.
     let params = &c.methods[0].params;
-    assert_eq!(params["rank"].as_integer(), Some(lora.rank as i64));
-    assert_eq!(params["init_gain"].as_float(), Some(lora.init_gain));
+    assert_eq!(params["rank"].as_integer(), Some(8));
+    assert_eq!(params["scale"].as_float(), Some(1.0));
+    assert_eq!(params["init_gain"].as_float(), Some(10.0));
     assert_eq!(params["head_init"].as_str(), Some("random"));
     assert!(!params.contains_key("text_tokens"), "{params:?}");
-    let packed = ensembles::PackedConfig::new();
+    // What to freeze defaults by the backbone, so an absent key stays absent.
+    assert!(!params.contains_key("backbone"), "{params:?}");
     let c = ExperimentConfig::parse(&with("[[method]]\nkind = \"packed_ensemble\"\nmembers = 3"))
         .unwrap();
-    assert_eq!(c.methods[0].params["alpha"].as_float(), Some(packed.alpha));
-    assert_eq!(
-        c.methods[0].params["gamma"].as_integer(),
-        Some(packed.gamma as i64)
+    assert_eq!(c.methods[0].params["alpha"].as_float(), Some(2.0));
+    assert_eq!(c.methods[0].params["gamma"].as_integer(), Some(1));
+    // LoRA's own key: "base" is kept as given; "pretrained" needs pretrained weights, which a
+    // ViT trained from scratch does not have; anything else names the two.
+    let c = ExperimentConfig::parse(&with(
+        "[[method]]\nkind = \"lora_ensemble\"\nmembers = 2\nbackbone = \"base\"",
+    ))
+    .unwrap();
+    assert_eq!(c.methods[0].params["backbone"].as_str(), Some("base"));
+    let e = error_of(&with(
+        "[[method]]\nkind = \"lora_ensemble\"\nmembers = 2\nbackbone = \"pretrained\"",
+    ));
+    assert!(
+        e.contains("backbone = \"pretrained\"") && e.contains("trained from scratch"),
+        "{e}"
+    );
+    let e = error_of(&with(
+        "[[method]]\nkind = \"lora_ensemble\"\nmembers = 2\nbackbone = \"frozen\"",
+    ));
+    assert!(
+        e.contains("backbone") && e.contains("pretrained") && e.contains("base"),
+        "{e}"
     );
 
     let e = error_of(&with(
         "[[method]]\nkind = \"lora_ensemble\"\nmembers = 2\nrnak = 4",
     ));
     assert!(
-        e.contains("`rnak`") && e.contains("`rank`") && e.contains("`head_init`"),
+        e.contains("`rnak`")
+            && e.contains("`rank`")
+            && e.contains("`head_init`")
+            && e.contains("`backbone`"),
         "{e}"
     );
     assert!(

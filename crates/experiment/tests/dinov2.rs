@@ -88,6 +88,10 @@ fn dinov2_fine_tunes_through_the_runner() {
     }
     // Hydra keeps 3 of 6 heads per block in each of its 2 members: fewer FLOPs than 2 models.
     assert!(results[2].cost.flops < 2 * single.cost.flops);
+    // LoRA-Ensemble on the pretrained DINOv2 as loaded: its adapters are its only training.
+    let lora = &results[3];
+    assert_eq!(lora.extra["frozen"], "pretrained");
+    assert_eq!(lora.train_cost.unwrap().trainings, 1);
 }
 
 #[test]

@@ -123,6 +123,13 @@ analysis = true
 kind = "lora_ensemble"
 members = 2
 rank = 2
+
+[[method]]
+name = "lora_base"
+kind = "lora_ensemble"
+members = 2
+rank = 2
+backbone = "base"
 "#;
 
 fn options(root: &Path, out: &Path) -> RunOptions {
@@ -142,7 +149,7 @@ fn every_text_kind_runs_on_a_pretrained_bert() {
     let config = ExperimentConfig::parse(&format!("{BASE}{METHODS}")).unwrap();
     let run_out = run(&config, &options(root.path(), out.path())).unwrap();
     let results = &run_out.summary.methods;
-    assert_eq!(results.len(), 6);
+    assert_eq!(results.len(), 7);
     let single = &results[0];
     for (result, spec) in results.iter().zip(&config.methods) {
         assert_eq!(result.members, spec.members(), "{}", spec.name);
@@ -175,6 +182,19 @@ fn every_text_kind_runs_on_a_pretrained_bert() {
             single.cost.params
         );
     }
+    // LoRA-Ensemble freezes the pretrained weights by default on a pretrained backbone: its
+    // training is the adapters' alone; on the seed's base model it also pays that model's.
+    let (lora, lora_base) = (&results[5], &results[6]);
+    assert_eq!(lora.extra["frozen"], "pretrained");
+    assert_eq!(lora_base.extra["frozen"], "base");
+    let trainings = |r: &experiment::MethodResult| r.train_cost.unwrap().trainings;
+    assert_eq!(trainings(lora), 1);
+    assert_eq!(trainings(lora_base), 1 + trainings(single));
+    assert_eq!(lora.cost.params, lora_base.cost.params);
+    assert_ne!(
+        lora.id.nll, lora_base.id.nll,
+        "two different frozen backbones"
+    );
     let analysis = run_out.dir.join("hydra_circuit-seed3-pruning.csv");
     assert_eq!(
         std::fs::read_to_string(analysis).unwrap().lines().count(),

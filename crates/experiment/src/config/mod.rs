@@ -151,6 +151,15 @@ impl ExperimentConfig {
         Ok(())
     }
 
+    /// What a method's check and build may know of the experiment.
+    pub fn setting(&self) -> Setting {
+        Setting {
+            dropout: self.backbone.dropout,
+            val_fraction: self.data.val_fraction,
+            pretrained: self.backbone.pretrained.is_some(),
+        }
+    }
+
     /// Whether `method` gets a temperature-scaled entry, by its own key or by `[eval]`.
     pub fn calibrates(&self, method: &MethodSpec) -> bool {
         method.calibration == Calibration::Temperature
@@ -347,10 +356,7 @@ impl ExperimentConfig {
         if self.methods.is_empty() {
             return fail("[[method]]", "the experiment lists no method".into());
         }
-        let setting = Setting {
-            dropout: self.backbone.dropout,
-            val_fraction: self.data.val_fraction,
-        };
+        let setting = self.setting();
         for (i, m) in self.methods.iter().enumerate() {
             (m.check(&self.train, &setting))
                 .map_err(|e| e.at(&format!("[[method]] #{}", i + 1)))?;

@@ -20,6 +20,8 @@ use crate::results::TrainCost;
 /// training and validation data, never the evaluation sets.
 pub struct Context<'a> {
     pub spec: &'a MethodSpec,
+    /// What the method's check saw of the experiment.
+    pub setting: super::Setting,
     /// The experiment's `[train]` (the method's overrides: [`Context::train_config`]).
     pub recipe: &'a TrainConfig,
     /// `[data] eval_batch_size`: the batch for forward passes without gradients.
@@ -41,6 +43,8 @@ pub struct Context<'a> {
     pub(crate) trainer: &'a Trainer,
     /// The cache fingerprint of `base[0]`, so that derived models are cached per base model.
     pub(crate) base_fingerprint: &'a str,
+    /// How base models are made (the pretrained weights, for methods that start from them).
+    pub(crate) base_spec: &'a crate::base::BaseSpec,
     /// What the method's own trainings ([`Context::fit`]) cost so far.
     pub(crate) trained: RefCell<TrainCost>,
 }
@@ -127,6 +131,12 @@ impl<'a> Context<'a> {
             self.seed,
             fnv1a(format!("{}/{tag}", self.spec.name).as_bytes()),
         )
+    }
+
+    /// The pretrained backbone as loaded, never trained on the task, with a head initialised
+    /// from `seed`, on the training device; `None` when the backbone is trained from scratch.
+    pub fn pretrained(&self, seed: u64) -> Result<Option<Classifier>> {
+        self.base_spec.pretrained_model(seed, &self.autodiff())
     }
 
     /// The training device (autodiff on top of the evaluation device).

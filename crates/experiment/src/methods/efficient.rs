@@ -59,7 +59,7 @@ impl<C: ScratchConfig> Method for FromScratch<C> {
         true
     }
 
-    fn base_models_trained_from(&self) -> usize {
+    fn base_models_trained_from(&self, _setting: &Setting) -> usize {
         0
     }
 

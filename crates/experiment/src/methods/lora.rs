@@ -1,36 +1,94 @@
-//! `lora_ensemble`: LoRA-Ensemble: the seed's base model frozen, N members that
-//! differ only by low-rank adapters on Q/K/V/O and their classifiers, trained together and run in
-//! one vectorised pass. The recipe is `[train]` with the method's `train = { ... }` overrides
-//! (the reference: AdamW lr 1e-4, no weight decay, clip 1.0).
+//! `lora_ensemble`: LoRA-Ensemble: a frozen backbone, N members that differ only by low-rank
+//! adapters on Q/K/V/O and their classifiers, trained together and run in one vectorised pass.
+//! What is frozen is `backbone`: the pretrained weights as loaded (`"pretrained"`, never trained
+//! on the task: the default on a pretrained backbone) or the seed's task-trained base model
+//! (`"base"`, this project's variant, and the only one on a backbone trained from scratch).
+//! The recipe is `[train]` with the method's `train = { ... }` overrides (the reference: AdamW
+//! lr 1e-4, no weight decay, clip 1.0).
 
 use burn::module::Module;
 use lora_ensemble::LoraConfig;
+use serde::{Deserialize, Serialize};
 
 use super::params::LibraryParams;
 use super::{Built, Context, Method, Setting};
-use crate::error::Result;
+use crate::error::{ConfigError, ExperimentError, Result};
+
+/// Which weights the members' adapters are learnt on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Frozen {
+    /// The pretrained backbone as loaded, with no task training.
+    Pretrained,
+    /// The seed's base model, trained (or fine-tuned) on the task.
+    Base,
+}
+
+impl Frozen {
+    fn as_str(self) -> &'static str {
+        match self {
+            Frozen::Pretrained => "pretrained",
+            Frozen::Base => "base",
+        }
+    }
+}
 
 /// Every key of `lora_ensemble::LoraConfig` but `text_tokens` and `eval_rows` (set from the
-/// experiment), with the library's defaults; `members` is required.
+/// experiment), with the library's defaults, and `backbone`; `members` is required.
 #[derive(Debug, Clone)]
-pub struct LoraEnsemble(pub LoraConfig);
+pub struct LoraEnsemble {
+    pub config: LoraConfig,
+    /// `None`: pretrained when the experiment's backbone is, else base.
+    pub backbone: Option<Frozen>,
+}
+
+impl LoraEnsemble {
+    /// What is frozen in an experiment with `setting`.
+    fn frozen(&self, setting: &Setting) -> Frozen {
+        self.backbone.unwrap_or(if setting.pretrained {
+            Frozen::Pretrained
+        } else {
+            Frozen::Base
+        })
+    }
+}
 
 impl LibraryParams for LoraEnsemble {
     type Config = LoraConfig;
     const INTERNAL: &'static [&'static str] = &["text_tokens", "eval_rows"];
+    const OWN: &'static [&'static str] = &["backbone"];
 
     fn defaults() -> LoraConfig {
         LoraConfig::new(0)
     }
 
     fn new(config: LoraConfig) -> Self {
-        Self(config)
+        Self {
+            config,
+            backbone: None,
+        }
+    }
+
+    fn with_own(config: LoraConfig, mut own: toml::Table) -> Result<Self, ConfigError> {
+        let backbone = own
+            .remove("backbone")
+            .map(Frozen::deserialize)
+            .transpose()
+            .map_err(|e| ConfigError::msg(format!("backbone: {}", e.message())))?;
+        Ok(Self { config, backbone })
     }
 }
 
 impl Method for LoraEnsemble {
     fn members(&self) -> usize {
-        self.0.members
+        self.config.members
+    }
+
+    fn base_models_trained_from(&self, setting: &Setting) -> usize {
+        match self.frozen(setting) {
+            Frozen::Pretrained => 0,
+            Frozen::Base => 1,
+        }
     }
 
     fn trains(&self) -> bool {
@@ -41,16 +99,38 @@ impl Method for LoraEnsemble {
         true
     }
 
-    fn check(&self, _setting: &Setting) -> Result<()> {
-        Ok(self.0.check()?)
+    fn check(&self, setting: &Setting) -> Result<()> {
+        if self.backbone == Some(Frozen::Pretrained) && !setting.pretrained {
+            return Err(ExperimentError::invalid(
+                "backbone = \"pretrained\": the experiment's backbone is trained from scratch \
+                 (no `[backbone] pretrained`), so there are no pretrained weights to freeze; \
+                 only \"base\" (the seed's trained model) exists here",
+            ));
+        }
+        Ok(self.config.check()?)
     }
 
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {
-        // The frozen backbone lives on the training device; only adapters and heads get gradients.
-        let backbone = ctx.base[0].clone().train();
-        let model = (self.0.clone())
+        let frozen = self.frozen(&ctx.setting);
+        // The frozen backbone lives on the training device; only adapters and heads get
+        // gradients. The tag keeps the two variants' trained adapters apart in the cache.
+        let (backbone, tag) = match frozen {
+            Frozen::Base => (ctx.base[0].clone().train(), "adapters"),
+            Frozen::Pretrained => {
+                let weights = ctx.pretrained(ctx.seed_for("pretrained head"))?;
+                let weights = weights.ok_or_else(|| {
+                    ExperimentError::invalid("lora_ensemble: no pretrained backbone to freeze")
+                })?;
+                (weights, "pretrained adapters")
+            }
+        };
+        let model = (self.config.clone())
             .with_text_tokens(ctx.text_tokens.max(1))
             .init(backbone, ctx.seed_for("adapters"))?;
-        ctx.fit_method(model, "adapters")
+        let mut built = ctx.fit_method(model, tag)?;
+        built
+            .extra
+            .insert("frozen".into(), serde_json::json!(frozen.as_str()));
+        Ok(built)
     }
 }

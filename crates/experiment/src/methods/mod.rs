@@ -53,6 +53,8 @@ pub struct Setting {
     pub dropout: f64,
     /// `[data] val_fraction`.
     pub val_fraction: f64,
+    /// Whether `[backbone] pretrained` names a backbone (else it is trained from scratch).
+    pub pretrained: bool,
 }
 
 /// A method kind's parameters and how to build it.
@@ -67,8 +69,8 @@ pub trait Method: Debug + Send + Sync {
 
     /// How many of those base models its result is trained from, so that their training counts
     /// in its `train_cost`: all of them, unless it borrows only the base model's shape (the
-    /// ensembles trained from scratch).
-    fn base_models_trained_from(&self) -> usize {
+    /// ensembles trained from scratch, LoRA-Ensemble on the pretrained weights).
+    fn base_models_trained_from(&self, _setting: &Setting) -> usize {
         self.base_models()
     }
 
@@ -126,7 +128,7 @@ pub const KINDS: &[Kind] = &[
     },
     Kind {
         name: "lora_ensemble",
-        about: "frozen base model, N members differing by low-rank adapters on Q/K/V/O (members, rank, scale, init_gain, head_init)",
+        about: "a frozen backbone, N members differing by low-rank adapters on Q/K/V/O (members, rank, scale, init_gain, head_init, backbone = pretrained | base)",
         parse: params::parse::<lora::LoraEnsemble>,
     },
     Kind {

@@ -18,6 +18,13 @@ pub(super) trait LibraryParams: Method + Sized + 'static {
     /// The library's defaults (with placeholders for the [`Self::REQUIRED`] keys).
     fn defaults() -> Self::Config;
     fn new(config: Self::Config) -> Self;
+    /// Keys of the method's own beside the config's fields, handed to [`Self::with_own`].
+    const OWN: &'static [&'static str] = &[];
+    /// The method from its config and the [`Self::OWN`] keys the table gave.
+    fn with_own(config: Self::Config, own: toml::Table) -> Result<Self, ConfigError> {
+        debug_assert!(own.is_empty(), "a kind without own keys got {own:?}");
+        Ok(Self::new(config))
+    }
     /// Keys the method table must give.
     const REQUIRED: &'static [&'static str] = &["members"];
     /// Fields the runner sets from the experiment, not from the method table.
@@ -27,11 +34,12 @@ pub(super) trait LibraryParams: Method + Sized + 'static {
 /// Parses a kind's table into its library config and returns the resolved parameters
 /// (defaults filled in, runner-set fields left out).
 pub(super) fn parse<T: LibraryParams>(
-    table: toml::Table,
+    mut table: toml::Table,
 ) -> Result<(Arc<dyn Method>, toml::Table), ConfigError> {
     let fields = field_names::<T::Config>();
     let valid: Vec<&str> = (fields.iter().copied())
         .filter(|f| !T::INTERNAL.contains(f))
+        .chain(T::OWN.iter().copied())
         .collect();
     if let Some(key) = table.keys().find(|k| !valid.contains(&k.as_str())) {
         let valid = valid.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>();
@@ -43,6 +51,10 @@ pub(super) fn parse<T: LibraryParams>(
     if let Some(key) = T::REQUIRED.iter().find(|k| !table.contains_key(**k)) {
         return Err(ConfigError::msg(format!("missing field `{key}`")));
     }
+    let own: toml::Table = T::OWN
+        .iter()
+        .filter_map(|k| table.remove_entry(*k))
+        .collect();
     let mut merged =
         toml::Table::try_from(T::defaults()).map_err(|e| ConfigError::msg(e.to_string()))?;
     merged.extend(table);
@@ -51,7 +63,10 @@ pub(super) fn parse<T: LibraryParams>(
     let mut resolved =
         toml::Table::try_from(&config).map_err(|e| ConfigError::msg(e.to_string()))?;
     resolved.retain(|k, _| !T::INTERNAL.contains(&k.as_ref()));
-    Ok((Arc::new(T::new(config)), resolved))
+    // What the table gave of the method's own keys stays as given (an absent one keeps its
+    // default, which may depend on the experiment).
+    resolved.extend(own.clone());
+    Ok((Arc::new(T::with_own(config, own)?), resolved))
 }
 
 /// The field names a struct's `Deserialize` asks for (optional ones included, which a
