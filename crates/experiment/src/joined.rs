@@ -80,8 +80,10 @@ pub struct Joined {
     pub preface: String,
 }
 
-/// Joins the run directories `dirs` (two or more), in order. A method name found in an
-/// earlier run gets `@<run-id>` in a later one. Refuses runs whose data differ, naming the
+/// Joins the run directories `dirs` (two or more), in order. A run of the same experiment as
+/// every earlier one on other seeds (a study run in parts) continues their methods: its entries
+/// join theirs under the same names, and the comparisons pair all the seeds. Otherwise a method
+/// name found in an earlier run gets `@<run-id>` in a later one. Refuses runs whose data differ, naming the
 /// field and both values.
 pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
     if dirs.len() < 2 {
@@ -110,9 +112,11 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
     );
     let mut renamed = Vec::new();
     let mut seen: BTreeSet<String> = BTreeSet::new();
-    for run in &runs {
+    for (i, run) in runs.iter().enumerate() {
         let names: BTreeSet<String> = run.summary.methods.iter().map(|m| m.name.clone()).collect();
-        let rename = |name: &str| match seen.contains(name) {
+        // A part of the first run's experiment on other seeds continues its methods.
+        let part = continues_on_other_seeds(&runs[..i], run)?;
+        let rename = |name: &str| match seen.contains(name) && !part {
             true => format!("{name}@{}", run.id),
             false => name.to_string(),
         };
@@ -143,7 +147,7 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
             }
         }
         for name in &names {
-            if seen.contains(name) {
+            if seen.contains(name) && !part {
                 renamed.push(format!("`{name}` of run {} is `{name}@{}`", run.id, run.id));
             }
         }
@@ -213,6 +217,34 @@ impl Joined {
         );
         Ok(rendered)
     }
+}
+
+/// Whether `run` is the experiment of every run in `earlier` on seeds none of them has: the
+/// same resolved `config.toml` but for `[experiment] seeds` (and [`MAY_DIFFER`]), so its
+/// methods are the same methods and their entries join them rather than sit beside them.
+fn continues_on_other_seeds(earlier: &[Run], run: &Run) -> Result<bool> {
+    let Some(first) = earlier.first() else {
+        return Ok(false);
+    };
+    let recipe = |r: &Run| -> Result<toml::Table> {
+        let mut table = toml::Table::try_from(&r.config)
+            .map_err(|e| ExperimentError::invalid(format!("{}: {e}", r.dir.display())))?;
+        if let Some(toml::Value::Table(t)) = table.get_mut("experiment") {
+            t.remove("seeds");
+        }
+        if let Some(toml::Value::Table(t)) = table.get_mut("data") {
+            t.retain(|k, _| !MAY_DIFFER.contains(&k.as_ref()));
+        }
+        Ok(table)
+    };
+    let mine = recipe(run)?;
+    for other in earlier {
+        let shared = (run.summary.seeds.iter()).any(|s| other.summary.seeds.contains(s));
+        if shared || recipe(other)? != mine {
+            return Ok(false);
+        }
+    }
+    Ok(recipe(first)? == mine)
 }
 
 /// The `[data]` sections of two runs, field by field (but for [`MAY_DIFFER`]).

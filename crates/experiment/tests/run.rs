@@ -309,6 +309,37 @@ fn calibrated_entries_diversity_and_comparisons() {
     );
     drop(_guard);
     a_later_run_joins_and_other_data_is_refused(&out.dir, dir.path());
+    seed_parts_join_into_the_whole_run(&out.summary, &text, dir.path());
+}
+
+/// A study run in parts: the same experiment on seed 3, then on seed 4 (from the same cache),
+/// joined, gives the two-seed run's entries under the same names, metric for metric, and the
+/// same paired comparisons of every metric that does not depend on timing.
+fn seed_parts_join_into_the_whole_run(whole: &Summary, text: &str, root: &Path) {
+    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let part = |seed: u64| {
+        let one = text.replace("seeds = [3, 4]", &format!("seeds = [{seed}]"));
+        run(&ExperimentConfig::parse(&one).unwrap(), &options(root)).unwrap()
+    };
+    let (a, b) = (part(3), part(4));
+    let joined = join_runs(&[a.dir.clone(), b.dir.clone()], None).unwrap();
+    assert_eq!(joined.summary.seeds, [3, 4]);
+    assert_eq!(metrics(&joined.summary), metrics(whole));
+    let untimed = |s: &Summary| -> Vec<String> {
+        (s.comparisons.iter())
+            .filter(|c| {
+                ["id.", "ood.", "shift."]
+                    .iter()
+                    .any(|p| c.metric.starts_with(p))
+            })
+            .map(|c| serde_json::to_string(c).unwrap())
+            .collect()
+    };
+    assert!(!untimed(whole).is_empty());
+    assert_eq!(untimed(&joined.summary), untimed(whole));
+    // The same two parts but one seed in common are two runs side by side, renamed.
+    let overlap = join_runs(&[a.dir.clone(), a.dir.clone()], None).unwrap();
+    assert!(overlap.summary.methods.iter().any(|m| m.name.contains('@')));
 }
 
 /// `[eval] precision = "bf16"`: every method again in bf16 beside its f32 entry, the same
