@@ -9,6 +9,9 @@
 //! (docs/performance.md). Run from a pool thread, an op runs in place and only the split-off
 //! halves travel, by work stealing.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
 /// Stack of the pool's threads: the size of a main thread's, since the whole program body runs
 /// on one of them (rayon's default is 2 MiB).
 const STACK_BYTES: usize = 8 << 20;
@@ -35,8 +38,11 @@ pub fn on_pool<R: Send>(work: impl FnOnce() -> R + Send) -> R {
 /// threads' cores, busy for the whole of `work`: used for timed evaluation passes, which run
 /// alone on the machine, not for training beside worker processes.
 pub fn hot<R>(work: impl FnOnce() -> R) -> R {
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering};
+    hot_counted(work, Arc::default())
+}
+
+/// [`hot`], with `live` counting the spinners running (so a test can see them start and stop).
+fn hot_counted<R>(work: impl FnOnce() -> R, live: Arc<AtomicUsize>) -> R {
     let Some(caller) = rayon::current_thread_index() else {
         return work();
     };
@@ -55,21 +61,37 @@ pub fn hot<R>(work: impl FnOnce() -> R) -> R {
         if context.index() == caller {
             return;
         }
+        live.fetch_add(1, Ordering::AcqRel);
         while !flag.load(Ordering::Acquire) {
             if rayon::yield_now() != Some(rayon::Yield::Executed) {
                 std::hint::spin_loop();
             }
         }
+        live.fetch_sub(1, Ordering::AcqRel);
     });
     work()
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use rayon::prelude::*;
 
-    /// Parallel work inside `hot` runs to the same result on every pool size, a panic in it
-    /// reaches the caller, and the pool works as before afterwards.
+    /// Waits (a bounded while, so a failure fails rather than hangs) until `live` is `n`.
+    fn reaches(live: &AtomicUsize, n: usize) -> bool {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while live.load(Ordering::Acquire) != n {
+            if std::time::Instant::now() > deadline {
+                return false;
+            }
+            std::thread::yield_now();
+        }
+        true
+    }
+
+    /// Inside `hot` every other thread of the pool spins, and once it returns (normally or by
+    /// a panic) none does; parallel work inside it runs to the same result on every pool size,
+    /// a panic in it reaches the caller, and the pool works as before afterwards.
     #[test]
     fn hot_runs_parallel_work_and_lets_the_pool_go() {
         let sum = |n: u64| (0..n).into_par_iter().map(|i| i * i).sum::<u64>();
@@ -80,9 +102,17 @@ mod tests {
                 .build()
                 .unwrap();
             pool.install(|| {
-                assert_eq!(super::hot(|| sum(100_000)), expected, "{threads} threads");
-                let hit = std::panic::catch_unwind(|| super::hot(|| panic!("inside")));
+                let live = Arc::new(AtomicUsize::new(0));
+                let all_spin = hot_counted(|| reaches(&live, threads - 1), live.clone());
+                assert!(all_spin, "{threads} threads: {live:?} spinning");
+                assert!(reaches(&live, 0), "{threads} threads: {live:?} still spinning");
+                let after_panic = live.clone();
+                let hit = std::panic::catch_unwind(move || {
+                    hot_counted(|| panic!("inside"), after_panic)
+                });
                 assert!(hit.is_err());
+                assert!(reaches(&live, 0), "after a panic: {live:?} still spinning");
+                assert_eq!(super::hot(|| sum(100_000)), expected, "{threads} threads");
                 assert_eq!(super::hot(|| super::hot(|| sum(100_000))), expected);
             });
             assert_eq!(pool.install(|| sum(100_000)), expected);

@@ -113,11 +113,23 @@ fn leave_one_out_errors_match_the_hat_matrix() {
     assert!((fit.loo_r_squared - (1.0 - ss_res / ss_tot)).abs() < 1e-10);
     // Held out, a fit never does better than in sample.
     assert!(fit.loo_r_squared < fit.r_squared);
-    // An exact polynomial is predicted exactly held out too; too few points: NaN.
+    // An exact polynomial is predicted exactly held out too.
     let exact = Polynomial::fit(&grid_points(known), 2).unwrap();
     assert!(exact.loo_max_abs_error < 1e-10 && (exact.loo_r_squared - 1.0).abs() < 1e-10);
-    let six = Polynomial::fit(&grid_points(known)[..6], 2);
-    assert!(six.is_err() || six.unwrap().loo_r_squared.is_nan());
+    // Six points that determine a quadratic's six coefficients: an exact fit, but five left
+    // after holding one out cannot, so the held-out figures are NaN.
+    let six: Vec<(f64, f64, f64)> = [(0, 0), (1, 0), (2, 0), (0, 1), (1, 1), (0, 2)]
+        .iter()
+        .map(|&(a, g)| (a as f64 / 6.0, g as f64 / 6.0))
+        .map(|(a, g)| (a, g, known(a, g)))
+        .collect();
+    let six = Polynomial::fit(&six, 2).unwrap();
+    assert!((six.r_squared - 1.0).abs() < 1e-10);
+    assert!(six.loo_r_squared.is_nan() && six.loo_max_abs_error.is_nan());
+    assert!(six.loo_predictions.iter().all(|p| p.is_nan()));
+    // Six points on only two values of m_a cannot tell m_a² from m_a: an error that says so.
+    let e = Polynomial::fit(&grid_points(known)[..6], 2).unwrap_err();
+    assert!(e.to_string().contains("6 coefficients) on 6 points"), "{e}");
 }
 
 #[test]
