@@ -117,6 +117,38 @@ fn fused_attention_equals_the_explicit_path() {
     );
 }
 
+/// The two paths differ on one input only, a sequence whose every key is masked: the explicit
+/// path's -1e4 scores are all equal, so each head's context is the mean of its values, while the
+/// fused kernel's -∞ scores give no such mean. So this shows which path ran: the explicit one on
+/// autodiff, the fused one on plain flex evaluation (and the test above compares the two).
+#[test]
+fn the_fused_kernel_runs_in_plain_evaluation() {
+    let device = test_device();
+    let qkv = [0, 1, 2].map(|i| randn([1, T, D], &device).mul_scalar(1.0 + i as f32));
+    let mean_of_values = qkv[2].clone().mean_dim(1).repeat_dim(1, T);
+    let all_masked = || Some(Tensor::<2, Bool>::from_data([[true; T]], &device));
+    let run = |on: &burn::tensor::Device| {
+        let qkv = qkv.clone().map(|t| Tensor::from_data(t.to_data(), on));
+        let out = backbone::attend(
+            qkv,
+            H,
+            None,
+            all_masked().map(|m| m.to_device(on)),
+            &Dropout { prob: 0.0 },
+            Mode::Deterministic,
+        );
+        Tensor::<3>::from_data(out.to_data(), &device)
+    };
+    let explicit = run(&device.clone().autodiff());
+    assert_close(&explicit, &mean_of_values, 1e-5);
+    let fused = run(&device);
+    let gap: f32 = (fused - mean_of_values).abs().max().into_scalar();
+    assert!(
+        !(gap < 1e-3),
+        "plain flex took the explicit path (gap {gap})"
+    );
+}
+
 #[test]
 fn head_gate_of_ones_equals_no_gate() {
     let device = test_device();
