@@ -3,8 +3,8 @@
 
 use data::mix;
 use data::{
-    Catalog, Corruption, Dataset, Modality, Normalization, SubsetSize, WordPiece, corrupt,
-    stratified_subset, train_val_split,
+    Catalog, Corruption, Dataset, ImageDataset, Modality, Normalization, SubsetSize, WordPiece,
+    corrupt, stratified_subset, train_val_split,
 };
 use train::Data;
 
@@ -42,12 +42,18 @@ pub fn load(config: &ExperimentConfig, data_root: &std::path::Path) -> Result<Lo
                         set.dims, train_full.dims
                     )));
                 }
-                ood.push(Dataset::Images(set));
+                ood.push(set);
             }
+            let sized = |set: ImageDataset| match config.data.image_size {
+                Some(side) => data::resize(&set, side, set.dims[0]).context("data.image_size"),
+                None => Ok(set),
+            };
             Ok(Loaded {
-                train_full: Dataset::Images(train_full),
-                test: Dataset::Images(splits.test),
-                ood,
+                train_full: Dataset::Images(sized(train_full)?),
+                test: Dataset::Images(sized(splits.test)?),
+                ood: (ood.into_iter())
+                    .map(|s| sized(s).map(Dataset::Images))
+                    .collect::<Result<_>>()?,
             })
         }
         Modality::Text => {

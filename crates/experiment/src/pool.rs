@@ -105,11 +105,13 @@ mod tests {
                 let live = Arc::new(AtomicUsize::new(0));
                 let all_spin = hot_counted(|| reaches(&live, threads - 1), live.clone());
                 assert!(all_spin, "{threads} threads: {live:?} spinning");
-                assert!(reaches(&live, 0), "{threads} threads: {live:?} still spinning");
+                assert!(
+                    reaches(&live, 0),
+                    "{threads} threads: {live:?} still spinning"
+                );
                 let after_panic = live.clone();
-                let hit = std::panic::catch_unwind(move || {
-                    hot_counted(|| panic!("inside"), after_panic)
-                });
+                let hit =
+                    std::panic::catch_unwind(move || hot_counted(|| panic!("inside"), after_panic));
                 assert!(hit.is_err());
                 assert!(reaches(&live, 0), "after a panic: {live:?} still spinning");
                 assert_eq!(super::hot(|| sum(100_000)), expected, "{threads} threads");

@@ -100,6 +100,8 @@ fn out_of_range_values_name_the_field() {
     );
     let e = error_of(&VALID.replace("name = \"mcd\"", "name = \"single\""));
     assert!(e.contains("used twice"), "{e}");
+    let e = error_of(&VALID.replace("[data]", "[data]\nimage_size = 0"));
+    assert!(e.contains("data.image_size"), "{e}");
 }
 
 #[test]

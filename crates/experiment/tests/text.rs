@@ -211,6 +211,14 @@ fn text_refuses_image_only_kinds_and_settings() {
         assert!(err.contains(needle), "{err}");
     };
     let single = "\n[[method]]\nkind = \"single\"\n";
+    let resized = BASE.replace("[data]", "[data]\nimage_size = 56");
+    let err = ExperimentConfig::parse(&format!("{resized}{single}"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("data.image_size") && err.contains("texts"),
+        "{err}"
+    );
     refuse(
         "\n[[method]]\nkind = \"mimo\"\nmembers = 2\n",
         "works on image datasets only",

@@ -239,6 +239,12 @@ impl ExperimentConfig {
                         "corruptions apply to images; this dataset holds texts".into(),
                     );
                 }
+                if self.data.image_size.is_some() {
+                    return fail(
+                        "data.image_size",
+                        "images are resized; this dataset holds texts".into(),
+                    );
+                }
                 for (i, m) in self.methods.iter().enumerate() {
                     if !m.method.supports_text() {
                         return Err(ConfigError::msg(format!(
@@ -309,6 +315,9 @@ impl ExperimentConfig {
         self.ood_scores()?;
         self.validate_groups()?;
         self.validate_margins()?;
+        if self.data.image_size == Some(0) {
+            return fail("data.image_size", "must be at least 1 pixel".into());
+        }
         if self.data.train_limit == Some(0) || self.data.test_limit == Some(0) {
             return fail(
                 "data.train_limit / data.test_limit",

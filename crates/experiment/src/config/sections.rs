@@ -107,6 +107,10 @@ pub struct DataSection {
     /// Text: longest token sequence, `[CLS]` and `[SEP]` included (longer texts are cut).
     #[serde(default = "default_max_tokens")]
     pub max_tokens: usize,
+    /// Images: every set (training, test, OOD) resized to this side as it is loaded, bilinear
+    /// (e.g. 56 on 28x28 data gives DINOv2-S/14 a 4x4 grid of patches); absent: as stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_size: Option<usize>,
 }
 
 /// One OOD score or a list of them, as written.
