@@ -298,6 +298,27 @@ mod tests {
         }
     }
 
+    /// The SIMD widths give the same bits, forward and backward (each element is computed
+    /// alone, by the same operations): a CPU's GELU results do not depend on its vector width.
+    #[test]
+    fn simd_widths_give_the_same_bits() {
+        let xs: Vec<f32> = (-12_000..=12_000).map(|i| i as f32 * 1.3e-3).collect();
+        let grads: Vec<f32> = xs.iter().map(|x| 1.0 + 0.25 * x.cos()).collect();
+        let outputs = std::sync::Mutex::new(Vec::new());
+        each_kernel(&xs, &grads, |name, y, dy| {
+            if name != "portable" {
+                outputs.lock().unwrap().push((name.to_string(), y.to_vec(), dy.to_vec()));
+            }
+        });
+        let outputs = outputs.into_inner().unwrap();
+        for pair in outputs.windows(2) {
+            let (a, b) = (&pair[0], &pair[1]);
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&a.1), bits(&b.1), "{} vs {} forward", a.0, b.0);
+            assert_eq!(bits(&a.2), bits(&b.2), "{} vs {} backward", a.0, b.0);
+        }
+    }
+
     #[test]
     fn matches_the_exact_gelu_and_its_derivative() {
         let xs: Vec<f32> = (-12_000..=12_000).map(|i| i as f32 * 1e-3).collect();
