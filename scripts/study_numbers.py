@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Prints the numbers docs/findings.md quotes, read from a study run's folder.
 
-Usage: scripts/study_numbers.py results/study_fashion_mnist/<run-id>
+Usage: scripts/study_numbers.py RUN_DIR [RUN_DIR ...]
+
+A run folder of `uqformer run` or `uqformer compare` (a study run in parts, joined); with several,
+each one's decisions are printed (e.g. the same study compared against other references).
 
 Means over seeds, paired differences by seed with a 95% t-interval (the report's own
 comparisons use the same), Hydra's pruning analysis and HetDPT's choices. Standard library only.
@@ -14,7 +17,46 @@ import os
 import statistics
 import sys
 
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571}
+# Two-sided 95% t quantiles by degrees of freedom (seeds - 1).
+T95 = dict(zip(range(1, 31), [
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+]))
+HEADLINE = ("id.accuracy", "id.nll", "id.ece", "ood.mean.auroc", "shift.mean.nll", "shift.mean.ece")
+
+
+def decisions(run):
+    """The report's decisions for the headline metrics: each method against the run's reference."""
+    summary = json.load(open(os.path.join(run, "summary.json")))
+    comparisons = summary.get("comparisons", [])
+    if not comparisons:
+        return
+    sets = {c["metric"] for c in comparisons if c["metric"].startswith("ood.") and c["metric"].endswith(".auroc")}
+    headline = [m if m != "ood.mean.auroc" or m in sets else next(iter(sorted(sets)), m) for m in HEADLINE]
+    print(f"\n## decisions against `{comparisons[0]['reference']}` ({run}): "
+          "mean diff [95% CI] raw verdict / Holm verdict (margin; detectable at these seeds; seeds needed)")
+    for c in comparisons:
+        if c["metric"] not in headline:
+            continue
+        d = c.get("decision", {})
+        scale = 100 if c["metric"].endswith(("accuracy", "auroc")) else 1
+        p = 2 if scale == 100 else 4
+        print(
+            f"{c['method']:17} {c['metric']:16} {scale * c['mean_diff']:+.{p}f} "
+            f"[{scale * c['ci_low']:+.{p}f}, {scale * c['ci_high']:+.{p}f}] "
+            f"{d.get('verdict')} / {d.get('verdict_holm')} "
+            f"(margin {scale * d.get('margin', float('nan')):.{p}f}; "
+            f"detectable {scale * (d.get('detectable') or float('nan')):.{p}f}; "
+            f"seeds {d.get('seeds_needed')}) n={c['n_seeds']}"
+        )
+    verdicts = {}
+    for c in comparisons:
+        d = c.get("decision", {})
+        for key in ("verdict", "verdict_holm"):
+            verdicts.setdefault(key, {}).setdefault(d.get(key), 0)
+            verdicts[key][d.get(key)] += 1
+    print("all comparisons:", verdicts)
 
 
 def main(run):
@@ -154,12 +196,12 @@ def main(run):
     for path in sorted(glob.glob(os.path.join(run, "hydra_taylor-seed*-pruning.csv"))):
         for r in csv.DictReader(open(path)):
             rows.setdefault(float(r["ratio"]), []).append(r)
-    base = rows[0.0]
+    base = rows.get(0.0, [])
 
     def col(r, suffix):
         return statistics.mean(float(v) for k, v in r.items() if k.endswith(suffix) and not k.startswith("clean") and "auroc" not in k and "confidence" not in k)
 
-    for ratio_, rs in sorted(rows.items()):
+    for ratio_, rs in sorted(rows.items()) if base else []:
         d = lambda f: statistics.mean(f(r) - f(b) for r, b in zip(rs, base))
         dd = [(col(r, "_nll") - col(b, "_nll")) - (float(r["clean_nll"]) - float(b["clean_nll"])) for r, b in zip(rs, base)]
         mean = statistics.mean(dd)
@@ -184,9 +226,21 @@ def main(run):
             "checked:", [(k["n_attn"], k["n_act"], round(k["flop_speedup"], 2), round(k["speedup"], 2)) for k in c["checked"]],
             "fit:", {k: v for k, v in fit.items() if not isinstance(v, list)},
         )
-        print("  points measured:", sorted({(p["n_attn"], p["n_act"]) for p in h["points"]}))
-        print("  final:", {k: h[k] for k in ("pruned", "speedup") if k in h})
+        print("  points measured:", sorted({(p["n_attn"], p["n_act"]) for p in h["points"]}),
+              "added by the search:", [(p["n_attn"], p["n_act"]) for p in h["points"] if p.get("added_by_search")])
+        print("  final:", {k: h[k] for k in ("pruned", "speedup", "achieved_speedup", "budget_met", "prediction_cap", "training") if k in h})
+
+    print("\n## hydra selection (per seed: whole-set top-keep share per member, own criterion / Taylor; mean Jaccard)")
+    for name, runs in by.items():
+        if "+" in name or "topk_share_whole" not in next(iter(runs.values())).get("extra", {}):
+            continue
+        for s in seeds:
+            e = runs[s]["extra"]
+            print(f"{name:17} seed {s}: whole {[round(x, 2) for x in e['topk_share_whole']]} "
+                  f"taylor {[round(x, 2) for x in e['topk_share_taylor']]} jaccard {e['head_jaccard_mean']:.3f}")
 
 
 if __name__ == "__main__":
     main(sys.argv[1])
+    for run in sys.argv[1:]:
+        decisions(run)

@@ -307,7 +307,10 @@ mod tests {
         let outputs = std::sync::Mutex::new(Vec::new());
         each_kernel(&xs, &grads, |name, y, dy| {
             if name != "portable" {
-                outputs.lock().unwrap().push((name.to_string(), y.to_vec(), dy.to_vec()));
+                outputs
+                    .lock()
+                    .unwrap()
+                    .push((name.to_string(), y.to_vec(), dy.to_vec()));
             }
         });
         let outputs = outputs.into_inner().unwrap();

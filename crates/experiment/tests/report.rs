@@ -737,8 +737,6 @@ fn a_missed_hetdpt_budget_is_a_line_in_the_report() {
         .collect();
     assert_eq!(
         lines,
-        [
-            "**hetdpt missed its budget on seed 1**: `{\"min_speedup\":1.3}`, achieved speed-up 1.20x."
-        ]
+        ["**hetdpt missed its budget on seed 1**: `min_speedup = 1.3`, achieved speed-up 1.20x."]
     );
 }

@@ -68,8 +68,19 @@ fn missed_budgets(out: &mut String, summary: &Summary) {
             "**{} missed its budget on seed {}**: `{}`, achieved speed-up {speedup:.2}x.\n",
             md_text(&r.name),
             r.seed,
-            h.get("budget").map_or(NA.to_string(), |b| b.to_string()),
+            h.get("budget").map_or(NA.to_string(), budget_text),
         );
+    }
+}
+
+/// A budget as the experiment file writes it (`min_speedup = 1.3`), from its JSON form.
+fn budget_text(budget: &serde_json::Value) -> String {
+    match budget.as_object() {
+        Some(fields) => (fields.iter())
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        None => budget.to_string(),
     }
 }
 
