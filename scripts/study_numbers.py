@@ -16,6 +16,7 @@ import math
 import os
 import statistics
 import sys
+import tomllib
 
 # Two-sided 95% t quantiles by degrees of freedom (seeds - 1).
 T95 = dict(zip(range(1, 31), [
@@ -57,6 +58,16 @@ def decisions(run):
             verdicts.setdefault(key, {}).setdefault(d.get(key), 0)
             verdicts[key][d.get(key)] += 1
     print("all comparisons:", verdicts)
+
+
+def method_files(run, pattern):
+    """A run's method files; for a `uqformer compare` folder, those of the runs it joined."""
+    found = sorted(glob.glob(os.path.join(run, pattern)))
+    record = os.path.join(run, "config.toml")
+    if not found and open(record).readline().startswith("# uqformer compare"):
+        runs = tomllib.load(open(record, "rb"))["runs"]
+        found = sorted(f for r in runs for f in glob.glob(os.path.join(r, pattern)))
+    return found
 
 
 def main(run):
@@ -193,7 +204,7 @@ def main(run):
 
     print("\n## hydra_taylor pruning (means over seeds; shift = mean over corruptions)")
     rows = {}
-    for path in sorted(glob.glob(os.path.join(run, "hydra_taylor-seed*-pruning.csv"))):
+    for path in sorted(method_files(run, "hydra_taylor-seed*-pruning.csv")):
         for r in csv.DictReader(open(path)):
             rows.setdefault(float(r["ratio"]), []).append(r)
     base = rows.get(0.0, [])
@@ -215,7 +226,7 @@ def main(run):
         )
 
     print("\n## hetdpt")
-    for path in sorted(glob.glob(os.path.join(run, "hetdpt-seed*-hetdpt.json"))):
+    for path in sorted(method_files(run, "hetdpt-seed*-hetdpt.json")):
         h = json.load(open(path))
         c = h["choice"]
         fit = h["fit"]
