@@ -10,12 +10,13 @@ use burn::tensor::{Device, Int, Tensor};
 
 use crate::attention::padding_mask;
 use crate::block::{BlockConfig, Encoder};
-use crate::classifier::{Backbone, Members, StemLayout};
+use crate::cost::{BlockShape, block_flops, head_flops};
 use crate::dropout::{Dropout, Mode};
 use crate::error::{BackboneError, positive};
 use crate::gates::Gates;
 use crate::input::{Input, Modality};
 use crate::kernels::linear;
+use crate::traits::{Backbone, Members, StemLayout};
 
 mod stem;
 pub use stem::TokenStem;
@@ -57,6 +58,16 @@ pub struct BertConfig {
 }
 
 impl BertConfig {
+    /// FLOPs per sequence of `tokens` tokens for the encoder with blocks described by `blocks`
+    /// and a classifier of `num_classes` classes (the embedding lookups count 0).
+    pub fn flops(&self, tokens: usize, num_classes: usize, blocks: &[BlockShape]) -> u64 {
+        let head_dim = self.d_model / self.n_heads;
+        let encoder: u64 = (blocks.iter())
+            .map(|&b| block_flops(b, tokens, self.d_model, head_dim, self.d_mlp))
+            .sum();
+        encoder + head_flops(self.d_model, num_classes)
+    }
+
     /// The configuration of every block (post-norm).
     pub fn block(&self) -> BlockConfig {
         BlockConfig::new(self.d_model, self.n_heads, self.d_mlp, false)

@@ -1,10 +1,8 @@
 //! [`Classifier`]: every backbone behind one interface, so that methods which only touch the
 //! encoder blocks (head pruning, adapters, ensembles) work on all of them.
 //!
-//! A backbone is a module implementing [`Backbone`] (what a method needs: embed, blocks, feature
-//! readout, classifier, shapes and FLOPs) and [`Members`] (its members embedded in one pass, for
-//! fused Hydra), plus one line in the [`backbones!`] registry below, which makes it a
-//! [`Classifier`] variant.
+//! A backbone is a module implementing [`Backbone`] and [`Members`] (`traits.rs`), plus one line
+//! in the [`backbones!`] registry below, which makes it a [`Classifier`] variant.
 
 use burn::module::{Module, Param};
 use burn::nn::Linear;
@@ -18,90 +16,8 @@ use crate::error::BackboneError;
 use crate::gates::Gates;
 use crate::input::{Input, Modality};
 use crate::kernels::linear;
+use crate::traits::{Backbone, GroupedStem, Members};
 use crate::vit::{PatchStem, VisionTransformer};
-
-/// What a method needs from a transformer classifier: `forward(x) = head(features(encoder(
-/// embed(x)), x))`, the pieces exposed so that callers can run the blocks themselves (fused
-/// members, adapted attention). The blocks are the shared [`Encoder`]; what differs between
-/// backbones is the input they read, how they embed it and how they read a feature out.
-pub trait Backbone {
-    /// What the model reads.
-    fn modality(&self) -> Modality;
-
-    /// What it is, for messages: "a Vision Transformer".
-    fn name(&self) -> &'static str;
-
-    /// The tokens `[B, T, D]` entering the first block. The input is of the model's modality
-    /// ([`Classifier`] checks it before calling).
-    fn embed(&self, input: &Input, mode: Mode) -> Tensor<3>;
-
-    /// The feature `[B, D]` the head reads from the last block's tokens `[B, T, D]`.
-    fn features(&self, tokens: Tensor<3>, input: &Input, mode: Mode) -> Tensor<2>;
-
-    fn encoder(&self) -> &Encoder;
-
-    fn encoder_mut(&mut self) -> &mut Encoder;
-
-    /// The classifier `D -> C`.
-    fn head(&self) -> &Linear;
-
-    fn head_mut(&mut self) -> &mut Linear;
-
-    /// The input embedding stops requiring gradients.
-    fn freeze_embeddings(&mut self);
-
-    /// Dropout `p` on what lies outside the blocks (embedding, pooled feature).
-    fn set_dropout(&mut self, p: f64);
-
-    /// Tokens per sample entering the blocks; text is counted at `text_tokens` tokens.
-    fn tokens(&self, text_tokens: usize) -> usize;
-
-    /// FLOPs per sample of the input embedding (a table lookup counts 0).
-    fn embed_flops(&self) -> u64;
-
-    /// Parameters of the input embedding: what [`Backbone::freeze_embeddings`] freezes.
-    fn embedding_params(&self) -> usize;
-
-    /// Checks that an input of the model's modality fits it (named `field` in errors).
-    fn check_input(&self, input: &Input, field: &str) -> Result<(), BackboneError>;
-
-    /// The embedding's shapes that members fused together must share, by name; an error when
-    /// the embedding cannot be fused at all.
-    fn stem_layout(&self) -> Result<StemLayout, BackboneError>;
-}
-
-/// The shapes of a backbone's input embedding that fused members must share, by name.
-#[derive(Clone, PartialEq, Eq)]
-pub struct StemLayout(pub Vec<(&'static str, usize)>);
-
-/// `{ vocab: 50, positions: 16 }`.
-impl std::fmt::Debug for StemLayout {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let fields: Vec<_> = self.0.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-        write!(f, "{{ {} }}", fields.join(", "))
-    }
-}
-
-/// Members of one backbone embedded in one pass and read out per member (fused Hydra).
-pub trait Members: Backbone + Sized {
-    type Stems: GroupedStem;
-
-    /// The members' embeddings and readouts, stored once when every member has the same ones.
-    /// The members share [`Backbone::stem_layout`].
-    fn stems(members: &[&Self]) -> Result<Self::Stems, BackboneError>;
-}
-
-/// The input end and the readout of M fused members.
-pub trait GroupedStem {
-    /// The input -> `[G, B·T, D]` (G = 1 when the embedding is shared, else M).
-    fn embed(&self, input: &Input) -> Tensor<3>;
-
-    /// Each member's feature `[M, B, D]` from the last block's tokens `[M, B·T, D]`.
-    fn features(&self, tokens: Tensor<3>, input: &Input) -> Tensor<3>;
-
-    /// Whether the input embedding is stored once for all members.
-    fn shared(&self) -> bool;
-}
 
 /// The registry: one line per backbone, `Variant(Model, Stems)`, makes the [`Classifier`] and
 /// [`MemberStems`] variants and their dispatch.

@@ -1,6 +1,6 @@
 //! Transformer encoder backbones for uqformer: one [`Block`] type (pre-norm for ViT, post-norm
 //! for BERT), a [`VisionTransformer`] and a BERT-style [`BertModel`] with named presets, and
-//! FLOP counts ([`flops_per_sample`]). Device-independent Burn 0.22 modules.
+//! FLOP counts ([`ViTConfig::flops`], [`Classifier::flops`]). Device-independent Burn 0.22 modules.
 //!
 //! Hooks instead of forks: every forward takes
 //! - [`Gates`]: per-head gates `[L, H]` (head pruning, Taylor importance), attention-branch
@@ -55,6 +55,7 @@ mod mlp;
 mod onnx;
 mod presets;
 mod safetensors;
+mod traits;
 mod vit;
 
 pub use attention::{
@@ -62,10 +63,8 @@ pub use attention::{
 };
 pub use bert::{BertClassifier, BertConfig, BertEmbeddings, BertModel, TokenStem, mean_pool};
 pub use block::{Block, BlockConfig, Encoder, residual};
-pub use classifier::{Backbone, Classifier, GroupedStem, MemberStems, Members, StemLayout};
-pub use cost::{
-    BlockShape, bert_flops, block_flops, flops_per_sample, head_flops, patch_embed_flops, vit_flops,
-};
+pub use classifier::{Classifier, MemberStems};
+pub use cost::{BlockShape, block_flops, head_flops, patch_embed_flops};
 pub use dropout::{Dropout, Mode};
 pub use error::{BackboneError, positive};
 pub use gates::{BlockGates, Gates};
@@ -78,4 +77,5 @@ pub use onnx::{
     dinov2_from_onnx, load_dinov2_onnx,
 };
 pub use safetensors::{ImportError, SafeTensors, TensorInfo, load_hf_bert};
+pub use traits::{Backbone, GroupedStem, Members, StemLayout};
 pub use vit::{PatchStem, ViTConfig, VisionTransformer, patchify};

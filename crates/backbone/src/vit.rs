@@ -7,13 +7,13 @@ use burn::nn::{LayerNorm, LayerNormConfig, Linear, LinearConfig, PaddingConfig2d
 use burn::tensor::{Device, Distribution, Tensor};
 
 use crate::block::{BlockConfig, Encoder};
-use crate::classifier::{Backbone, Members, StemLayout};
-use crate::cost::patch_embed_flops;
+use crate::cost::{BlockShape, block_flops, head_flops, patch_embed_flops};
 use crate::dropout::{Dropout, Mode};
 use crate::error::{BackboneError, positive};
 use crate::gates::Gates;
 use crate::input::{Input, Modality};
 use crate::kernels::linear;
+use crate::traits::{Backbone, Members, StemLayout};
 
 mod stem;
 pub use stem::{PatchStem, patchify};
@@ -65,6 +65,27 @@ impl ViTConfig {
     /// Tokens per image: the patches plus the class token.
     pub fn num_tokens(&self) -> usize {
         self.num_patches() + 1
+    }
+
+    /// FLOPs per image of this ViT with its blocks described by `blocks` (one entry per block),
+    /// counted as [`crate::block_flops`] does.
+    pub fn flops(&self, blocks: &[BlockShape]) -> u64 {
+        let head_dim = self.d_model / self.n_heads;
+        let stem = patch_embed_flops(
+            self.num_patches(),
+            self.channels,
+            self.patch_size,
+            self.d_model,
+        );
+        let encoder: u64 = (blocks.iter())
+            .map(|&b| block_flops(b, self.num_tokens(), self.d_model, head_dim, self.d_mlp))
+            .sum();
+        stem + encoder + head_flops(self.d_model, self.num_classes)
+    }
+
+    /// FLOPs per image of the unpruned ViT.
+    pub fn flops_per_sample(&self) -> u64 {
+        self.flops(&vec![BlockShape::full(self.n_heads); self.n_layers])
     }
 
     /// The configuration of every block (pre-norm).

@@ -8,8 +8,7 @@ use clap::Args;
 use ndarray::{ArrayD, Axis, Ix2};
 use uq_metrics::{Detector, DetectorOptions, Features, Logits, OodReport};
 
-use crate::metrics::load_labels;
-use crate::npy::read_floats;
+use crate::npy::{load_labels, read_floats};
 
 #[derive(Args, Debug)]
 pub struct FeatureArgs {

@@ -8,7 +8,7 @@ use ndarray::{ArrayD, Axis, Dimension, Ix2, Ix3};
 use uq_metrics::{Logits, MemberProbs, Options, Probs, Score, ScoreInput};
 
 use crate::features::{self, FeatureArgs};
-use crate::npy::{read_floats, read_integers};
+use crate::npy::{load_labels, read_floats};
 
 #[derive(Args, Debug)]
 pub struct MetricsArgs {
@@ -191,26 +191,6 @@ fn load_logits(path: &Path, n: usize, c: usize) -> Result<Logits, String> {
         }
     };
     Logits::from_array(mean.view()).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// Integer labels `[n]`, matching `what` (named in the error).
-pub(crate) fn load_labels(path: &Path, n: usize, what: &str) -> Result<Vec<usize>, String> {
-    let labels = read_integers(path)?;
-    if labels.shape() != [n] {
-        return Err(format!(
-            "{}: shape {:?}, expected [{n}] to match {what}",
-            path.display(),
-            labels.shape(),
-        ));
-    }
-    labels
-        .iter()
-        .enumerate()
-        .map(|(i, &v)| {
-            usize::try_from(v)
-                .map_err(|_| format!("{}: label {v} at index {i} is negative", path.display()))
-        })
-        .collect()
 }
 
 fn table(values: &BTreeMap<&str, f64>, n: usize, score: Score, ood: bool) -> String {

@@ -181,3 +181,23 @@ mod tests {
         assert!(e.contains("junk.npy: not a valid .npy file"), "{e}");
     }
 }
+
+/// Integer labels `[n]`, matching `what` (named in the error).
+pub(crate) fn load_labels(path: &Path, n: usize, what: &str) -> Result<Vec<usize>, String> {
+    let labels = read_integers(path)?;
+    if labels.shape() != [n] {
+        return Err(format!(
+            "{}: shape {:?}, expected [{n}] to match {what}",
+            path.display(),
+            labels.shape(),
+        ));
+    }
+    labels
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            usize::try_from(v)
+                .map_err(|_| format!("{}: label {v} at index {i} is negative", path.display()))
+        })
+        .collect()
+}

@@ -1,7 +1,7 @@
 //! BatchEnsemble (Wen et al., 2020) on the Vision Transformer: M members share every weight
 //! matrix; each linear layer gives member m rank-1 fast weights, `y = ((x ∘ r_m) W) ∘ s_m + b_m`.
 
-use backbone::{BackboneError, Dropout, Mode, ViTConfig, flops_per_sample, patchify, positive};
+use backbone::{BackboneError, Dropout, Mode, ViTConfig, patchify, positive};
 use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{LayerNorm, Linear};
@@ -87,7 +87,7 @@ impl BatchEnsembleConfig {
             head: linear(base.head),
             patch_size: p,
             // Each member runs the whole network on its copy of the batch.
-            flops: m as u64 * flops_per_sample(vit),
+            flops: m as u64 * vit.flops_per_sample(),
         })
     }
 }

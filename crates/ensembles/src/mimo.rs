@@ -1,9 +1,7 @@
 //! MIMO (Havasi et al., 2021) on the Vision Transformer: M images enter one network stacked
 //! along channels and M predictions leave it, one block of C logits per member.
 
-use backbone::{
-    BackboneError, Gates, Input, Mode, ViTConfig, VisionTransformer, flops_per_sample, positive,
-};
+use backbone::{BackboneError, Gates, Input, Mode, ViTConfig, VisionTransformer, positive};
 use burn::config::Config;
 use burn::module::Module;
 use burn::tensor::{Device, Distribution, Int, Tensor};
@@ -49,7 +47,7 @@ impl MimoConfig {
             model: draw::now(network.init(device)?),
             members: self.members,
             input_repetition: self.input_repetition,
-            flops: flops_per_sample(&network),
+            flops: network.flops_per_sample(),
         })
     }
 }

@@ -28,7 +28,7 @@ fn main() {
 fn measure() {
     let device = Device::flex();
     let vit = ViTConfig::preset("vit_tiny_28").expect("preset");
-    let flops = backbone::flops_per_sample(&vit);
+    let flops = vit.flops_per_sample();
     let images = Tensor::<4>::random([64, 1, 28, 28], Distribution::Normal(0.0, 1.0), &device);
     // Burn draws weights at first use: run each model once so later timings see drawn weights.
     let model = |seed: u64| -> Classifier {

@@ -15,6 +15,7 @@ use train::Data;
 use crate::cache::{Fit, Trainer, fingerprint};
 use crate::config::ExperimentConfig;
 use crate::error::{Context, ExperimentError, Result};
+use crate::methods::ModelInit;
 use crate::results::TrainCost;
 use crate::workers::{Job, Pool};
 
@@ -22,7 +23,7 @@ mod pretrained;
 pub use pretrained::{PRETRAINED, Pretrained};
 
 /// A fresh base model from a seed, on a device.
-type Init = Arc<dyn Fn(u64, &Device) -> Result<Classifier> + Send + Sync>;
+type Init = Arc<ModelInit>;
 
 /// How base models are made: a ViT from a preset, or a registered pretrained backbone (its
 /// loader in [`PRETRAINED`] fills this in), which gets a fresh head.
@@ -100,14 +101,10 @@ impl BaseSpec {
         self.tokenizer.clone()
     }
 
-    /// The pretrained weights, never trained on the task, with a head initialised from `seed`,
-    /// on `device`; `None` for a backbone trained from scratch.
-    pub fn pretrained_model(&self, seed: u64, device: &Device) -> Result<Option<Classifier>> {
-        if !self.pretrained {
-            return Ok(None);
-        }
-        device.seed(seed);
-        self.init(seed, device).map(Some)
+    /// What makes the pretrained model with a fresh head from a seed (the caller seeds the
+    /// device); `None` when the backbone is trained from scratch.
+    pub fn pretrained_init(&self) -> Option<&ModelInit> {
+        self.pretrained.then_some(&*self.init)
     }
 
     /// A fresh model on `device`: initialised from `seed`, or the pretrained weights with a head

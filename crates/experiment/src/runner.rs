@@ -116,7 +116,7 @@ impl<'a> Setup<'a> {
             device: &self.device,
             trainer: &self.trainer,
             base_fingerprint: &base.fingerprint,
-            base_spec: &self.spec,
+            pretrained: self.spec.pretrained_init(),
             trained: Default::default(),
         }
     }

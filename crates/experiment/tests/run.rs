@@ -507,8 +507,8 @@ fn image_size_resizes_every_set_for_the_model() {
             .with_d_mlp(32)
             .with_num_classes(10)
     };
-    assert_eq!(single.cost.flops, backbone::flops_per_sample(&vit(56)));
-    assert_ne!(single.cost.flops, backbone::flops_per_sample(&vit(28)));
+    assert_eq!(single.cost.flops, vit(56).flops_per_sample());
+    assert_ne!(single.cost.flops, vit(28).flops_per_sample());
     assert!(single.ood.contains_key("mnist_small") && single.id.nll.is_finite());
     let resolved = std::fs::read_to_string(out.dir.join("config.toml")).unwrap();
     assert!(resolved.contains("image_size = 56"), "{resolved}");

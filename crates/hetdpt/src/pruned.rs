@@ -232,7 +232,7 @@ impl PrunedViT {
             .count()
     }
 
-    /// FLOPs per image, from the weight shapes (the cost model of `backbone::vit_flops`).
+    /// FLOPs per image, from the weight shapes (the cost model of `backbone::ViTConfig::flops`).
     pub fn flops(&self) -> u64 {
         let tokens = self.shell.pos_embed.dims()[1];
         let [d, c, p, _] = self.shell.patch_embed.weight.dims();
@@ -275,7 +275,7 @@ impl Trainable for PrunedViT {
 mod tests {
     use super::*;
     use crate::testutil::{max_rel_diff, serial, tiny_vit};
-    use backbone::{BlockShape, vit_flops};
+    use backbone::BlockShape;
     use burn::tensor::{Device, Distribution};
 
     fn images(device: &Device) -> Tensor<4> {
@@ -341,9 +341,9 @@ mod tests {
                 activation: !removal.act[l],
             })
             .collect();
-        assert_eq!(merged.flops_per_sample(), vit_flops(&cfg, &shapes));
+        assert_eq!(merged.flops_per_sample(), cfg.flops(&shapes));
         let full = merge(&base, &Removal::none(cfg.n_layers)).unwrap();
-        assert_eq!(full.flops(), backbone::flops_per_sample(&cfg));
+        assert_eq!(full.flops(), cfg.flops_per_sample());
     }
 
     #[test]

@@ -165,7 +165,7 @@ fn narrow_mlp(mlp: &Mlp, keep: f64) -> Result<Mlp, HetDptError> {
 mod tests {
     use super::*;
     use crate::testutil::{max_rel_diff, quadrants, serial, tiny_vit};
-    use backbone::{BlockShape, Mode, vit_flops};
+    use backbone::{BlockShape, Mode};
     use burn::module::Module;
     use burn::tensor::Distribution;
     use data::Normalization;
@@ -261,7 +261,7 @@ mod tests {
                 activation: !removal.act[l],
             })
             .collect();
-        assert_eq!(model.flops(), vit_flops(&cfg, &shapes));
+        assert_eq!(model.flops(), cfg.flops(&shapes));
         assert_eq!(
             report.mlp_channels,
             vec![Some(cfg.d_mlp), Some(cfg.d_mlp), None]

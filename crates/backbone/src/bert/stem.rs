@@ -5,10 +5,10 @@ use burn::module::{Module, Param};
 use burn::tensor::{Int, Tensor};
 
 use crate::bert::{BertEmbeddings, mean_pool};
-use crate::classifier::GroupedStem;
 use crate::error::BackboneError;
 use crate::grouped::{GroupedLayerNorm, all_equal};
 use crate::input::Input;
+use crate::traits::GroupedStem;
 
 /// BERT members: the embedding tables and LayerNorm stored once (G = 1) when every member has
 /// the same ones (members whose embeddings stayed frozen), else each member's own (G = M;

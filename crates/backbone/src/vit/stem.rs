@@ -4,10 +4,10 @@
 use burn::module::{Module, Param};
 use burn::tensor::Tensor;
 
-use crate::classifier::GroupedStem;
 use crate::error::BackboneError;
 use crate::grouped::{GroupedLayerNorm, GroupedLinear, all_equal};
 use crate::input::Input;
+use crate::traits::GroupedStem;
 use crate::vit::VisionTransformer;
 
 /// ViT members: grouped patch embedding, class tokens and positions, stored once (G = 1) when

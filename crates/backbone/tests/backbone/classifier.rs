@@ -1,6 +1,4 @@
-use backbone::{
-    BlockShape, Classifier, Gates, Input, Mode, ViTConfig, bert_flops, flops_per_sample,
-};
+use backbone::{BlockShape, Classifier, Gates, Input, Mode, ViTConfig};
 use burn::module::{Module, ModuleVisitor, Param};
 use burn::optim::GradientsParams;
 use burn::tensor::{Int, Tensor};
@@ -39,11 +37,11 @@ fn flops_match_the_config_formulas() {
     let device = test_device();
     let config = ViTConfig::vit_tiny_28();
     let vit = Classifier::from(config.init(&device).unwrap());
-    assert_eq!(vit.flops(999), flops_per_sample(&config));
+    assert_eq!(vit.flops(999), config.flops_per_sample());
     let bert = tiny_bert();
     let model = Classifier::from(bert.init_classifier(2, &device).unwrap());
     let full = vec![BlockShape::full(2); 2];
-    assert_eq!(model.flops(12), bert_flops(&bert, 12, 2, &full));
+    assert_eq!(model.flops(12), bert.flops(12, 2, &full));
 }
 
 #[test]

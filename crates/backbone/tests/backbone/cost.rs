@@ -1,6 +1,4 @@
-use backbone::{
-    BertConfig, BlockShape, ViTConfig, bert_flops, block_flops, flops_per_sample, vit_flops,
-};
+use backbone::{BertConfig, BlockShape, ViTConfig, block_flops};
 
 fn small() -> ViTConfig {
     // 8x8x1, patch 4: 4 patches + class token = 5 tokens; D 8, 2 heads of 4, F 16, 3 classes.
@@ -19,7 +17,7 @@ fn vit_flops_match_a_hand_count() {
     // patch 4·(16·8)·2 = 1024; QKV 3·5·8·8·2 = 1920; scores and context 2·(2·5·5·4)·2 = 800;
     // output 5·8·8·2 = 640; MLP 2·5·8·16·2 = 2560; classifier 8·3·2 = 48.
     assert_eq!(
-        flops_per_sample(&small()),
+        small().flops_per_sample(),
         1024 + 1920 + 800 + 640 + 2560 + 48
     );
 }
@@ -41,8 +39,8 @@ fn pruned_blocks_cost_less_as_counted() {
     assert_eq!(block_flops(gone, 5, 8, 4, 16), 640);
     let config = small().with_n_layers(2);
     assert_eq!(
-        vit_flops(&config, &[BlockShape::full(2), gone]),
-        flops_per_sample(&small()) + 640
+        config.flops(&[BlockShape::full(2), gone]),
+        small().flops_per_sample() + 640
     );
 }
 
@@ -54,5 +52,5 @@ fn bert_flops_count_the_blocks_and_classifier() {
         .with_d_mlp(16)
         .with_n_layers(1);
     let expected = 1920 + 800 + 640 + 2560 + 8 * 2 * 2;
-    assert_eq!(bert_flops(&config, 5, 2, &[BlockShape::full(2)]), expected);
+    assert_eq!(config.flops(5, 2, &[BlockShape::full(2)]), expected);
 }

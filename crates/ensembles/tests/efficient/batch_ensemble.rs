@@ -1,6 +1,6 @@
 //! BatchEnsemble: member m is the shared ViT with weights `diag(r_m) W diag(s_m)` and bias b_m.
 
-use backbone::{Gates, Mode, ViTConfig, VisionTransformer, flops_per_sample};
+use backbone::{Gates, Mode, ViTConfig, VisionTransformer};
 use burn::module::Module;
 use burn::nn::Linear;
 use burn::tensor::{Device, Distribution, Tensor};
@@ -166,7 +166,7 @@ fn parameter_and_flop_counts_match_their_closed_forms() {
     let per_block = 4 * extra(d, d) + extra(d, f) + extra(f, d);
     let expected = base + extra(c * p * p, d) + config.n_layers * per_block + extra(d, k);
     assert_eq!(EnsembleModel::num_params(&be), expected);
-    assert_eq!(be.flops_per_sample(), m as u64 * flops_per_sample(&config));
+    assert_eq!(be.flops_per_sample(), m as u64 * config.flops_per_sample());
     assert_eq!(be.members(), m);
 }
 

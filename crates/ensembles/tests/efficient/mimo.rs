@@ -1,6 +1,6 @@
 //! MIMO: one network, member m reading input slot m and writing output block m.
 
-use backbone::{Gates, Mode, flops_per_sample};
+use backbone::{Gates, Mode};
 use burn::module::{Module, ModuleVisitor, Param};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use ensembles::{Mimo, MimoConfig};
@@ -51,7 +51,7 @@ fn one_member_is_the_plain_vit() {
         .squeeze_dim::<2>(0)
         .into_data()
         .assert_eq(&expected.into_data(), true);
-    assert_eq!(mimo.flops_per_sample(), flops_per_sample(&config));
+    assert_eq!(mimo.flops_per_sample(), config.flops_per_sample());
     assert_eq!(EnsembleModel::num_params(&mimo), plain.num_params());
 }
 
@@ -190,7 +190,7 @@ fn parameter_and_flop_counts_match_their_closed_forms() {
     let extra_flops = 2 * (m - 1) as u64 * (n * c * p * p * d + d * k) as u64;
     assert_eq!(
         mimo.flops_per_sample(),
-        flops_per_sample(&config) + extra_flops
+        config.flops_per_sample() + extra_flops
     );
 }
 

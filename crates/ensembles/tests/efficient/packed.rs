@@ -1,6 +1,6 @@
 //! Packed-Ensembles: member m is a plain ViT of width d_m made of its slices of every layer.
 
-use backbone::{Gates, GroupedLinear, Mode, ViTConfig, VisionTransformer, flops_per_sample};
+use backbone::{Gates, GroupedLinear, Mode, ViTConfig, VisionTransformer};
 use burn::nn::{LayerNorm, Linear};
 use burn::tensor::{Device, Distribution, Tensor};
 use ensembles::{PackedConfig, PackedEnsemble, PackedLayerNorm};
@@ -103,7 +103,7 @@ fn each_member_is_a_plain_vit_of_its_slices() {
         let member_config = config.clone().with_d_model(widths.0).with_d_mlp(widths.1);
         assert_eq!(
             packed.flops_per_sample(),
-            members as u64 * flops_per_sample(&member_config)
+            members as u64 * member_config.flops_per_sample()
         );
     }
 }

@@ -16,6 +16,10 @@ use crate::error::{ExperimentError, Result};
 use crate::prep::Prep;
 use crate::results::TrainCost;
 
+/// Makes a model from a seed on a device: how base models are made, the pretrained weights with
+/// a fresh head on a pretrained backbone.
+pub type ModelInit = dyn Fn(u64, &Device) -> Result<Classifier> + Send + Sync;
+
 /// One seed's view of the experiment, given to [`super::Method::build`]: the base models and the
 /// training and validation data, never the evaluation sets.
 pub struct Context<'a> {
@@ -43,8 +47,9 @@ pub struct Context<'a> {
     pub(crate) trainer: &'a Trainer,
     /// The cache fingerprint of `base[0]`, so that derived models are cached per base model.
     pub(crate) base_fingerprint: &'a str,
-    /// How base models are made (the pretrained weights, for methods that start from them).
-    pub(crate) base_spec: &'a crate::base::BaseSpec,
+    /// What makes the pretrained backbone with a fresh head, for methods that start from it;
+    /// `None` on a backbone trained from scratch.
+    pub(crate) pretrained: Option<&'a ModelInit>,
     /// What the method's own trainings ([`Context::fit`]) cost so far.
     pub(crate) trained: RefCell<TrainCost>,
 }
@@ -136,7 +141,12 @@ impl<'a> Context<'a> {
     /// The pretrained backbone as loaded, never trained on the task, with a head initialised
     /// from `seed`, on the training device; `None` when the backbone is trained from scratch.
     pub fn pretrained(&self, seed: u64) -> Result<Option<Classifier>> {
-        self.base_spec.pretrained_model(seed, &self.autodiff())
+        let Some(init) = self.pretrained else {
+            return Ok(None);
+        };
+        let device = self.autodiff();
+        device.seed(seed);
+        init(seed, &device).map(Some)
     }
 
     /// The training device (autodiff on top of the evaluation device).

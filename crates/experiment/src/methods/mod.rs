@@ -21,7 +21,7 @@ mod hydra;
 mod lora;
 mod params;
 
-pub use context::{Built, Context, Sweep};
+pub use context::{Built, Context, ModelInit, Sweep};
 
 use std::fmt::Debug;
 use std::sync::Arc;

@@ -131,7 +131,7 @@ fn pipeline_is_consistent_and_deterministic() {
     assert!(report.width.as_ref().unwrap().heads_kept.is_some());
     assert_eq!(report.pruned.flops, model.flops());
     assert_eq!(report.pruned.params, model.num_params());
-    assert_eq!(report.base.flops, backbone::flops_per_sample(&vit));
+    assert_eq!(report.base.flops, vit.flops_per_sample());
     assert_eq!(report.base.params, base.num_params());
     let json = serde_json::to_value(&report).unwrap();
     assert_eq!(json["choice"]["n_attn"], c.n_attn);

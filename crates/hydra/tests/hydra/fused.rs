@@ -1,7 +1,7 @@
 //! The fused model against its definition: running the pruned members one by one.
 
 use backbone::MemberStems;
-use backbone::{BlockShape, Classifier, Input, flops_per_sample, vit_flops};
+use backbone::{BlockShape, Classifier, Input};
 use burn::module::{Module, Param};
 use burn::tensor::{Tensor, TensorData};
 use hydra::{HeadSet, HydraError, Merge, fuse, prune};
@@ -108,7 +108,7 @@ fn merge_none_equals_the_members_one_by_one() {
     assert_eq!(EnsembleModel::num_params(&fused), stored);
     // Block widths are the widest member's: 3 heads in block 0, 4 in block 1.
     let padded = [BlockShape::full(3), BlockShape::full(4)];
-    assert_eq!(fused.flops_per_sample(), 3 * vit_flops(&config(), &padded));
+    assert_eq!(fused.flops_per_sample(), 3 * config().flops(&padded));
 }
 
 /// Element-wise mean of the members' tensors, computed on the host.
@@ -199,7 +199,7 @@ fn keeping_all_heads_reproduces_the_base_model() {
             1e-6,
         );
         assert_eq!(EnsembleModel::num_params(&fused), base.num_params());
-        assert_eq!(fused.flops_per_sample(), flops_per_sample(&config()));
+        assert_eq!(fused.flops_per_sample(), config().flops_per_sample());
     }
 }
 
@@ -209,7 +209,7 @@ fn equal_head_counts_cost_m_pruned_models() {
     let members: Vec<_> = (0..3).map(|m| prune(&tiny(m), &set).unwrap()).collect();
     let fused = fuse(&members, Merge::None, 0).unwrap();
     let pruned = [BlockShape::full(2); LAYERS];
-    assert_eq!(fused.flops_per_sample(), 3 * vit_flops(&config(), &pruned));
+    assert_eq!(fused.flops_per_sample(), 3 * config().flops(&pruned));
 }
 
 #[test]

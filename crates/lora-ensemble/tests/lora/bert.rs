@@ -1,6 +1,6 @@
 //! A tiny BERT classifier backbone on padded token batches.
 
-use backbone::{BertConfig, BlockShape, bert_flops};
+use backbone::{BertConfig, BlockShape};
 use burn::tensor::Int;
 use data::{TextDataset, WordPiece};
 use train::{TextData, fit};
@@ -133,7 +133,7 @@ fn parameter_count_and_text_flops_match_their_closed_forms() {
     );
     let blocks = vec![BlockShape::full(c.n_heads); l];
     // Evaluation merges the adapters: N backbone passes.
-    let expected = |t: usize| N as u64 * bert_flops(&c, t, classes, &blocks);
+    let expected = |t: usize| N as u64 * c.flops(t, classes, &blocks);
     assert_eq!(model.flops_per_sample(), expected(12));
     // The default sequence length.
     let default = lora_config().init(model.backbone, 0).unwrap();

@@ -1,6 +1,6 @@
 //! A tiny Vision Transformer backbone.
 
-use backbone::{ViTConfig, flops_per_sample};
+use backbone::ViTConfig;
 use data::{ImageDataset, Normalization, Pixels};
 use train::{ImageData, fit};
 
@@ -94,7 +94,7 @@ fn parameter_count_and_flops_match_their_closed_forms() {
         4 * l * N * RANK * (d + d) + N * (d * classes + classes) + backbone_params
     );
     // Evaluation merges the adapters: N backbone passes.
-    let expected = N as u64 * flops_per_sample(&c);
+    let expected = N as u64 * c.flops_per_sample();
     assert_eq!(model.flops_per_sample(), expected);
     // The text sequence length does not enter a ViT's count.
     let other = lora_config().with_text_tokens(7).init(model.backbone, 0);
