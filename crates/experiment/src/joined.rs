@@ -3,7 +3,7 @@
 //! `summary.json` and `curves.json`. Runs join only when their data are the same (`[data]`
 //! alike but for the evaluation batch): otherwise their numbers are not comparable.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
@@ -12,7 +12,7 @@ use crate::config::ExperimentConfig;
 use crate::curves::{CURVES_FILE, RunCurves};
 use crate::error::{ExperimentError, Result};
 use crate::report::{Rendered, render};
-use crate::results::Summary;
+use crate::results::{MethodResult, Summary};
 
 /// The report, figures and page of one run directory, drawn again from its `summary.json` and
 /// `curves.json` (after the figures' code changed, say).
@@ -47,9 +47,13 @@ impl Run {
                 path.display()
             ))
         })?;
-        let summary: Summary = serde_json::from_str(&text).map_err(|e| {
+        let mut summary: Summary = serde_json::from_str(&text).map_err(|e| {
             ExperimentError::invalid(format!("{}: not a run summary: {e}", path.display()))
         })?;
+        summary
+            .methods
+            .iter_mut()
+            .for_each(MethodResult::fill_identity);
         let id = (dir
             .canonicalize()
             .ok()
@@ -116,18 +120,21 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
         let names: BTreeSet<String> = run.summary.methods.iter().map(|m| m.name.clone()).collect();
         // A part of the first run's experiment on other seeds continues its methods.
         let part = continues_on_other_seeds(&runs[..i], run)?;
-        let rename = |name: &str| match seen.contains(name) && !part {
-            true => format!("{name}@{}", run.id),
-            false => name.to_string(),
+        // A method seen before is renamed with its variants: `single@<id>`, `single@<id>+ts`.
+        let rename = |method: &str| match seen.contains(method) && !part {
+            true => format!("{method}@{}", run.id),
+            false => method.to_string(),
         };
+        let mut names_now = BTreeMap::new();
         for m in &run.summary.methods {
-            let mut m = m.clone();
-            m.name = rename(&m.name);
+            let (mut m, old) = (m.clone(), m.name.clone());
+            m.name_for(&rename(&m.method));
+            names_now.insert(old, m.name.clone());
             summary.methods.push(m);
         }
         for c in &run.curves.methods {
             let mut c = c.clone();
-            c.name = rename(&c.name);
+            c.name = names_now.get(&c.name).cloned().unwrap_or(c.name);
             curves.methods.push(c);
         }
         for s in &run.curves.sweeps {
@@ -146,10 +153,8 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
                 curves.training.push(log.clone());
             }
         }
-        for name in &names {
-            if seen.contains(name) && !part {
-                renamed.push(format!("`{name}` of run {} is `{name}@{}`", run.id, run.id));
-            }
+        for (old, new) in names_now.iter().filter(|(old, new)| old != new) {
+            renamed.push(format!("`{old}` of run {} is `{new}`", run.id));
         }
         let has_curves = run.dir.join(CURVES_FILE).is_file();
         let _ = writeln!(

@@ -41,7 +41,7 @@ pub use methods::{Built, Calibration, Context, KINDS, Method, MethodSpec, Settin
 pub use report::{render_markdown, render_terminal};
 pub use results::{
     Comparison, Cost, Decision, DiversityMetrics, IdMetrics, MethodResult, OodMetrics,
-    ShiftMetrics, Summary, TrainCost,
+    ShiftMetrics, Summary, TrainCost, Variant,
 };
 pub use runner::{RunOptions, RunOutput, run, run_job};
 pub use store::write_run;

@@ -91,7 +91,15 @@ impl Default for Decision {
 /// One method evaluated with one seed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MethodResult {
+    /// The display name: the `[[method]]` name, with `+ts` / `+bf16` for a variant
+    /// ([`Variant::name`]); derived from `method` and `variant`, never parsed back.
     pub name: String,
+    /// The `[[method]]` name this entry evaluates.
+    #[serde(default)]
+    pub method: String,
+    /// Which variant of the method this entry is; absent for the method itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<Variant>,
     /// The method kind as written in the config (`single`, `deep_ensemble`, ...).
     pub kind: String,
     pub members: usize,
@@ -179,7 +187,58 @@ impl std::ops::AddAssign for TrainCost {
     }
 }
 
+/// An entry evaluated beside its method: the method with post-hoc temperature scaling, or the
+/// method in bf16.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Variant {
+    Ts,
+    Bf16,
+}
+
+impl Variant {
+    /// `ts`, `bf16`: what follows the `+` of a display name.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Variant::Ts => "ts",
+            Variant::Bf16 => "bf16",
+        }
+    }
+
+    /// The display name of `method`'s entry: `method` itself, or `<method>+ts` / `+bf16`.
+    pub fn name(variant: Option<Variant>, method: &str) -> String {
+        match variant {
+            None => method.to_string(),
+            Some(v) => format!("{method}+{}", v.suffix()),
+        }
+    }
+}
+
 impl MethodResult {
+    /// Gives the entry its method and the display name that follows from its variant.
+    pub fn name_for(&mut self, method: &str) {
+        self.method = method.to_string();
+        self.name = Variant::name(self.variant, method);
+    }
+
+    /// Fills `method` and `variant` in an entry read from a summary written before they
+    /// existed: its `calibration` or `precision` says which variant it is.
+    pub(crate) fn fill_identity(&mut self) {
+        if !self.method.is_empty() {
+            return;
+        }
+        self.variant = match (&self.calibration, self.precision.as_deref()) {
+            (Some(_), _) => Some(Variant::Ts),
+            (None, Some("bf16")) => Some(Variant::Bf16),
+            _ => None,
+        };
+        let suffix = self.variant.map(|v| format!("+{}", v.suffix()));
+        self.method = (suffix.as_deref())
+            .and_then(|s| self.name.strip_suffix(s))
+            .unwrap_or(&self.name)
+            .to_string();
+    }
+
     /// The mean of a shift metric over all shifted sets; `None` without shifted sets.
     pub fn mean_shift(&self, f: fn(&ShiftMetrics) -> f64) -> Option<f64> {
         (!self.shift.is_empty())
@@ -302,4 +361,63 @@ pub struct Cost {
 
 fn nan() -> f64 {
     f64::NAN
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An entry as a summary written before `method` and `variant` existed holds it.
+    fn old(name: &str, calibration: Option<&str>, precision: Option<&str>) -> MethodResult {
+        serde_json::from_value(serde_json::json!({
+            "name": name, "kind": "single", "members": 1, "seed": 0,
+            "id": {"accuracy": 0.8, "nll": 0.5, "brier": 0.3, "ece": 0.05, "aece": 0.06,
+                   "aurc": 0.1},
+            "ood": {}, "shift": {},
+            "cost": {"params": 10, "flops": 100, "latency_ms_b1": 1.0, "latency_ms": 2.0,
+                     "peak_mem_bytes": null},
+            "calibration": calibration, "precision": precision,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn an_old_entry_gets_its_method_and_variant_from_what_it_records() {
+        let cases = [
+            (
+                old("hydra+ts", Some("temperature"), None),
+                "hydra",
+                Some(Variant::Ts),
+            ),
+            (
+                old("hydra+bf16", None, Some("bf16")),
+                "hydra",
+                Some(Variant::Bf16),
+            ),
+            // A `+` in a method's own name is not a variant: only what the entry records is.
+            (old("a+b", None, None), "a+b", None),
+        ];
+        for (mut entry, method, variant) in cases {
+            entry.fill_identity();
+            assert_eq!((entry.method.as_str(), entry.variant), (method, variant));
+            // The display name derived from them is the one stored.
+            assert_eq!(Variant::name(entry.variant, &entry.method), entry.name);
+        }
+    }
+
+    #[test]
+    fn names_follow_from_method_and_variant() {
+        let mut entry = old("x", None, None);
+        entry.variant = Some(Variant::Bf16);
+        entry.name_for("single@run");
+        assert_eq!(
+            (entry.name.as_str(), entry.method.as_str()),
+            ("single@run+bf16", "single@run")
+        );
+        let json = serde_json::to_value(&entry).unwrap();
+        assert_eq!(
+            (json["method"].as_str(), json["variant"].as_str()),
+            (Some("single@run"), Some("bf16"))
+        );
+    }
 }

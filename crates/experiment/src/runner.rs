@@ -22,7 +22,7 @@ use crate::error::{Context as _, ExperimentError, Result, check_stop};
 use crate::eval::Evaluator;
 use crate::methods::{Context, MethodSpec};
 use crate::report::render;
-use crate::results::{MethodResult, Summary};
+use crate::results::{MethodResult, Summary, Variant};
 use crate::store::write_run;
 use crate::workers::{Job, Pool, Spawn, Workers, command};
 
@@ -285,6 +285,7 @@ fn run_seed(
                 .context(format!("{place}, in bf16"))?
                 .remove(0);
             result.precision = Some("bf16".into());
+            result.variant = Some(Variant::Bf16);
             entries.push((result, curves));
         }
         let mut own = built.files;
@@ -300,11 +301,7 @@ fn run_seed(
         }
         let eval_seconds = t.elapsed().as_secs_f64();
         for (result, entry_curves) in &mut entries {
-            result.name = match (&result.calibration, &result.precision) {
-                (Some(_), _) => format!("{}+ts", spec.name),
-                (_, Some(p)) => format!("{}+{p}", spec.name),
-                _ => spec.name.clone(),
-            };
+            result.name_for(&spec.name);
             entry_curves.name = result.name.clone();
             result.kind = spec.kind.to_string();
             result.train_cost = Some(train_cost);

@@ -51,6 +51,8 @@ fn run(
     };
     MethodResult {
         name: name.into(),
+        method: name.into(),
+        variant: None,
         kind: kind.into(),
         members,
         seed,
@@ -271,7 +273,7 @@ fn summary_json_has_exactly_the_contract_keys() {
     let methods = v["methods"].as_array().unwrap();
     assert_eq!(methods.len(), 6);
     let base = [
-        "name", "kind", "members", "seed", "id", "ood", "shift", "cost",
+        "name", "method", "kind", "members", "seed", "id", "ood", "shift", "cost",
     ];
     for (m, src) in methods.iter().zip(&s.methods) {
         let mut want = set(&base);

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use experiment::joined::{join_runs, redraw};
-use experiment::{ExperimentConfig, RunOptions, Summary, run};
+use experiment::{ExperimentConfig, RunOptions, Summary, Variant, run};
 
 /// Burn's CPU RNG is process-global: runs must not interleave.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -217,6 +217,9 @@ fn calibrated_entries_diversity_and_comparisons() {
             let t = ts.temperature.unwrap();
             assert!(t.is_finite() && t > 0.0, "{t}");
             assert_eq!(ts.calibration.as_deref(), Some("temperature"));
+            // The entries say what they are; the name follows from that.
+            assert_eq!((ts.method.as_str(), ts.variant), (name, Some(Variant::Ts)));
+            assert_eq!((plain.method.as_str(), plain.variant), (name, None));
             assert_eq!(
                 (ts.kind.as_str(), ts.members),
                 (plain.kind.as_str(), plain.members)
@@ -339,7 +342,14 @@ fn seed_parts_join_into_the_whole_run(whole: &Summary, text: &str, root: &Path) 
     assert_eq!(untimed(&joined.summary), untimed(whole));
     // The same two parts but one seed in common are two runs side by side, renamed.
     let overlap = join_runs(&[a.dir.clone(), a.dir.clone()], None).unwrap();
-    assert!(overlap.summary.methods.iter().any(|m| m.name.contains('@')));
+    let id = a.dir.file_name().unwrap().to_string_lossy();
+    let renamed = (overlap.summary.methods.iter())
+        .find(|m| m.name == format!("single@{id}+ts"))
+        .expect("a variant is renamed with its method");
+    assert_eq!(
+        (renamed.method.as_str(), renamed.variant),
+        (format!("single@{id}").as_str(), Some(Variant::Ts))
+    );
 }
 
 /// `[eval] precision = "bf16"`: every method again in bf16 beside its f32 entry, the same
@@ -367,6 +377,10 @@ fn bf16_entries_sit_beside_the_f32_ones() {
         let (plain, low) = (find(name), find(&format!("{name}+bf16")));
         assert_eq!(plain.precision, None);
         assert_eq!(low.precision.as_deref(), Some("bf16"));
+        assert_eq!(
+            (low.method.as_str(), low.variant),
+            (name, Some(Variant::Bf16))
+        );
         assert_eq!(
             (
                 low.kind.as_str(),

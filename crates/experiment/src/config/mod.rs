@@ -20,6 +20,7 @@ use uq_metrics::OodScore;
 use crate::compare::DEFAULT_MARGINS;
 use crate::error::ConfigError;
 use crate::methods::{Calibration, MethodSpec, Setting};
+use crate::results::Variant;
 
 /// A whole experiment file, after validation.
 #[derive(Debug, Clone, Serialize)]
@@ -374,12 +375,10 @@ impl ExperimentConfig {
         // `<name>+bf16` when bf16 is evaluated too.
         let mut names = std::collections::HashSet::new();
         for m in &self.methods {
-            let calibrated = self.calibrates(m).then(|| format!("{}+ts", m.name));
-            let bf16 = (self.eval.precision == Precision::Bf16).then(|| format!("{}+bf16", m.name));
-            for name in std::iter::once(m.name.clone())
-                .chain(calibrated)
-                .chain(bf16)
-            {
+            let calibrated = self.calibrates(m).then_some(Variant::Ts);
+            let bf16 = (self.eval.precision == Precision::Bf16).then_some(Variant::Bf16);
+            let variants = std::iter::once(None).chain([calibrated, bf16].map(|v| v.map(Some)));
+            for name in variants.flatten().map(|v| Variant::name(v, &m.name)) {
                 if !names.insert(name.clone()) {
                     return fail(
                         "[[method]] name",

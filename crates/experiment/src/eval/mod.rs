@@ -28,7 +28,7 @@ use crate::config::OodGroups;
 use crate::curves::MethodCurves;
 use crate::data::{EvalSets, Prep};
 use crate::error::{Context, ExperimentError, Result};
-use crate::results::{Cost, GroupMetrics, MethodResult, OodMetrics};
+use crate::results::{Cost, GroupMetrics, MethodResult, OodMetrics, Variant};
 use metrics::{conformal_metrics, diversity_metrics};
 use scoring::set_scores;
 
@@ -165,6 +165,7 @@ impl Evaluator<'_> {
                 .context("temperature scaling")?;
             let (mut calibrated, curves) = self.result(model, &predictions.scaled(t)?)?;
             calibrated.calibration = Some("temperature".into());
+            calibrated.variant = Some(Variant::Ts);
             calibrated.temperature = Some(t);
             results.push((calibrated, curves));
         }
@@ -201,6 +202,8 @@ impl Evaluator<'_> {
         curves.seed = self.seed;
         let result = MethodResult {
             name: String::new(),
+            method: String::new(),
+            variant: None,
             kind: String::new(),
             members: model.members(),
             seed: self.seed,

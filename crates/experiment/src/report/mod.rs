@@ -87,12 +87,8 @@ impl Group<'_> {
     /// The method this entry is a variant of (`<method>+ts`, `<method>+bf16`); `None` for a
     /// method itself.
     fn variant_of(&self) -> Option<&str> {
-        let variant = (self.runs.iter()).any(|r| r.calibration.is_some() || r.precision.is_some());
-        variant.then(|| {
-            self.name
-                .rsplit_once('+')
-                .map_or(self.name, |(method, _)| method)
-        })
+        let first = self.runs.first()?;
+        first.variant.map(|_| first.method.as_str())
     }
 
     /// Mean and spread of a value over this method's seeds; `None` if any seed lacks it or it is
