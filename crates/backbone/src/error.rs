@@ -1,9 +1,10 @@
 use std::fmt;
 
 /// Why a configuration or preset name was rejected.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum BackboneError {
     /// `name` is not a known preset; `valid` lists the names that are.
+    #[error("unknown {family} preset {name:?}; valid names: {names}", names = valid.join(", "))]
     UnknownPreset {
         /// Which family of presets was asked for ("vit" or "bert").
         family: &'static str,
@@ -13,6 +14,7 @@ pub enum BackboneError {
         valid: &'static [&'static str],
     },
     /// A configuration field holds a value the model cannot be built with.
+    #[error("{field} = {value} is invalid: expected {expected}")]
     InvalidConfig {
         /// The config type and field, e.g. `ViTConfig.patch_size`.
         field: String,
@@ -55,29 +57,6 @@ impl BackboneError {
         }
     }
 }
-
-impl fmt::Display for BackboneError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::UnknownPreset {
-                family,
-                name,
-                valid,
-            } => write!(
-                f,
-                "unknown {family} preset {name:?}; valid names: {}",
-                valid.join(", ")
-            ),
-            Self::InvalidConfig {
-                field,
-                value,
-                expected,
-            } => write!(f, "{field} = {value} is invalid: expected {expected}"),
-        }
-    }
-}
-
-impl std::error::Error for BackboneError {}
 
 /// Checks that a count is at least 1, naming `field` otherwise.
 pub fn positive(field: impl Into<String>, value: usize) -> Result<(), BackboneError> {

@@ -7,16 +7,16 @@ mod bert;
 pub use bert::load_hf_bert;
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use crate::error::BackboneError;
 
 /// Why a checkpoint could not be imported.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ImportError {
     /// The file cannot be read or is not valid: truncated, bad header, bad config field.
+    #[error("{}: {message}", path.display())]
     File {
         /// The file.
         path: PathBuf,
@@ -24,6 +24,11 @@ pub enum ImportError {
         message: String,
     },
     /// The tensors in the file do not fit the model; every offending name is listed.
+    #[error(
+        "{}: the tensors do not fit the model{}",
+        path.display(),
+        tensor_lists(missing, unexpected, mismatched)
+    )]
     Tensors {
         /// The file.
         path: PathBuf,
@@ -35,10 +40,12 @@ pub enum ImportError {
         mismatched: Vec<String>,
     },
     /// The configuration read from the file cannot build a model.
+    #[error("{}: {error}", path.display())]
     Config {
         /// The file.
         path: PathBuf,
         /// The rejected field.
+        #[source]
         error: BackboneError,
     },
 }
@@ -52,34 +59,18 @@ impl ImportError {
     }
 }
 
-impl fmt::Display for ImportError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::File { path, message } => write!(f, "{}: {message}", path.display()),
-            Self::Tensors {
-                path,
-                missing,
-                unexpected,
-                mismatched,
-            } => {
-                write!(f, "{}: the tensors do not fit the model", path.display())?;
-                for (label, names) in [
-                    ("missing", missing),
-                    ("unexpected", unexpected),
-                    ("wrong shape or dtype", mismatched),
-                ] {
-                    if !names.is_empty() {
-                        write!(f, "; {label} ({}): {}", names.len(), names.join(", "))?;
-                    }
-                }
-                Ok(())
-            }
-            Self::Config { path, error } => write!(f, "{}: {error}", path.display()),
-        }
-    }
+/// `: missing (2): a, b; unexpected (1): c` for the lists that are not empty.
+fn tensor_lists(missing: &[String], unexpected: &[String], mismatched: &[String]) -> String {
+    let lists = [
+        ("missing", missing),
+        ("unexpected", unexpected),
+        ("wrong shape or dtype", mismatched),
+    ];
+    (lists.iter())
+        .filter(|(_, names)| !names.is_empty())
+        .map(|(label, names)| format!("; {label} ({}): {}", names.len(), names.join(", ")))
+        .collect()
 }
-
-impl std::error::Error for ImportError {}
 
 /// The dtype and shape of one tensor in a [`SafeTensors`] file.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -48,10 +48,10 @@ enum CacheCommand {
     },
 }
 
-pub fn run(args: &CacheArgs) -> Result<(), String> {
+pub fn run(args: &CacheArgs) -> crate::error::Result<()> {
     match &args.command {
         CacheCommand::List { cache } => {
-            let entries = experiment::list_cache(cache).map_err(|e| e.to_string())?;
+            let entries = experiment::list_cache(cache)?;
             print_table(&entries);
             let damaged = entries.iter().filter(|e| e.set_aside()).count();
             let set_aside = match damaged {
@@ -79,7 +79,7 @@ pub fn run(args: &CacheArgs) -> Result<(), String> {
                 last_used_before: older_than.map(days_ago).transpose()?,
                 dry_run: *dry_run,
             };
-            let removed = experiment::clean_cache(cache, &clean).map_err(|e| e.to_string())?;
+            let removed = experiment::clean_cache(cache, &clean)?;
             print_table(&removed);
             println!(
                 "{} {} folder(s), {} bytes, from {}",
@@ -94,10 +94,10 @@ pub fn run(args: &CacheArgs) -> Result<(), String> {
 }
 
 /// The fingerprints the newest runs of the experiment `files` used.
-fn used_by(files: &[PathBuf], out: &std::path::Path) -> Result<BTreeSet<String>, String> {
+fn used_by(files: &[PathBuf], out: &std::path::Path) -> crate::error::Result<BTreeSet<String>> {
     let mut used = BTreeSet::new();
     for file in files {
-        let config = ExperimentConfig::load(file).map_err(|e| e.to_string())?;
+        let config = ExperimentConfig::load(file)?;
         let keys = experiment::used_by_latest_run(out, &config.experiment.name)
             .map_err(|e| format!("--unused-by {}: {e}", file.display()))?;
         used.extend(keys);

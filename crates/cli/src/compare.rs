@@ -20,9 +20,9 @@ pub struct CompareArgs {
     reference: Option<String>,
 }
 
-pub fn run(args: &CompareArgs) -> Result<(), String> {
-    let joined = join_runs(&args.runs, args.reference.as_deref()).map_err(|e| e.to_string())?;
-    let rendered = joined.render().map_err(|e| e.to_string())?;
+pub fn run(args: &CompareArgs) -> crate::error::Result<()> {
+    let joined = join_runs(&args.runs, args.reference.as_deref())?;
+    let rendered = joined.render()?;
     let listed: Vec<String> = args
         .runs
         .iter()
@@ -32,7 +32,7 @@ pub fn run(args: &CompareArgs) -> Result<(), String> {
     let mut files = vec![
         (
             experiment::curves::CURVES_FILE.to_string(),
-            joined.curves.to_json().map_err(|e| e.to_string())?,
+            joined.curves.to_json()?,
         ),
         ("report.html".to_string(), rendered.html.into_bytes()),
     ];

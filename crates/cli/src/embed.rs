@@ -37,7 +37,7 @@ struct Row<'a> {
     embedding: &'a [f32],
 }
 
-pub fn run(args: &EmbedArgs) -> Result<(), String> {
+pub fn run(args: &EmbedArgs) -> crate::error::Result<()> {
     let dir = &args.weights;
     if !dir.is_dir() {
         return Err(format!(
@@ -45,33 +45,34 @@ pub fn run(args: &EmbedArgs) -> Result<(), String> {
              model.safetensors and vocab.txt (run `datasets/fetch all-minilm-l6-v2` for \
              datasets/all-minilm-l6-v2)",
             dir.display()
-        ));
+        )
+        .into());
     }
-    let tokenizer =
-        WordPiece::from_vocab_file(&dir.join("vocab.txt")).map_err(|e| e.to_string())?;
-    let device = experiment::device::device(&args.backend).map_err(|e| e.to_string())?;
-    let (config, model) = load_hf_bert(dir, &device).map_err(|e| e.to_string())?;
+    let tokenizer = WordPiece::from_vocab_file(&dir.join("vocab.txt"))?;
+    let device = experiment::device::device(&args.backend)?;
+    let (config, model) = load_hf_bert(dir, &device)?;
     if tokenizer.vocab_size() != config.vocab_size {
         return Err(format!(
             "{}: {} tokens, but config.json says vocab_size = {}",
             dir.join("vocab.txt").display(),
             tokenizer.vocab_size(),
             config.vocab_size
-        ));
+        )
+        .into());
     }
     if args.max_len > config.max_position {
         return Err(format!(
             "--max-len {}: expected at most max_position_embeddings = {}",
             args.max_len, config.max_position
-        ));
+        )
+        .into());
     }
     let ids = args
         .texts
         .iter()
         .map(|text| tokenizer.encode(text, args.max_len).map(|e| e.ids))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.to_string())?;
-    let embeddings = model.sentence_embeddings(&ids).map_err(|e| e.to_string())?;
+        .collect::<Result<Vec<_>, _>>()?;
+    let embeddings = model.sentence_embeddings(&ids)?;
     let rows = args.texts.iter().zip(&ids).zip(&embeddings);
     if args.json {
         let list: Vec<Row> = rows
@@ -81,10 +82,7 @@ pub fn run(args: &EmbedArgs) -> Result<(), String> {
                 embedding,
             })
             .collect();
-        println!(
-            "{}",
-            serde_json::to_string(&list).map_err(|e| e.to_string())?
-        );
+        println!("{}", serde_json::to_string(&list)?);
         return Ok(());
     }
     for ((text, ids), embedding) in rows {

@@ -4,14 +4,14 @@ use backbone::ViTConfig;
 use data::{Catalog, Corruption, Modality, Source};
 use uq_metrics::OodScore;
 
-pub fn run() -> Result<(), String> {
+pub fn run() -> crate::error::Result<()> {
     println!("method kinds ([[method]] kind = ...):");
     for kind in experiment::KINDS {
         println!("  {:<16} {}", kind.name, kind.about);
     }
     println!("\nbackbone presets ([backbone] preset = ...):");
     for name in ViTConfig::preset_names() {
-        let c = ViTConfig::preset(name).map_err(|e| e.to_string())?;
+        let c = ViTConfig::preset(name)?;
         println!(
             "  {name:<16} ViT {}x{}x{}, patch {}, width {}, {} blocks, {} heads, MLP {}",
             c.image_size,

@@ -4,6 +4,7 @@
 mod cache;
 mod compare;
 mod embed;
+mod error;
 mod features;
 mod list;
 mod metrics;

@@ -48,7 +48,7 @@ struct Side {
     logits: Option<Logits>,
 }
 
-pub fn run(args: &MetricsArgs) -> Result<(), String> {
+pub fn run(args: &MetricsArgs) -> crate::error::Result<()> {
     let detectors = match args.features.given() {
         true => Some(features::run(&args.features)?),
         false => None,

@@ -13,8 +13,8 @@ pub struct ReportArgs {
 
 /// Rewrites `report.md`, `report.html` and the figures in place (each atomically); nothing
 /// measured changes.
-pub fn run(args: &ReportArgs) -> Result<(), String> {
-    let rendered = redraw(&args.run).map_err(|e| e.to_string())?;
+pub fn run(args: &ReportArgs) -> crate::error::Result<()> {
+    let rendered = redraw(&args.run)?;
     let write = |name: &str, bytes: &[u8]| {
         data::atomic_write(&args.run.join(name), bytes).map_err(|e| e.to_string())
     };

@@ -34,7 +34,7 @@ pub struct RunArgs {
     workers: Option<usize>,
 }
 
-pub fn run(args: &RunArgs) -> Result<(), String> {
+pub fn run(args: &RunArgs) -> crate::error::Result<()> {
     let started = Instant::now();
     // Ctrl-C / SIGTERM: stop at the next training step or stage, checkpoints whole; a second
     // signal ends the process at once.
@@ -57,7 +57,7 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
                 .collect();
             section.insert("seeds".into(), seeds.into());
         }
-        text = toml::to_string(&doc).map_err(|e| e.to_string())?;
+        text = toml::to_string(&doc)?;
     }
     let config = ExperimentConfig::parse(&text)
         .map_err(|e| e.in_file(&args.file.display().to_string()).to_string())?;
@@ -78,7 +78,7 @@ pub fn run(args: &RunArgs) -> Result<(), String> {
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()) - 1),
         }),
     };
-    let output = experiment::run(&config, &options).map_err(|e| e.to_string())?;
+    let output = experiment::run(&config, &options)?;
     println!("{}", render_terminal(&output.summary));
     println!(
         "results: {} (report.md, report.html, figures, summary.json); {:.0} s in all",

@@ -23,8 +23,8 @@ pub struct WorkerArgs {
     quiet: bool,
 }
 
-pub fn run(args: &WorkerArgs) -> Result<(), String> {
-    let config = ExperimentConfig::load(&args.config).map_err(|e| e.to_string())?;
+pub fn run(args: &WorkerArgs) -> crate::error::Result<()> {
+    let config = ExperimentConfig::load(&args.config)?;
     let job = Job::parse(&args.job)?;
     // Stop cleanly at the first signal and at any later one (see `train::interrupt::install`).
     train::interrupt::install(false).map_err(|e| format!("installing the signal handlers: {e}"))?;
@@ -38,5 +38,5 @@ pub fn run(args: &WorkerArgs) -> Result<(), String> {
         quiet: args.quiet,
         workers: None,
     };
-    experiment::run_job(&config, &options, args.seed, job).map_err(|e| e.to_string())
+    Ok(experiment::run_job(&config, &options, args.seed, job)?)
 }

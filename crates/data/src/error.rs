@@ -1,10 +1,10 @@
 //! The crate's error type: every failure names the file (when there is one) and what was expected.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// An error from reading, validating or transforming data.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{message}", path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default())]
 pub struct DataError {
     /// The file concerned, if the error comes from a file.
     pub path: Option<PathBuf>,
@@ -32,14 +32,3 @@ impl DataError {
         }
     }
 }
-
-impl fmt::Display for DataError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.path {
-            Some(path) => write!(f, "{}: {}", path.display(), self.message),
-            None => f.write_str(&self.message),
-        }
-    }
-}
-
-impl std::error::Error for DataError {}

@@ -5,7 +5,8 @@
 use std::fmt;
 
 /// An invalid experiment file or value.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}{}", file.as_ref().map(|f| format!("{f}: ")).unwrap_or_default(), message.trim_end())]
 pub struct ConfigError {
     file: Option<String>,
     message: String,
@@ -43,77 +44,46 @@ impl ConfigError {
     }
 }
 
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.file {
-            Some(file) => write!(f, "{file}: {}", self.message.trim_end()),
-            None => f.write_str(self.message.trim_end()),
-        }
-    }
+/// What went wrong in a run, from the crate where it happened (kept as the source);
+/// [`Context::context`] adds where. The message of each is the whole story in one line
+/// (`where: what`), since that line is what a researcher reads; `source()` walks the same
+/// chain for programs.
+#[derive(Debug, thiserror::Error)]
+pub enum ExperimentError {
+    #[error("{0}")]
+    Config(#[from] ConfigError),
+    #[error("{0}")]
+    Data(#[from] data::DataError),
+    #[error("{0}")]
+    Backbone(#[from] backbone::BackboneError),
+    #[error("{0}")]
+    Import(#[from] backbone::ImportError),
+    #[error("{0}")]
+    Train(#[from] train::TrainError),
+    #[error("{0}")]
+    Hydra(#[from] hydra::HydraError),
+    #[error("{0}")]
+    Lora(#[from] lora_ensemble::LoraError),
+    #[error("{0}")]
+    HetDpt(#[from] hetdpt::HetDptError),
+    #[error("{0}")]
+    Metrics(#[from] uq_metrics::MetricsError),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+    #[error("{0}")]
+    Plot(#[from] plots::PlotError),
+    /// A check of this crate's own, in words.
+    #[error("{0}")]
+    Invalid(String),
+    /// `source`, and where it happened (a field, a method and seed, a file).
+    #[error("{place}: {source}")]
+    At {
+        place: String,
+        source: Box<ExperimentError>,
+    },
 }
-
-impl std::error::Error for ConfigError {}
-
-/// Declares [`ExperimentError`] with one variant per wrapped error type, its `From` impls,
-/// `Display` and `source`, from one list.
-macro_rules! experiment_error {
-    ($($variant:ident($ty:ty)),* $(,)?) => {
-        /// What went wrong in a run, from the crate where it happened; [`Context::context`]
-        /// adds where.
-        #[derive(Debug)]
-        pub enum ExperimentError {
-            $($variant($ty),)*
-            /// A check of this crate's own, in words.
-            Invalid(String),
-            /// `source`, and where it happened (a field, a method and seed, a file).
-            At {
-                place: String,
-                source: Box<ExperimentError>,
-            },
-        }
-
-        impl fmt::Display for ExperimentError {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                match self {
-                    $(Self::$variant(e) => fmt::Display::fmt(e, f),)*
-                    Self::Invalid(message) => f.write_str(message),
-                    Self::At { place, source } => write!(f, "{place}: {source}"),
-                }
-            }
-        }
-
-        impl std::error::Error for ExperimentError {
-            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-                match self {
-                    $(Self::$variant(e) => Some(e),)*
-                    Self::Invalid(_) => None,
-                    Self::At { source, .. } => Some(source.as_ref()),
-                }
-            }
-        }
-
-        $(impl From<$ty> for ExperimentError {
-            fn from(e: $ty) -> Self {
-                Self::$variant(e)
-            }
-        })*
-    };
-}
-
-experiment_error!(
-    Config(ConfigError),
-    Data(data::DataError),
-    Backbone(backbone::BackboneError),
-    Import(backbone::ImportError),
-    Train(train::TrainError),
-    Hydra(hydra::HydraError),
-    Lora(lora_ensemble::LoraError),
-    HetDpt(hetdpt::HetDptError),
-    Metrics(uq_metrics::MetricsError),
-    Io(std::io::Error),
-    Json(serde_json::Error),
-    Plot(plots::PlotError),
-);
 
 impl ExperimentError {
     /// An error found by this crate's own checks.
@@ -151,5 +121,27 @@ impl<T, E: Into<ExperimentError>> Context<T> for std::result::Result<T, E> {
             place: place.to_string(),
             source: Box::new(e.into()),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error;
+
+    #[test]
+    fn context_keeps_the_crate_error_as_the_source_of_the_line() {
+        let inner = backbone::BackboneError::invalid("ViTConfig.n_heads", 0, "at least 1");
+        let failed: std::result::Result<(), _> = Err(hydra::HydraError::from(inner.clone()));
+        let err = failed.context("method `hydra`, seed 2").unwrap_err();
+        assert_eq!(err.to_string(), format!("method `hydra`, seed 2: {inner}"));
+        // The chain: At -> Hydra -> HydraError::Backbone -> BackboneError.
+        let hydra = err
+            .source()
+            .and_then(|e| e.source())
+            .expect("the hydra error");
+        assert!(hydra.downcast_ref::<hydra::HydraError>().is_some());
+        let root = hydra.source().expect("the backbone error");
+        assert_eq!(root.downcast_ref::<backbone::BackboneError>(), Some(&inner));
     }
 }

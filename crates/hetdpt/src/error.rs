@@ -5,9 +5,10 @@ use std::fmt;
 use train::TrainError;
 
 /// An error from configuring or running HetDPT.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum HetDptError {
     /// A configuration field holds a value the pipeline cannot run with.
+    #[error("{field} = {value} is invalid: expected {expected}")]
     Config {
         /// The field, e.g. `hetdpt.degree`.
         field: String,
@@ -17,9 +18,11 @@ pub enum HetDptError {
         expected: String,
     },
     /// The inputs do not fit together (model, data, grid), or the MAP fit is degenerate.
+    #[error("hetdpt: {0}")]
     Invalid(String),
     /// A fine-tune failed (non-finite loss, bad data).
-    Train(TrainError),
+    #[error("hetdpt fine-tune: {0}")]
+    Train(#[from] TrainError),
 }
 
 impl HetDptError {
@@ -33,27 +36,5 @@ impl HetDptError {
             value: value.to_string(),
             expected: expected.into(),
         }
-    }
-}
-
-impl fmt::Display for HetDptError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Config {
-                field,
-                value,
-                expected,
-            } => write!(f, "{field} = {value} is invalid: expected {expected}"),
-            Self::Invalid(m) => write!(f, "hetdpt: {m}"),
-            Self::Train(e) => write!(f, "hetdpt fine-tune: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for HetDptError {}
-
-impl From<TrainError> for HetDptError {
-    fn from(e: TrainError) -> Self {
-        Self::Train(e)
     }
 }

@@ -1,9 +1,10 @@
 use std::fmt;
 
 /// Why a Hydra configuration, strategy or model was rejected.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum HydraError {
     /// A field or argument holds a value that cannot be used.
+    #[error("{field} = {value} is invalid: expected {expected}")]
     Invalid {
         /// What was wrong, e.g. `SelectConfig.keep` or `circuit.objective`.
         field: String,
@@ -13,18 +14,26 @@ pub enum HydraError {
         expected: String,
     },
     /// No head-importance strategy has this name.
+    #[error("unknown head-importance strategy {name:?}; valid strategies: {names}", names = valid.join(", "))]
     UnknownStrategy {
         name: String,
         /// The registered names.
         valid: Vec<&'static str>,
     },
     /// A strategy's parameter table holds a key the strategy does not read.
+    #[error(
+        "strategy {strategy:?} has no parameter {param:?}; valid parameters: {params}",
+        params = param_list(valid)
+    )]
     UnknownParam {
         strategy: &'static str,
         param: String,
         /// The keys the strategy accepts.
         valid: &'static [&'static str],
     },
+    /// A member or the model it came from does not make a valid backbone (the field is named).
+    #[error("{0}")]
+    Backbone(#[from] backbone::BackboneError),
 }
 
 impl HydraError {
@@ -41,54 +50,29 @@ impl HydraError {
     }
 }
 
-/// A backbone's invalid field keeps its field, value and expectation; anything else its text.
-impl From<backbone::BackboneError> for HydraError {
-    fn from(e: backbone::BackboneError) -> Self {
-        match e {
-            backbone::BackboneError::InvalidConfig {
-                field,
-                value,
-                expected,
-            } => Self::Invalid {
-                field,
-                value,
-                expected,
-            },
-            other => Self::invalid("backbone", other, "a valid backbone"),
-        }
+/// `none (it takes no parameters)` or the comma-separated keys.
+fn param_list(valid: &[&str]) -> String {
+    match valid.is_empty() {
+        true => "none (it takes no parameters)".to_string(),
+        false => valid.join(", "),
     }
 }
 
-impl fmt::Display for HydraError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Invalid {
-                field,
-                value,
-                expected,
-            } => write!(f, "{field} = {value} is invalid: expected {expected}"),
-            Self::UnknownStrategy { name, valid } => write!(
-                f,
-                "unknown head-importance strategy {name:?}; valid strategies: {}",
-                valid.join(", ")
-            ),
-            Self::UnknownParam {
-                strategy,
-                param,
-                valid,
-            } => {
-                let valid = if valid.is_empty() {
-                    "none (it takes no parameters)".to_string()
-                } else {
-                    valid.join(", ")
-                };
-                write!(
-                    f,
-                    "strategy {strategy:?} has no parameter {param:?}; valid parameters: {valid}"
-                )
-            }
-        }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error;
+
+    #[test]
+    fn a_backbone_error_stays_the_source_and_the_message() {
+        let inner = backbone::BackboneError::invalid("ViTConfig.n_heads", 0, "at least 1");
+        let err = HydraError::from(inner.clone());
+        assert_eq!(err.to_string(), inner.to_string());
+        let source = err.source().expect("the backbone error is the source");
+        assert_eq!(
+            source.downcast_ref::<backbone::BackboneError>(),
+            Some(&inner)
+        );
+        assert!(HydraError::invalid("k", 1, "2").source().is_none());
     }
 }
-
-impl std::error::Error for HydraError {}

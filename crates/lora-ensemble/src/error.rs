@@ -2,9 +2,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// Why an ensemble could not be built, or its adapters not saved or loaded.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum LoraError {
     /// A [`LoraConfig`](crate::LoraConfig) field holds a value the ensemble cannot be built with.
+    #[error("{field} = {value} is invalid: expected {expected}")]
     InvalidConfig {
         /// The field, e.g. `LoraConfig.rank`.
         field: &'static str,
@@ -14,6 +15,7 @@ pub enum LoraError {
         expected: String,
     },
     /// An adapter file could not be written, read, or does not fit this ensemble.
+    #[error("adapter file {}: {reason}", path.display())]
     AdapterFile {
         /// The file concerned.
         path: PathBuf,
@@ -42,20 +44,3 @@ impl LoraError {
         }
     }
 }
-
-impl fmt::Display for LoraError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::InvalidConfig {
-                field,
-                value,
-                expected,
-            } => write!(f, "{field} = {value} is invalid: expected {expected}"),
-            Self::AdapterFile { path, reason } => {
-                write!(f, "adapter file {}: {reason}", path.display())
-            }
-        }
-    }
-}
-
-impl std::error::Error for LoraError {}

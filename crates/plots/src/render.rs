@@ -1,7 +1,5 @@
 //! Figures drawn with plotters' SVG backend.
 
-use std::fmt;
-
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -15,16 +13,9 @@ const GRID_MAJOR: RGBColor = RGBColor(215, 215, 215);
 const MUTED: RGBColor = RGBColor(110, 110, 110);
 
 /// A drawing failure inside plotters (not expected for an in-memory SVG).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("drawing a figure: {0}")]
 pub struct PlotError(pub String);
-
-impl fmt::Display for PlotError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "drawing a figure: {}", self.0)
-    }
-}
-
-impl std::error::Error for PlotError {}
 
 impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for PlotError {
     fn from(e: DrawingAreaErrorKind<E>) -> Self {

@@ -1,11 +1,16 @@
 //! Why training stopped.
 
-use std::fmt;
 use std::path::Path;
 
-#[derive(Debug)]
+/// Why training stopped; each says which training (`label`) and what is left of it.
+#[derive(Debug, thiserror::Error)]
 pub enum TrainError {
     /// The loss became NaN or infinite; the last checkpoint (if any) is left as it was.
+    #[error(
+        "{label}: the training loss became {loss} at epoch {}, step {step}; training stopped \
+         (try a lower train.lr or a grad_clip); the last checkpoint is intact",
+        epoch + 1
+    )]
     NonFiniteLoss {
         label: String,
         epoch: usize,
@@ -14,6 +19,7 @@ pub enum TrainError {
     },
     /// A signal asked the process to stop (see [`crate::interrupt`]); the checkpoint of the
     /// last finished epoch, if any, is left as it was.
+    #[error("{label}: {}", interrupted(*signal, *epochs_done, *epochs, *checkpointed))]
     Interrupted {
         label: String,
         signal: i32,
@@ -23,9 +29,12 @@ pub enum TrainError {
         checkpointed: bool,
     },
     /// A checkpoint could not be read, written or used.
+    #[error("{0}")]
     Checkpoint(String),
     /// Invalid recipe or data.
+    #[error("{0}")]
     Invalid(String),
+    #[error(transparent)]
     Io(std::io::Error),
 }
 
@@ -38,45 +47,17 @@ impl TrainError {
     }
 }
 
-impl fmt::Display for TrainError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::NonFiniteLoss {
-                label,
-                epoch,
-                step,
-                loss,
-            } => write!(
-                f,
-                "{label}: the training loss became {loss} at epoch {}, step {step}; training stopped \
-                 (try a lower train.lr or a grad_clip); the last checkpoint is intact",
-                epoch + 1
-            ),
-            Self::Interrupted {
-                label,
-                signal,
-                epochs_done,
-                epochs,
-                checkpointed,
-            } => {
-                let signal = crate::interrupt::signal_name(*signal);
-                write!(
-                    f,
-                    "{label}: stopped by {signal} in epoch {} of {epochs}",
-                    epochs_done + 1
-                )?;
-                match (checkpointed, epochs_done) {
-                    (true, 1..) => write!(
-                        f,
-                        "; its checkpoint of epoch {epochs_done} is intact and a rerun resumes from it"
-                    ),
-                    _ => f.write_str("; no epoch was finished, so nothing of it is kept"),
-                }
-            }
-            Self::Checkpoint(m) | Self::Invalid(m) => f.write_str(m),
-            Self::Io(e) => write!(f, "{e}"),
+/// `: stopped by SIGTERM in epoch 3 of 8; its checkpoint of epoch 2 is intact ...`.
+fn interrupted(signal: i32, epochs_done: usize, epochs: usize, checkpointed: bool) -> String {
+    let signal = crate::interrupt::signal_name(signal);
+    let kept = match (checkpointed, epochs_done) {
+        (true, 1..) => {
+            format!("its checkpoint of epoch {epochs_done} is intact and a rerun resumes from it")
         }
-    }
+        _ => "no epoch was finished, so nothing of it is kept".to_string(),
+    };
+    format!(
+        "stopped by {signal} in epoch {} of {epochs}; {kept}",
+        epochs_done + 1
+    )
 }
-
-impl std::error::Error for TrainError {}

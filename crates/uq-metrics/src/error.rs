@@ -1,27 +1,30 @@
 //! The one error type of the crate.
 
-use std::fmt;
-
 /// Why a metric could not be computed. Every variant names the offending input.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum MetricsError {
     /// An input that must hold at least one element is empty (`what` names it).
+    #[error("{what} is empty; expected at least one element")]
     Empty { what: &'static str },
     /// An OOD metric was given no samples of one side (`missing` is "ID" or "OOD").
+    #[error("OOD metrics need both ID and OOD samples, but there are no {missing} samples")]
     MissingClass { missing: &'static str },
     /// A NaN or infinite value in `what` at flat `index`.
+    #[error("{what}[{index}] = {value}; expected a finite number")]
     NonFinite {
         what: &'static str,
         index: usize,
         value: f64,
     },
     /// A probability outside [0, 1] in `what` at flat `index`.
+    #[error("{what}[{index}] = {value}; expected a probability in [0, 1]")]
     NotProbability {
         what: &'static str,
         index: usize,
         value: f64,
     },
     /// A row of probabilities whose sum is further than `tol` from 1.
+    #[error("{what} row {row} sums to {sum}; expected 1 within {tol}")]
     NotNormalised {
         what: &'static str,
         row: usize,
@@ -29,128 +32,68 @@ pub enum MetricsError {
         tol: f64,
     },
     /// A label `label` at `index` that is not below the number of classes.
+    #[error("labels[{index}] = {label}; expected a class below {classes}")]
     LabelOutOfRange {
         index: usize,
         label: usize,
         classes: usize,
     },
     /// `what` has `found` elements where `expected` were needed.
+    #[error("{what} has {found} elements; expected {expected}")]
     ShapeMismatch {
         what: &'static str,
         expected: usize,
         found: usize,
     },
     /// A score needs an input it was not given (`needs` says which).
+    #[error("score '{score}' needs {needs}, which was not given")]
     MissingInput {
         score: &'static str,
         needs: &'static str,
     },
     /// An option outside its allowed range.
+    #[error("option {name} = {value}; expected {expected}")]
     InvalidOption {
         name: &'static str,
         value: String,
         expected: &'static str,
     },
     /// A score name that `Score::from_str` does not know.
+    #[error("unknown score '{0}'; expected one of {names}", names = crate::Score::NAMES.join(", "))]
     UnknownScore(String),
     /// A metric over ensemble members (`metric` names it) given fewer than `needed` members.
+    #[error("{metric} needs at least {needed} members, but there are {found}")]
     TooFewMembers {
         metric: &'static str,
         needed: usize,
         found: usize,
     },
     /// A conformal score name that `ConformalScore::from_str` does not know.
+    #[error(
+        "unknown conformal score '{0}'; expected one of {names}",
+        names = crate::ConformalScore::NAMES.join(", ")
+    )]
     UnknownConformalScore(String),
     /// A detector name that `Detector::from_str` does not know.
+    #[error(
+        "unknown detector '{0}'; expected one of {names}",
+        names = crate::Detector::NAMES.join(", ")
+    )]
     UnknownDetector(String),
     /// An OOD score name that neither `Score` nor `Detector` knows.
+    #[error(
+        "unknown OOD score '{0}'; expected one of {scores}, or a feature-space detector: {detectors}",
+        scores = crate::Score::NAMES.join(", "),
+        detectors = crate::Detector::NAMES.join(", ")
+    )]
     UnknownOodScore(String),
     /// A feature-space detector that cannot be fitted or applied as asked (`reason` says why).
+    #[error("{detector} detector: {reason}")]
     Detector {
         detector: &'static str,
         reason: String,
     },
 }
-
-impl fmt::Display for MetricsError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Empty { what } => write!(f, "{what} is empty; expected at least one element"),
-            Self::MissingClass { missing } => write!(
-                f,
-                "OOD metrics need both ID and OOD samples, but there are no {missing} samples"
-            ),
-            Self::NonFinite { what, index, value } => {
-                write!(f, "{what}[{index}] = {value}; expected a finite number")
-            }
-            Self::NotProbability { what, index, value } => {
-                write!(
-                    f,
-                    "{what}[{index}] = {value}; expected a probability in [0, 1]"
-                )
-            }
-            Self::NotNormalised {
-                what,
-                row,
-                sum,
-                tol,
-            } => write!(f, "{what} row {row} sums to {sum}; expected 1 within {tol}"),
-            Self::LabelOutOfRange {
-                index,
-                label,
-                classes,
-            } => write!(
-                f,
-                "labels[{index}] = {label}; expected a class below {classes}"
-            ),
-            Self::ShapeMismatch {
-                what,
-                expected,
-                found,
-            } => write!(f, "{what} has {found} elements; expected {expected}"),
-            Self::MissingInput { score, needs } => {
-                write!(f, "score '{score}' needs {needs}, which was not given")
-            }
-            Self::InvalidOption {
-                name,
-                value,
-                expected,
-            } => write!(f, "option {name} = {value}; expected {expected}"),
-            Self::UnknownScore(name) => write!(
-                f,
-                "unknown score '{name}'; expected one of {}",
-                crate::Score::NAMES.join(", ")
-            ),
-            Self::TooFewMembers {
-                metric,
-                needed,
-                found,
-            } => write!(
-                f,
-                "{metric} needs at least {needed} members, but there are {found}"
-            ),
-            Self::UnknownConformalScore(name) => write!(
-                f,
-                "unknown conformal score '{name}'; expected one of {}",
-                crate::ConformalScore::NAMES.join(", ")
-            ),
-            Self::UnknownDetector(name) => write!(
-                f,
-                "unknown detector '{name}'; expected one of {}",
-                crate::Detector::NAMES.join(", ")
-            ),
-            Self::UnknownOodScore(name) => write!(
-                f,
-                "unknown OOD score '{name}'; expected one of {}, or a feature-space detector: {}",
-                crate::Score::NAMES.join(", "),
-                crate::Detector::NAMES.join(", ")
-            ),
-            Self::Detector { detector, reason } => write!(f, "{detector} detector: {reason}"),
-        }
-    }
-}
-
-impl std::error::Error for MetricsError {}
 
 /// Shorthand for results of this crate.
 pub type Result<T> = std::result::Result<T, MetricsError>;

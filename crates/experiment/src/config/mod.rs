@@ -377,8 +377,10 @@ impl ExperimentConfig {
         for m in &self.methods {
             let calibrated = self.calibrates(m).then_some(Variant::Ts);
             let bf16 = (self.eval.precision == Precision::Bf16).then_some(Variant::Bf16);
-            let variants = std::iter::once(None).chain([calibrated, bf16].map(|v| v.map(Some)));
-            for name in variants.flatten().map(|v| Variant::name(v, &m.name)) {
+            // The plain entry (no variant), then each variant the run evaluates.
+            let variants =
+                std::iter::once(None).chain([calibrated, bf16].into_iter().flatten().map(Some));
+            for name in variants.map(|v| Variant::name(v, &m.name)) {
                 if !names.insert(name.clone()) {
                     return fail(
                         "[[method]] name",
