@@ -85,7 +85,8 @@ def main(run):
 
     def shift(m, key):
         vals = [s[key] for s in m["shift"].values()] if isinstance(m["shift"], dict) else [s[key] for s in m["shift"]]
-        return statistics.mean(vals)
+        # A study without shifted sets (text) has none to average.
+        return statistics.mean(vals) if vals else float("nan")
 
     def auroc(m):
         return statistics.mean(o["auroc"] for o in m["ood"].values())
@@ -130,6 +131,8 @@ def main(run):
 
     def paired(a, b, f):
         d = [f(by[a][s]) - f(by[b][s]) for s in seeds]
+        if any(math.isnan(x) for x in d):
+            return (float("nan"),) * 3
         mean = statistics.mean(d)
         half = T95[len(d) - 1] * statistics.stdev(d) / math.sqrt(len(d)) if len(d) > 1 else float("nan")
         return mean, mean - half, mean + half
