@@ -117,7 +117,6 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
     let mut renamed = Vec::new();
     let mut seen: BTreeSet<String> = BTreeSet::new();
     for (i, run) in runs.iter().enumerate() {
-        let names: BTreeSet<String> = run.summary.methods.iter().map(|m| m.name.clone()).collect();
         // A part of the first run's experiment on other seeds continues its methods.
         let part = continues_on_other_seeds(&runs[..i], run)?;
         // A method seen before is renamed with its variants: `single@<id>`, `single@<id>+ts`.
@@ -125,57 +124,12 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
             true => format!("{method}@{}", run.id),
             false => method.to_string(),
         };
-        let mut names_now = BTreeMap::new();
-        for m in &run.summary.methods {
-            let (mut m, old) = (m.clone(), m.name.clone());
-            m.name_for(&rename(&m.method));
-            names_now.insert(old, m.name.clone());
-            summary.methods.push(m);
-        }
-        for c in &run.curves.methods {
-            let mut c = c.clone();
-            c.name = names_now.get(&c.name).cloned().unwrap_or(c.name);
-            curves.methods.push(c);
-        }
-        for s in &run.curves.sweeps {
-            let mut s = s.clone();
-            s.method = rename(&s.method);
-            curves.sweeps.push(s);
-        }
-        for p in &run.curves.predictors {
-            let mut p = p.clone();
-            p.method = rename(&p.method);
-            curves.predictors.push(p);
-        }
-        // A training two runs share (the same cached base model) is shown once.
-        for log in &run.curves.training {
-            if !curves.training.iter().any(|l| l.label == log.label) {
-                curves.training.push(log.clone());
-            }
-        }
+        let names_now = take_entries(run, &rename, &mut summary, &mut curves);
         for (old, new) in names_now.iter().filter(|(old, new)| old != new) {
             renamed.push(format!("`{old}` of run {} is `{new}`", run.id));
         }
-        let has_curves = run.dir.join(CURVES_FILE).is_file();
-        let _ = writeln!(
-            preface,
-            "| `{}` | {} | {} | {} | {} |",
-            run.dir.display(),
-            run.summary.experiment,
-            run.summary
-                .seeds
-                .iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(", "),
-            names.len(),
-            if has_curves {
-                "yes"
-            } else {
-                "none (run predates curves.json)"
-            }
-        );
-        seen.extend(names);
+        preface.push_str(&run_row(run));
+        seen.extend(run.summary.methods.iter().map(|m| m.name.clone()));
         for s in &run.summary.seeds {
             if !summary.seeds.contains(s) {
                 summary.seeds.push(*s);
@@ -186,19 +140,7 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
     if !renamed.is_empty() {
         let _ = writeln!(preface, "Renamed: {}.\n", renamed.join("; "));
     }
-    let batches: BTreeSet<usize> = runs.iter().map(|r| r.config.data.eval_batch_size).collect();
-    if batches.len() > 1 {
-        let _ = writeln!(
-            preface,
-            "The runs timed latency at different evaluation batches ({}): latency columns \
-             are not comparable across runs.\n",
-            batches
-                .iter()
-                .map(usize::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
+    preface.push_str(&batch_note(&runs));
     let reference = reference.unwrap_or(&first.config.eval.reference);
     summary.comparisons = compare(&summary.methods, reference, &first.config.eval.margins);
     Ok(Joined {
@@ -207,6 +149,81 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
         score: first.config.data.ood_score.primary().to_string(),
         preface,
     })
+}
+
+/// Moves `run`'s entries and curves into the join under their new names (`rename` of each
+/// method); returns each entry's old name with its new one.
+fn take_entries(
+    run: &Run,
+    rename: &dyn Fn(&str) -> String,
+    summary: &mut Summary,
+    curves: &mut RunCurves,
+) -> BTreeMap<String, String> {
+    let mut names_now = BTreeMap::new();
+    for m in &run.summary.methods {
+        let (mut m, old) = (m.clone(), m.name.clone());
+        m.name_for(&rename(&m.method));
+        names_now.insert(old, m.name.clone());
+        summary.methods.push(m);
+    }
+    for c in &run.curves.methods {
+        let mut c = c.clone();
+        c.name = names_now.get(&c.name).cloned().unwrap_or(c.name);
+        curves.methods.push(c);
+    }
+    for s in &run.curves.sweeps {
+        let mut s = s.clone();
+        s.method = rename(&s.method);
+        curves.sweeps.push(s);
+    }
+    for p in &run.curves.predictors {
+        let mut p = p.clone();
+        p.method = rename(&p.method);
+        curves.predictors.push(p);
+    }
+    // A training two runs share (the same cached base model) is shown once.
+    for log in &run.curves.training {
+        if !curves.training.iter().any(|l| l.label == log.label) {
+            curves.training.push(log.clone());
+        }
+    }
+    names_now
+}
+
+/// The run's row of the "Runs compared" table.
+fn run_row(run: &Run) -> String {
+    let names: BTreeSet<&str> = run
+        .summary
+        .methods
+        .iter()
+        .map(|m| m.name.as_str())
+        .collect();
+    let seeds: Vec<String> = run.summary.seeds.iter().map(u64::to_string).collect();
+    let curves = match run.dir.join(CURVES_FILE).is_file() {
+        true => "yes",
+        false => "none (run predates curves.json)",
+    };
+    format!(
+        "| `{}` | {} | {} | {} | {curves} |\n",
+        run.dir.display(),
+        run.summary.experiment,
+        seeds.join(", "),
+        names.len(),
+    )
+}
+
+/// A warning when the runs timed latency at different evaluation batches, else nothing.
+fn batch_note(runs: &[Run]) -> String {
+    let batches: BTreeSet<usize> = runs.iter().map(|r| r.config.data.eval_batch_size).collect();
+    if batches.len() < 2 {
+        return String::new();
+    }
+    let batches: Vec<String> = batches.iter().map(usize::to_string).collect();
+    format!(
+        "The runs timed latency at different evaluation batches ({}): latency columns are not \
+         comparable across runs.\n\n",
+        batches.join(", ")
+    )
 }
 
 impl Joined {

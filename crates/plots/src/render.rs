@@ -1,6 +1,7 @@
 //! Figures drawn with plotters' SVG backend.
 
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -63,10 +64,46 @@ fn colour(series: &Series, position: usize) -> RGBColor {
     RGBColor(r, g, b)
 }
 
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
 fn draw(area: &Area<'_>, figure: &Figure) -> Result<(), PlotError> {
-    let has_data = figure.series.iter().any(Series::has_data);
     let (x0, x1) = figure.x_range.unwrap_or_else(|| extent(figure, x_values));
     let (y0, y1) = figure.y_range.unwrap_or_else(|| extent(figure, y_values));
+    let mut chart = axes(area, figure, (x0, x1), (y0, y1))?;
+    if figure.diagonal {
+        let (lo, hi) = (x0.max(y0), x1.min(y1));
+        chart.draw_series(DashedLineSeries::new(
+            [(lo, lo), (hi, hi)],
+            4,
+            4,
+            MUTED.stroke_width(1),
+        ))?;
+    }
+    for (i, series) in figure.series.iter().enumerate() {
+        draw_series(&mut chart, series, colour(series, i))?;
+    }
+    if !figure.series.iter().any(Series::has_data) {
+        let note = figure.note.as_deref().unwrap_or("no data");
+        let style = (FONT, 13)
+            .into_font()
+            .color(&MUTED)
+            .pos(Pos::new(HPos::Center, VPos::Center));
+        chart.draw_series(std::iter::once(Text::new(
+            format!("no data: {note}"),
+            ((x0 + x1) / 2.0, (y0 + y1) / 2.0),
+            style,
+        )))?;
+    }
+    legend(&mut chart, figure)
+}
+
+/// The chart with its caption, axes, tick labels and grid.
+fn axes<'a, 'b>(
+    area: &'a Area<'b>,
+    figure: &Figure,
+    (x0, x1): (f64, f64),
+    (y0, y1): (f64, f64),
+) -> Result<Chart<'a, 'b>, PlotError> {
     let mut chart = ChartBuilder::on(area)
         .caption(&figure.title, (FONT, 15))
         .margin(10)
@@ -90,123 +127,106 @@ fn draw(area: &Area<'_>, figure: &Figure) -> Result<(), PlotError> {
         .x_label_formatter(&x_tick)
         .y_label_formatter(&y_tick)
         .draw()?;
+    Ok(chart)
+}
 
-    if figure.diagonal {
-        let (lo, hi) = (x0.max(y0), x1.min(y1));
-        chart.draw_series(DashedLineSeries::new(
-            [(lo, lo), (hi, hi)],
-            4,
-            4,
-            MUTED.stroke_width(1),
-        ))?;
-    }
-    for (i, series) in figure.series.iter().enumerate() {
-        let c = colour(series, i);
-        let points: Vec<&Point> = series.drawable().collect();
-        let name = match points.is_empty() {
-            true => format!("{} (no data)", series.name),
-            false => series.name.clone(),
-        };
-        let line = c.stroke_width(2);
-        let anno = match series.mark {
-            Mark::Line => {
-                let band: Vec<&Point> = (points.iter().copied())
-                    .filter(|p| {
-                        p.lo.is_some_and(f64::is_finite) && p.hi.is_some_and(f64::is_finite)
-                    })
-                    .collect();
-                if band.len() >= 2 {
-                    let upper = band.iter().map(|p| (p.x, p.hi.unwrap_or(p.y)));
-                    let lower = band.iter().rev().map(|p| (p.x, p.lo.unwrap_or(p.y)));
-                    chart.draw_series(std::iter::once(Polygon::new(
-                        upper.chain(lower).collect::<Vec<_>>(),
-                        c.mix(0.18).filled(),
-                    )))?;
-                }
-                // A single point is no line: mark it.
-                if let [only] = points.as_slice() {
-                    chart.draw_series(std::iter::once(Circle::new(
-                        (only.x, only.y),
-                        3,
-                        c.filled(),
-                    )))?;
-                }
-                chart.draw_series(LineSeries::new(points.iter().map(|p| (p.x, p.y)), line))?
+/// One series in its mark, with its legend entry.
+fn draw_series(chart: &mut Chart<'_, '_>, series: &Series, c: RGBColor) -> Result<(), PlotError> {
+    let points: Vec<&Point> = series.drawable().collect();
+    let name = match points.is_empty() {
+        true => format!("{} (no data)", series.name),
+        false => series.name.clone(),
+    };
+    let line = c.stroke_width(2);
+    let anno = match series.mark {
+        Mark::Line => {
+            let band: Vec<&Point> = (points.iter().copied())
+                .filter(|p| p.lo.is_some_and(f64::is_finite) && p.hi.is_some_and(f64::is_finite))
+                .collect();
+            if band.len() >= 2 {
+                let upper = band.iter().map(|p| (p.x, p.hi.unwrap_or(p.y)));
+                let lower = band.iter().rev().map(|p| (p.x, p.lo.unwrap_or(p.y)));
+                chart.draw_series(std::iter::once(Polygon::new(
+                    upper.chain(lower).collect::<Vec<_>>(),
+                    c.mix(0.18).filled(),
+                )))?;
             }
-            Mark::Step => {
-                let mut xy = Vec::with_capacity(2 * points.len());
-                for pair in points.windows(2) {
-                    xy.push((pair[0].x, pair[0].y));
-                    xy.push((pair[1].x, pair[0].y));
-                }
-                if let Some(last) = points.last() {
-                    xy.push((last.x, last.y));
-                }
-                chart.draw_series(LineSeries::new(xy, line))?
+            // A single point is no line: mark it.
+            if let [only] = points.as_slice() {
+                chart.draw_series(std::iter::once(Circle::new(
+                    (only.x, only.y),
+                    3,
+                    c.filled(),
+                )))?;
             }
-            Mark::Bars { width } | Mark::Outlines { width } => {
-                let corners = |p: &Point| {
-                    let base = p.lo.filter(|v| v.is_finite()).unwrap_or(0.0);
-                    [(p.x - width / 2.0, base), (p.x + width / 2.0, p.y)]
-                };
-                if let Mark::Outlines { .. } = series.mark {
-                    chart.draw_series(
-                        (points.iter()).map(|p| Rectangle::new(corners(p), c.mix(0.25).filled())),
-                    )?;
-                    chart.draw_series(
-                        (points.iter()).map(|p| Rectangle::new(corners(p), c.stroke_width(2))),
-                    )?
-                } else {
-                    chart.draw_series(
-                        (points.iter()).map(|p| Rectangle::new(corners(p), c.mix(0.7).filled())),
-                    )?
-                }
+            chart.draw_series(LineSeries::new(points.iter().map(|p| (p.x, p.y)), line))?
+        }
+        Mark::Step => {
+            let mut xy = Vec::with_capacity(2 * points.len());
+            for pair in points.windows(2) {
+                xy.push((pair[0].x, pair[0].y));
+                xy.push((pair[1].x, pair[0].y));
             }
-            Mark::Points => {
-                let bars = points.iter().filter_map(|p| match (p.lo, p.hi) {
-                    (Some(lo), Some(hi)) if lo.is_finite() && hi.is_finite() => Some(
-                        PathElement::new(vec![(p.x, lo), (p.x, hi)], c.stroke_width(1)),
-                    ),
-                    _ => None,
-                });
-                chart.draw_series(bars)?;
-                chart.draw_series(points.iter().map(|p| {
-                    let r = p.size.filter(|s| s.is_finite() && *s > 0.0).unwrap_or(4.0) as i32;
-                    let label = p.label.clone().unwrap_or_default();
-                    EmptyElement::at((p.x, p.y))
-                        + Circle::new((0, 0), r, c.mix(0.85).filled())
-                        + Text::new(label, (r + 3, -r - 9), (FONT, 11).into_font())
-                }))?
+            if let Some(last) = points.last() {
+                xy.push((last.x, last.y));
             }
-        };
-        let legend_style = c.stroke_width(2);
-        match series.mark {
-            Mark::Bars { .. } => anno.label(name).legend(move |(x, y)| {
-                Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.mix(0.7).filled())
-            }),
-            Mark::Outlines { .. } => anno.label(name).legend(move |(x, y)| {
-                Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.stroke_width(2))
-            }),
-            Mark::Points => anno
-                .label(name)
-                .legend(move |(x, y)| Circle::new((x + 7, y), 4, c.filled())),
-            Mark::Line | Mark::Step => anno
-                .label(name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], legend_style)),
-        };
-    }
-    if !has_data {
-        let note = figure.note.as_deref().unwrap_or("no data");
-        let style = (FONT, 13)
-            .into_font()
-            .color(&MUTED)
-            .pos(Pos::new(HPos::Center, VPos::Center));
-        chart.draw_series(std::iter::once(Text::new(
-            format!("no data: {note}"),
-            ((x0 + x1) / 2.0, (y0 + y1) / 2.0),
-            style,
-        )))?;
-    }
+            chart.draw_series(LineSeries::new(xy, line))?
+        }
+        Mark::Bars { width } | Mark::Outlines { width } => {
+            let corners = |p: &Point| {
+                let base = p.lo.filter(|v| v.is_finite()).unwrap_or(0.0);
+                [(p.x - width / 2.0, base), (p.x + width / 2.0, p.y)]
+            };
+            if let Mark::Outlines { .. } = series.mark {
+                chart.draw_series(
+                    (points.iter()).map(|p| Rectangle::new(corners(p), c.mix(0.25).filled())),
+                )?;
+                chart.draw_series(
+                    (points.iter()).map(|p| Rectangle::new(corners(p), c.stroke_width(2))),
+                )?
+            } else {
+                chart.draw_series(
+                    (points.iter()).map(|p| Rectangle::new(corners(p), c.mix(0.7).filled())),
+                )?
+            }
+        }
+        Mark::Points => {
+            let bars = points.iter().filter_map(|p| match (p.lo, p.hi) {
+                (Some(lo), Some(hi)) if lo.is_finite() && hi.is_finite() => Some(PathElement::new(
+                    vec![(p.x, lo), (p.x, hi)],
+                    c.stroke_width(1),
+                )),
+                _ => None,
+            });
+            chart.draw_series(bars)?;
+            chart.draw_series(points.iter().map(|p| {
+                let r = p.size.filter(|s| s.is_finite() && *s > 0.0).unwrap_or(4.0) as i32;
+                let label = p.label.clone().unwrap_or_default();
+                EmptyElement::at((p.x, p.y))
+                    + Circle::new((0, 0), r, c.mix(0.85).filled())
+                    + Text::new(label, (r + 3, -r - 9), (FONT, 11).into_font())
+            }))?
+        }
+    };
+    match series.mark {
+        Mark::Bars { .. } => anno.label(name).legend(move |(x, y)| {
+            Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.mix(0.7).filled())
+        }),
+        Mark::Outlines { .. } => anno
+            .label(name)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.stroke_width(2))),
+        Mark::Points => anno
+            .label(name)
+            .legend(move |(x, y)| Circle::new((x + 7, y), 4, c.filled())),
+        Mark::Line | Mark::Step => anno
+            .label(name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], line)),
+    };
+    Ok(())
+}
+
+/// The legend box in the figure's corner, if it has one and any series.
+fn legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, figure: &Figure) -> Result<(), PlotError> {
     let position = match figure.legend {
         Legend::None => None,
         Legend::UpperRight => Some(SeriesLabelPosition::UpperRight),

@@ -4,6 +4,7 @@
 //! [`ExperimentConfig::load`] prefixes each error with the file name.
 
 mod sections;
+mod validate;
 
 pub use sections::{
     BackboneSection, DataSection, EvalSection, ExperimentSection, OodGroups, Precision, ScoreList,
@@ -17,10 +18,8 @@ use serde::{Deserialize, Serialize};
 use train::TrainConfig;
 use uq_metrics::OodScore;
 
-use crate::compare::DEFAULT_MARGINS;
 use crate::error::ConfigError;
 use crate::methods::{Calibration, MethodSpec, Setting};
-use crate::results::Variant;
 
 /// A whole experiment file, after validation.
 #[derive(Debug, Clone, Serialize)]
@@ -104,54 +103,6 @@ impl ExperimentConfig {
         Ok(scores)
     }
 
-    /// Every grouped OOD set is one of `[data] ood`, in one group.
-    fn validate_groups(&self) -> Result<(), ConfigError> {
-        let mut seen: Vec<&str> = Vec::new();
-        for (group, sets) in self.data.ood_groups.groups() {
-            for set in sets {
-                if !self.data.ood.contains(set) {
-                    return Err(ConfigError::msg(format!(
-                        "data.ood_groups.{group}: `{set}` is not an OOD set of the run; expected \
-                         one of data.ood: {:?}",
-                        self.data.ood
-                    )));
-                }
-                if seen.contains(&set.as_str()) {
-                    return Err(ConfigError::msg(format!(
-                        "data.ood_groups: `{set}` is in both groups; expected one"
-                    )));
-                }
-                seen.push(set);
-            }
-        }
-        Ok(())
-    }
-
-    /// Every margin names a compared metric (a family, or one OOD set's AUROC) and is above 0.
-    fn validate_margins(&self) -> Result<(), ConfigError> {
-        for (metric, &margin) in &self.eval.margins {
-            let known = DEFAULT_MARGINS.iter().any(|(k, _)| k == metric)
-                || (metric
-                    .strip_prefix("ood.")
-                    .and_then(|m| m.strip_suffix(".auroc")))
-                .is_some_and(|set| set == "mean" || self.data.ood.iter().any(|s| s == set));
-            if !known {
-                let families: Vec<&str> = DEFAULT_MARGINS.iter().map(|(k, _)| *k).collect();
-                return Err(ConfigError::msg(format!(
-                    "eval.margins: `{metric}` is not a compared metric; expected one of {} or \
-                     ood.<set>.auroc for a set of data.ood (or ood.mean.auroc)",
-                    families.join(", ")
-                )));
-            }
-            if !(margin.is_finite() && margin > 0.0) {
-                return Err(ConfigError::msg(format!(
-                    "eval.margins.\"{metric}\": {margin}; expected a finite number above 0"
-                )));
-            }
-        }
-        Ok(())
-    }
-
     /// What a method's check and build may know of the experiment.
     pub fn setting(&self) -> Setting {
         Setting {
@@ -170,226 +121,6 @@ impl ExperimentConfig {
     /// Whether the in-distribution dataset holds images or texts (an error for unknown names).
     pub fn modality(&self) -> Result<Modality, ConfigError> {
         modality_of(&self.data.dataset).map_err(|e| ConfigError::msg(format!("data.dataset: {e}")))
-    }
-
-    /// The backbone fits the data: a ViT preset for images; pretrained BERT weights for text,
-    /// with OOD sets of the same modality, no image corruptions and methods that take text.
-    fn validate_modality(&self) -> Result<(), ConfigError> {
-        let fail = |field: &str, what: String| Err(ConfigError::msg(format!("{field}: {what}")));
-        let modality = self.modality()?;
-        for name in &self.data.ood {
-            match modality_of(name) {
-                Ok(m) if m == modality => {}
-                Ok(m) => {
-                    return fail(
-                        "data.ood",
-                        format!("`{name}` holds {m:?} data, the dataset {modality:?} data"),
-                    );
-                }
-                Err(e) => return fail("data.ood", e),
-            }
-        }
-        let b = &self.backbone;
-        let overrides = [
-            b.preset.is_some(),
-            b.patch_size.is_some(),
-            b.d_model.is_some(),
-            b.n_layers.is_some(),
-            b.n_heads.is_some(),
-            b.d_mlp.is_some(),
-        ];
-        if b.pretrained.is_some() && overrides.contains(&true) {
-            return fail(
-                "backbone",
-                "preset and shape overrides describe a ViT trained from scratch; a pretrained \
-                 backbone has the shape of its pretrained checkpoint"
-                    .into(),
-            );
-        }
-        match modality {
-            Modality::Image => {
-                if b.pretrained.is_none() {
-                    let Some(preset) = &b.preset else {
-                        return fail(
-                            "backbone.preset",
-                            format!(
-                                "missing (or give `pretrained`); valid presets: {}",
-                                backbone::ViTConfig::preset_names().join(", ")
-                            ),
-                        );
-                    };
-                    if let Err(e) = backbone::ViTConfig::preset(preset) {
-                        return fail("backbone.preset", e.to_string());
-                    }
-                }
-            }
-            Modality::Text => {
-                if b.pretrained.is_none() {
-                    return fail(
-                        "backbone.pretrained",
-                        format!(
-                            "missing: the text dataset `{}` needs a BERT checkpoint folder under \
-                             the data root (e.g. \"all-minilm-l6-v2\", from `datasets/fetch`)",
-                            self.data.dataset
-                        ),
-                    );
-                }
-                if !self.data.shift.is_empty() {
-                    return fail(
-                        "data.shift",
-                        "corruptions apply to images; this dataset holds texts".into(),
-                    );
-                }
-                if self.data.image_size.is_some() {
-                    return fail(
-                        "data.image_size",
-                        "images are resized; this dataset holds texts".into(),
-                    );
-                }
-                for (i, m) in self.methods.iter().enumerate() {
-                    if !m.method.supports_text() {
-                        return Err(ConfigError::msg(format!(
-                            "method `{}` (kind `{}`) works on image datasets only; the dataset `{}` \
-                             holds texts",
-                            m.name, m.kind, self.data.dataset
-                        ))
-                        .at(&format!("[[method]] #{}", i + 1)));
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Checks values that the types alone do not (ranges, uniqueness, non-empty lists).
-    fn validate(&self) -> Result<(), ConfigError> {
-        let fail = |field: &str, what: String| Err(ConfigError::msg(format!("{field}: {what}")));
-        if self.experiment.name.is_empty() || self.experiment.name.contains(['/', '\\']) {
-            return fail(
-                "experiment.name",
-                "must be a non-empty name without slashes".into(),
-            );
-        }
-        if self.experiment.seeds.is_empty() {
-            return fail("experiment.seeds", "needs at least one seed".into());
-        }
-        if !(0.0..1.0).contains(&self.data.val_fraction) {
-            return fail(
-                "data.val_fraction",
-                format!("{} is outside [0, 1)", self.data.val_fraction),
-            );
-        }
-        let alpha = self.eval.conformal_alpha;
-        if !(alpha > 0.0 && alpha < 1.0) {
-            return fail("eval.conformal_alpha", format!("{alpha} is outside (0, 1)"));
-        }
-        if self.eval.timing_rounds == 0 {
-            return fail("eval.timing_rounds", "must be at least 1".into());
-        }
-        let calibrates = self.eval.calibration == Calibration::Temperature
-            || self
-                .methods
-                .iter()
-                .any(|m| m.calibration == Calibration::Temperature);
-        if calibrates && self.data.val_fraction == 0.0 {
-            return fail(
-                "data.val_fraction",
-                "temperature scaling is fitted on the validation split: set it above 0".into(),
-            );
-        }
-        if self.data.eval_batch_size == 0 {
-            return fail("data.eval_batch_size", "must be at least 1".into());
-        }
-        self.validate_modality()?;
-        // Before the backend check, so that it holds whichever backends are compiled in.
-        if self.eval.precision == Precision::Bf16 && self.experiment.backend == "ndarray" {
-            return fail(
-                "eval.precision",
-                "\"bf16\" needs bf16 tensors, which the ndarray backend lacks; use flex, tch or \
-                 cuda, or leave precision at \"f32\""
-                    .into(),
-            );
-        }
-        if let Err(e) = crate::device::device(&self.experiment.backend) {
-            return fail("experiment.backend", e.to_string());
-        }
-        self.ood_scores()?;
-        self.validate_groups()?;
-        self.validate_margins()?;
-        if self.data.image_size == Some(0) {
-            return fail("data.image_size", "must be at least 1 pixel".into());
-        }
-        if self.data.train_limit == Some(0) || self.data.test_limit == Some(0) {
-            return fail(
-                "data.train_limit / data.test_limit",
-                "must be at least 1".into(),
-            );
-        }
-        if !(self.data.test_fraction > 0.0 && self.data.test_fraction < 1.0) {
-            return fail(
-                "data.test_fraction",
-                format!("{} is outside (0, 1)", self.data.test_fraction),
-            );
-        }
-        if self.data.max_tokens < 2 {
-            return fail(
-                "data.max_tokens",
-                format!(
-                    "{} leaves no room for [CLS] and [SEP]; expected at least 2",
-                    self.data.max_tokens
-                ),
-            );
-        }
-        for s in &self.data.shift {
-            if let Err(e) = s.corruption.parse::<data::Corruption>() {
-                return fail("data.shift.corruption", e.to_string());
-            }
-            if s.severities.is_empty() || s.severities.iter().any(|v| !(1..=5).contains(v)) {
-                return fail(
-                    "data.shift.severities",
-                    format!("{:?}: each must be 1 to 5", s.severities),
-                );
-            }
-        }
-        for (field, p) in [
-            ("backbone.dropout", self.backbone.dropout),
-            (
-                "backbone.attention_dropout",
-                self.backbone.attention_dropout,
-            ),
-        ] {
-            if !(0.0..1.0).contains(&p) {
-                return fail(field, format!("{p} is outside [0, 1)"));
-            }
-        }
-        self.train.check().map_err(ConfigError::msg)?;
-        if self.methods.is_empty() {
-            return fail("[[method]]", "the experiment lists no method".into());
-        }
-        let setting = self.setting();
-        for (i, m) in self.methods.iter().enumerate() {
-            (m.check(&self.train, &setting))
-                .map_err(|e| e.at(&format!("[[method]] #{}", i + 1)))?;
-        }
-        // The names results carry: each method's, `<name>+ts` for a calibrated one and
-        // `<name>+bf16` when bf16 is evaluated too.
-        let mut names = std::collections::HashSet::new();
-        for m in &self.methods {
-            let calibrated = self.calibrates(m).then_some(Variant::Ts);
-            let bf16 = (self.eval.precision == Precision::Bf16).then_some(Variant::Bf16);
-            // The plain entry (no variant), then each variant the run evaluates.
-            let variants =
-                std::iter::once(None).chain([calibrated, bf16].into_iter().flatten().map(Some));
-            for name in variants.map(|v| Variant::name(v, &m.name)) {
-                if !names.insert(name.clone()) {
-                    return fail(
-                        "[[method]] name",
-                        format!("`{name}` is used twice; give each method a distinct `name`"),
-                    );
-                }
-            }
-        }
-        Ok(())
     }
 }
 

@@ -73,6 +73,17 @@ pub(super) fn markdown(summary: &Summary, lead: Option<&FigureFile>) -> String {
         let _ = writeln!(out, "{}\n\n![{}]({})\n", f.caption, f.title, f.file);
     }
 
+    methods_table(&mut out, &groups);
+    id_table(&mut out, &groups);
+    ood_tables(&mut out, summary, &groups);
+    shift_table(&mut out, summary, &groups);
+    cost_table(&mut out, &groups);
+    super::evidence::render(&mut out, summary, &groups);
+    out
+}
+
+/// The Methods table: kind, members, seeds and calibration of each entry.
+fn methods_table(out: &mut String, groups: &[Group]) {
     out.push_str("## Methods\n\n");
     let rows = groups
         .iter()
@@ -95,7 +106,7 @@ pub(super) fn markdown(summary: &Summary, lead: Option<&FigureFile>) -> String {
         })
         .collect::<Vec<_>>();
     md_table(
-        &mut out,
+        out,
         &["Method", "Kind", "Members", "Seeds", "Calibration"].map(String::from),
         &rows,
         2,
@@ -107,16 +118,22 @@ pub(super) fn markdown(summary: &Summary, lead: Option<&FigureFile>) -> String {
          the method's. A `+bf16` method is the method above it evaluated in bf16 (`[eval] \
          precision = \"bf16\"`; its own latency and memory, compared with f32 under Cost).\n\n",
     );
+}
 
+/// In-distribution metrics, one row per method.
+fn id_table(out: &mut String, groups: &[Group]) {
     out.push_str("## In-distribution\n\n");
     let header = header_with("Method", ID.iter().map(|m| m.0));
-    let rows = method_rows(&groups, |g| {
+    let rows = method_rows(groups, |g| {
         ID.iter()
             .map(|(_, unit, f)| cell(g.stat(|r| Some(f(&r.id))), *unit))
             .collect()
     });
-    md_table(&mut out, &header, &rows, 1);
+    md_table(out, &header, &rows, 1);
+}
 
+/// One table per OOD set, then one per listed OOD score.
+fn ood_tables(out: &mut String, summary: &Summary, groups: &[Group]) {
     out.push_str("## Out-of-distribution\n\n");
     let sets = keys(summary, |r| r.ood.keys());
     if sets.is_empty() {
@@ -125,15 +142,18 @@ pub(super) fn markdown(summary: &Summary, lead: Option<&FigureFile>) -> String {
     for &set in &sets {
         let _ = writeln!(out, "### {}\n", md_text(set));
         let header = header_with("Method", OOD.iter().map(|m| m.0));
-        let rows = method_rows(&groups, |g| {
+        let rows = method_rows(groups, |g| {
             OOD.iter()
                 .map(|(_, unit, f)| cell(g.stat(|r| r.ood.get(set).map(f)), *unit))
                 .collect()
         });
-        md_table(&mut out, &header, &rows, 1);
+        md_table(out, &header, &rows, 1);
     }
-    score_tables(&mut out, summary, &groups, &sets);
+    score_tables(out, summary, groups, &sets);
+}
 
+/// Each shift, then the mean over shifts, per method.
+fn shift_table(out: &mut String, summary: &Summary, groups: &[Group]) {
     out.push_str("## Distribution shift\n\n");
     let shifts = keys(summary, |r| r.shift.keys());
     if shifts.is_empty() {
@@ -146,7 +166,7 @@ pub(super) fn markdown(summary: &Summary, lead: Option<&FigureFile>) -> String {
         header.extend(header_with("Method", SHIFT.iter().map(|m| m.0)));
         let mut rows = Vec::new();
         for &shift in &shifts {
-            for g in &groups {
+            for g in groups {
                 let mut row = vec![md_text(shift), md_text(g.name)];
                 row.extend(
                     SHIFT
@@ -156,7 +176,7 @@ pub(super) fn markdown(summary: &Summary, lead: Option<&FigureFile>) -> String {
                 rows.push(row);
             }
         }
-        for g in &groups {
+        for g in groups {
             let mut row = vec!["mean".to_string(), md_text(g.name)];
             row.extend(
                 SHIFT
@@ -165,9 +185,12 @@ pub(super) fn markdown(summary: &Summary, lead: Option<&FigureFile>) -> String {
             );
             rows.push(row);
         }
-        md_table(&mut out, &header, &rows, 2);
+        md_table(out, &header, &rows, 2);
     }
+}
 
+/// Parameters, FLOPs, latencies and memory, with ratios to `single`, then bf16 against f32.
+fn cost_table(out: &mut String, groups: &[Group]) {
     out.push_str("## Cost\n\n");
     out.push_str(
         "Parameters and FLOPs per sample count every member; latency at the evaluation batch is \
@@ -185,7 +208,7 @@ pub(super) fn markdown(summary: &Summary, lead: Option<&FigureFile>) -> String {
             header.push("×single".to_string());
         }
     }
-    let rows = method_rows(&groups, |g| {
+    let rows = method_rows(groups, |g| {
         let mut row = Vec::new();
         for (name, unit, f) in COST {
             let stat = g.stat(|r| f(&r.cost));
@@ -206,16 +229,12 @@ pub(super) fn markdown(summary: &Summary, lead: Option<&FigureFile>) -> String {
         }
         row
     });
-    md_table(&mut out, &header, &rows, 1);
+    md_table(out, &header, &rows, 1);
     if let Some(base) = base {
-        precision_table(&mut out, &groups, base);
+        precision_table(out, groups, base);
     }
-    super::evidence::render(&mut out, summary, &groups);
-    out
 }
 
-/// What bf16 changes, for each `<method>+bf16` entry against its f32 method: metric differences
-/// (bf16 − f32, means over seeds) and the latency and memory ratios bf16 / f32.
 /// One table per listed OOD score: each set's AUROC and FPR95, then each group's means.
 fn score_tables(out: &mut String, summary: &Summary, groups: &[Group], sets: &[&str]) {
     if sets.is_empty() || summary.ood_scores.is_empty() {
@@ -269,6 +288,8 @@ fn score_tables(out: &mut String, summary: &Summary, groups: &[Group], sets: &[&
     }
 }
 
+/// What bf16 changes, for each `<method>+bf16` entry against its f32 method: metric differences
+/// (bf16 − f32, means over seeds) and the latency and memory ratios bf16 / f32.
 fn precision_table(out: &mut String, groups: &[Group], base: &Group) {
     let pairs: Vec<(&Group, &Group)> = (groups.iter())
         .filter(|g| g.runs.iter().any(|r| r.precision.is_some()))

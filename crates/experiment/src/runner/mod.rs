@@ -6,25 +6,25 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
 
-use burn::tensor::{Device, FloatDType};
-use uq_metrics::OodScore;
+use burn::tensor::Device;
 
 use crate::base::{Base, BaseSpec, base_models, needed_base_models, train_base};
 use crate::cache::{Trainer, fingerprint};
 use crate::compare::compare;
-use crate::config::{ExperimentConfig, Precision};
+use crate::config::ExperimentConfig;
 use crate::curves::{CURVES_FILE, RunCurves};
 use crate::data::{Loaded, SeedData, load};
 use crate::device::device;
 use crate::error::{Context as _, ExperimentError, Result, check_stop};
-use crate::eval::Evaluator;
 use crate::methods::{Context, MethodSpec};
 use crate::report::render;
-use crate::results::{MethodResult, Summary, Variant};
+use crate::results::Summary;
 use crate::store::write_run;
 use crate::workers::{Job, Pool, Spawn, Workers, command};
+
+mod seed;
+use seed::run_seed;
 
 /// Where a run reads and writes.
 #[derive(Debug, Clone)]
@@ -188,172 +188,6 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput> {
     )
     .context("writing results")?;
     Ok(RunOutput { dir, summary })
-}
-
-/// What one seed gives the run.
-struct SeedOutput {
-    results: Vec<MethodResult>,
-    curves: Vec<crate::curves::MethodCurves>,
-    sweeps: Vec<crate::curves::SweepTable>,
-    predictors: Vec<crate::curves::PredictorGrid>,
-    files: Vec<(String, Vec<u8>)>,
-}
-
-/// One seed: its data, its base models, then every method built, evaluated and costed.
-fn run_seed(
-    setup: &Setup<'_>,
-    opts: &RunOptions,
-    scores: &[OodScore],
-    seed: u64,
-) -> Result<SeedOutput> {
-    let config = setup.config;
-    let started = Instant::now();
-    let data = setup.seed_data(seed)?;
-    let pool = match &opts.workers {
-        Some(w) if w.processes > 0 => {
-            if !opts.quiet {
-                eprintln!(
-                    "seed {seed}: training in {} worker process(es) beside this one",
-                    w.processes
-                );
-            }
-            Some(start_pool(config, opts, w, seed)?)
-        }
-        _ => None,
-    };
-    let base = setup.base(&data, seed, needed_base_models(config), pool.as_ref())?;
-    if !opts.quiet {
-        eprintln!(
-            "seed {seed}: {} model(s) ready after {:.0} s; building and evaluating methods",
-            base.models.len(),
-            started.elapsed().as_secs_f64()
-        );
-    }
-    let eval = Evaluator {
-        sets: &data.sets,
-        val: &data.val,
-        train: &data.train,
-        prep: &data.prep,
-        batch: config.data.eval_batch_size,
-        scores: scores.to_vec(),
-        groups: &config.data.ood_groups,
-        conformal: (config.eval.conformal_score, config.eval.conformal_alpha),
-        timing_rounds: config.eval.timing_rounds,
-        seed,
-        device: &setup.device,
-    };
-    let mut results = Vec::with_capacity(config.methods.len());
-    let mut curves = Vec::with_capacity(config.methods.len());
-    let mut sweeps = Vec::new();
-    let mut predictors = Vec::new();
-    let mut models = Vec::with_capacity(config.methods.len());
-    let mut files = Vec::new();
-    for (i, spec) in config.methods.iter().enumerate() {
-        let place = format!("method `{}`, seed {seed}", spec.name);
-        check_stop(&place)?;
-        let t = Instant::now();
-        let timing = spec.method.measures_latency();
-        if let Some(pool) = &pool {
-            pool.claim(Job::Method(i));
-            if timing {
-                pool.pause();
-            }
-        }
-        let ctx = setup.context(spec, &data, &base, seed);
-        let built = spec.method.build(&ctx).context(&place)?;
-        // The base models the method uses, and what it trained itself.
-        let mut train_cost = ctx.trained.into_inner();
-        for cost in &base.costs[..spec.method.base_models_trained_from(&config.setting())] {
-            train_cost += *cost;
-        }
-        if let Some(pool) = &pool {
-            pool.done(Job::Method(i));
-            if timing {
-                pool.resume();
-            }
-        }
-        let build_seconds = t.elapsed().as_secs_f64();
-        let t = Instant::now();
-        let calibrate = config.calibrates(spec);
-        let mut entries = (eval.evaluate(built.model.as_ref(), calibrate)).context(&place)?;
-        let f32_entries = entries.len();
-        // The method again in bf16: one entry, its own model in the cost rounds.
-        let low = (config.eval.precision == Precision::Bf16)
-            .then(|| built.model.in_precision(FloatDType::BF16));
-        if let Some(low) = &low {
-            let (mut result, curves) = (eval.evaluate(low.as_ref(), false))
-                .context(format!("{place}, in bf16"))?
-                .remove(0);
-            result.precision = Some("bf16".into());
-            result.variant = Some(Variant::Bf16);
-            entries.push((result, curves));
-        }
-        let mut own = built.files;
-        for sweep in &built.sweeps {
-            let mut table = eval.sweep(sweep).context(&place)?;
-            table.method = spec.name.clone();
-            own.extend(table.files());
-            sweeps.push(table);
-        }
-        if let Some(mut grid) = built.predictor {
-            (grid.method, grid.seed) = (spec.name.clone(), seed);
-            predictors.push(grid);
-        }
-        let eval_seconds = t.elapsed().as_secs_f64();
-        for (result, entry_curves) in &mut entries {
-            result.name_for(&spec.name);
-            entry_curves.name = result.name.clone();
-            result.kind = spec.kind.to_string();
-            result.train_cost = Some(train_cost);
-            result.extra = built.extra.clone();
-            result
-                .extra
-                .insert("build_seconds".into(), build_seconds.into());
-            result
-                .extra
-                .insert("eval_seconds".into(), eval_seconds.into());
-            if !opts.quiet {
-                eprintln!(
-                    "  {:<16} acc {:.2}%  nll {:.4}  ece {:.4}  (build {:.1} s, eval {:.1} s)",
-                    result.name,
-                    100.0 * result.id.accuracy,
-                    result.id.nll,
-                    result.id.ece,
-                    build_seconds,
-                    eval_seconds
-                );
-            }
-        }
-        files.extend(
-            (own.into_iter())
-                .map(|(file, bytes)| (format!("{}-seed{seed}-{file}", spec.name), bytes)),
-        );
-        models.push((built.model, f32_entries));
-        models.extend(low.map(|low| (low, 1)));
-        for (result, entry_curves) in entries {
-            results.push(result);
-            curves.push(entry_curves);
-        }
-    }
-    // Every job is done by now; timings must not share the CPU with a worker process.
-    drop(pool);
-    let refs: Vec<_> = models.iter().map(|(m, _)| m.as_ref()).collect();
-    // The report's ratios are to the first `single` method (`report`'s baseline).
-    let single = (config.methods.iter()).position(|m| m.kind == crate::report::BASELINE_KIND);
-    check_stop(format_args!("timing the methods of seed {seed}"))?;
-    let costs = eval.costs(&refs, single)?;
-    // A calibrated entry costs what its method does (one division per logit).
-    let per_entry = (models.iter().zip(costs)).flat_map(|((_, n), c)| std::iter::repeat_n(c, *n));
-    for (result, cost) in results.iter_mut().zip(per_entry) {
-        result.cost = cost;
-    }
-    Ok(SeedOutput {
-        results,
-        curves,
-        sweeps,
-        predictors,
-        files,
-    })
 }
 
 /// The resolved config as TOML (what `config.toml` and the workers get).

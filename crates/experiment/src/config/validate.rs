@@ -1,0 +1,321 @@
+//! The checks that the types alone do not make (ranges, uniqueness, what fits the data), each
+//! naming the field and what was expected.
+
+use data::Modality;
+
+use super::{ExperimentConfig, Precision, modality_of};
+use crate::compare::DEFAULT_MARGINS;
+use crate::error::ConfigError;
+use crate::methods::Calibration;
+use crate::results::Variant;
+
+fn fail(field: &str, what: impl Into<String>) -> Result<(), ConfigError> {
+    Err(ConfigError::msg(format!("{field}: {}", what.into())))
+}
+
+impl ExperimentConfig {
+    /// Every check, in the order an experiment file reads: run, data, backbone, methods.
+    pub(super) fn validate(&self) -> Result<(), ConfigError> {
+        self.validate_run()?;
+        self.validate_modality()?;
+        self.validate_backend()?;
+        self.ood_scores()?;
+        self.validate_groups()?;
+        self.validate_margins()?;
+        self.validate_data()?;
+        self.validate_backbone()?;
+        self.train.check().map_err(ConfigError::msg)?;
+        self.validate_methods()?;
+        self.validate_names()
+    }
+
+    /// `[experiment]` and `[eval]`, and a validation split for temperature scaling.
+    fn validate_run(&self) -> Result<(), ConfigError> {
+        if self.experiment.name.is_empty() || self.experiment.name.contains(['/', '\\']) {
+            return fail(
+                "experiment.name",
+                "must be a non-empty name without slashes",
+            );
+        }
+        if self.experiment.seeds.is_empty() {
+            return fail("experiment.seeds", "needs at least one seed");
+        }
+        if !(0.0..1.0).contains(&self.data.val_fraction) {
+            return fail(
+                "data.val_fraction",
+                format!("{} is outside [0, 1)", self.data.val_fraction),
+            );
+        }
+        let alpha = self.eval.conformal_alpha;
+        if !(alpha > 0.0 && alpha < 1.0) {
+            return fail("eval.conformal_alpha", format!("{alpha} is outside (0, 1)"));
+        }
+        if self.eval.timing_rounds == 0 {
+            return fail("eval.timing_rounds", "must be at least 1");
+        }
+        let calibrates = self.eval.calibration == Calibration::Temperature
+            || (self.methods.iter()).any(|m| m.calibration == Calibration::Temperature);
+        if calibrates && self.data.val_fraction == 0.0 {
+            return fail(
+                "data.val_fraction",
+                "temperature scaling is fitted on the validation split: set it above 0",
+            );
+        }
+        if self.data.eval_batch_size == 0 {
+            return fail("data.eval_batch_size", "must be at least 1");
+        }
+        Ok(())
+    }
+
+    /// The backend is compiled in and can evaluate the requested precision.
+    fn validate_backend(&self) -> Result<(), ConfigError> {
+        // Before the backend check, so that it holds whichever backends are compiled in.
+        if self.eval.precision == Precision::Bf16 && self.experiment.backend == "ndarray" {
+            return fail(
+                "eval.precision",
+                "\"bf16\" needs bf16 tensors, which the ndarray backend lacks; use flex, tch or \
+                 cuda, or leave precision at \"f32\"",
+            );
+        }
+        match crate::device::device(&self.experiment.backend) {
+            Err(e) => fail("experiment.backend", e.to_string()),
+            Ok(_) => Ok(()),
+        }
+    }
+
+    /// `[data]`'s sizes, fractions and corruptions.
+    fn validate_data(&self) -> Result<(), ConfigError> {
+        let d = &self.data;
+        if d.image_size == Some(0) {
+            return fail("data.image_size", "must be at least 1 pixel");
+        }
+        if d.train_limit == Some(0) || d.test_limit == Some(0) {
+            return fail("data.train_limit / data.test_limit", "must be at least 1");
+        }
+        if !(d.test_fraction > 0.0 && d.test_fraction < 1.0) {
+            return fail(
+                "data.test_fraction",
+                format!("{} is outside (0, 1)", d.test_fraction),
+            );
+        }
+        if d.max_tokens < 2 {
+            return fail(
+                "data.max_tokens",
+                format!(
+                    "{} leaves no room for [CLS] and [SEP]; expected at least 2",
+                    d.max_tokens
+                ),
+            );
+        }
+        for s in &d.shift {
+            if let Err(e) = s.corruption.parse::<data::Corruption>() {
+                return fail("data.shift.corruption", e.to_string());
+            }
+            if s.severities.is_empty() || s.severities.iter().any(|v| !(1..=5).contains(v)) {
+                return fail(
+                    "data.shift.severities",
+                    format!("{:?}: each must be 1 to 5", s.severities),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Dropout rates are probabilities below 1.
+    fn validate_backbone(&self) -> Result<(), ConfigError> {
+        let b = &self.backbone;
+        for (field, p) in [
+            ("backbone.dropout", b.dropout),
+            ("backbone.attention_dropout", b.attention_dropout),
+        ] {
+            if !(0.0..1.0).contains(&p) {
+                return fail(field, format!("{p} is outside [0, 1)"));
+            }
+        }
+        Ok(())
+    }
+
+    /// At least one method, each valid for this experiment.
+    fn validate_methods(&self) -> Result<(), ConfigError> {
+        if self.methods.is_empty() {
+            return fail("[[method]]", "the experiment lists no method");
+        }
+        let setting = self.setting();
+        for (i, m) in self.methods.iter().enumerate() {
+            (m.check(&self.train, &setting))
+                .map_err(|e| e.at(&format!("[[method]] #{}", i + 1)))?;
+        }
+        Ok(())
+    }
+
+    /// The names results carry are distinct: each method's, `<name>+ts` for a calibrated one and
+    /// `<name>+bf16` when bf16 is evaluated too.
+    fn validate_names(&self) -> Result<(), ConfigError> {
+        let mut names = std::collections::HashSet::new();
+        let bf16 = (self.eval.precision == Precision::Bf16).then_some(Variant::Bf16);
+        for m in &self.methods {
+            let calibrated = self.calibrates(m).then_some(Variant::Ts);
+            // The plain entry (no variant), then each variant the run evaluates.
+            let variants =
+                std::iter::once(None).chain([calibrated, bf16].into_iter().flatten().map(Some));
+            for name in variants.map(|v| Variant::name(v, &m.name)) {
+                if !names.insert(name.clone()) {
+                    return fail(
+                        "[[method]] name",
+                        format!("`{name}` is used twice; give each method a distinct `name`"),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Every grouped OOD set is one of `[data] ood`, in one group.
+    fn validate_groups(&self) -> Result<(), ConfigError> {
+        let mut seen: Vec<&str> = Vec::new();
+        for (group, sets) in self.data.ood_groups.groups() {
+            for set in sets {
+                if !self.data.ood.contains(set) {
+                    return fail(
+                        &format!("data.ood_groups.{group}"),
+                        format!(
+                            "`{set}` is not an OOD set of the run; expected one of data.ood: {:?}",
+                            self.data.ood
+                        ),
+                    );
+                }
+                if seen.contains(&set.as_str()) {
+                    return fail(
+                        "data.ood_groups",
+                        format!("`{set}` is in both groups; expected one"),
+                    );
+                }
+                seen.push(set);
+            }
+        }
+        Ok(())
+    }
+
+    /// Every margin names a compared metric (a family, or one OOD set's AUROC) and is above 0.
+    fn validate_margins(&self) -> Result<(), ConfigError> {
+        for (metric, &margin) in &self.eval.margins {
+            let known = DEFAULT_MARGINS.iter().any(|(k, _)| k == metric)
+                || (metric
+                    .strip_prefix("ood.")
+                    .and_then(|m| m.strip_suffix(".auroc")))
+                .is_some_and(|set| set == "mean" || self.data.ood.iter().any(|s| s == set));
+            if !known {
+                let families: Vec<&str> = DEFAULT_MARGINS.iter().map(|(k, _)| *k).collect();
+                return fail(
+                    "eval.margins",
+                    format!(
+                        "`{metric}` is not a compared metric; expected one of {} or \
+                         ood.<set>.auroc for a set of data.ood (or ood.mean.auroc)",
+                        families.join(", ")
+                    ),
+                );
+            }
+            if !(margin.is_finite() && margin > 0.0) {
+                return fail(
+                    &format!("eval.margins.\"{metric}\""),
+                    format!("{margin}; expected a finite number above 0"),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The OOD sets hold the dataset's modality, and the backbone fits it.
+    fn validate_modality(&self) -> Result<(), ConfigError> {
+        let modality = self.modality()?;
+        for name in &self.data.ood {
+            match modality_of(name) {
+                Ok(m) if m == modality => {}
+                Ok(m) => {
+                    return fail(
+                        "data.ood",
+                        format!("`{name}` holds {m:?} data, the dataset {modality:?} data"),
+                    );
+                }
+                Err(e) => return fail("data.ood", e),
+            }
+        }
+        let b = &self.backbone;
+        let overrides = [
+            b.preset.is_some(),
+            b.patch_size.is_some(),
+            b.d_model.is_some(),
+            b.n_layers.is_some(),
+            b.n_heads.is_some(),
+            b.d_mlp.is_some(),
+        ];
+        if b.pretrained.is_some() && overrides.contains(&true) {
+            return fail(
+                "backbone",
+                "preset and shape overrides describe a ViT trained from scratch; a pretrained \
+                 backbone has the shape of its pretrained checkpoint",
+            );
+        }
+        match modality {
+            Modality::Image => self.validate_image_backbone(),
+            Modality::Text => self.validate_text(),
+        }
+    }
+
+    /// Images: a ViT preset unless the backbone is pretrained.
+    fn validate_image_backbone(&self) -> Result<(), ConfigError> {
+        if self.backbone.pretrained.is_some() {
+            return Ok(());
+        }
+        let Some(preset) = &self.backbone.preset else {
+            return fail(
+                "backbone.preset",
+                format!(
+                    "missing (or give `pretrained`); valid presets: {}",
+                    backbone::ViTConfig::preset_names().join(", ")
+                ),
+            );
+        };
+        match backbone::ViTConfig::preset(preset) {
+            Err(e) => fail("backbone.preset", e.to_string()),
+            Ok(_) => Ok(()),
+        }
+    }
+
+    /// Texts: a pretrained BERT, no image corruptions or resizing, methods that take text.
+    fn validate_text(&self) -> Result<(), ConfigError> {
+        if self.backbone.pretrained.is_none() {
+            return fail(
+                "backbone.pretrained",
+                format!(
+                    "missing: the text dataset `{}` needs a BERT checkpoint folder under the data \
+                     root (e.g. \"all-minilm-l6-v2\", from `datasets/fetch`)",
+                    self.data.dataset
+                ),
+            );
+        }
+        if !self.data.shift.is_empty() {
+            return fail(
+                "data.shift",
+                "corruptions apply to images; this dataset holds texts",
+            );
+        }
+        if self.data.image_size.is_some() {
+            return fail(
+                "data.image_size",
+                "images are resized; this dataset holds texts",
+            );
+        }
+        for (i, m) in self.methods.iter().enumerate() {
+            if !m.method.supports_text() {
+                return Err(ConfigError::msg(format!(
+                    "method `{}` (kind `{}`) works on image datasets only; the dataset `{}` \
+                     holds texts",
+                    m.name, m.kind, self.data.dataset
+                ))
+                .at(&format!("[[method]] #{}", i + 1)));
+            }
+        }
+        Ok(())
+    }
+}
