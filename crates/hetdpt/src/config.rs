@@ -170,9 +170,38 @@ impl WidthConfig {
     }
 }
 
+impl Budget {
+    fn check(&self) -> Result<(), HetDptError> {
+        match *self {
+            Budget::MinSpeedup(s) if !(s >= 1.0 && s.is_finite()) => Err(HetDptError::config(
+                "budget.min_speedup",
+                s,
+                "a finite speed-up >= 1",
+            )),
+            Budget::MaxAccuracyDrop(d) if !(0.0..=1.0).contains(&d) => Err(HetDptError::config(
+                "budget.max_accuracy_drop",
+                d,
+                "a fraction in [0, 1]",
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
 impl HetDptConfig {
     /// Checks every field the types do not; the error names it (`hetdpt.<field>`).
     pub fn check(&self) -> Result<(), HetDptError> {
+        self.check_counts()?;
+        self.check_rates()?;
+        self.budget.check()?;
+        if let Some(w) = &self.width {
+            w.check()?;
+        }
+        Ok(())
+    }
+
+    /// The integer fields: sizes and counts.
+    fn check_counts(&self) -> Result<(), HetDptError> {
         for (field, v) in [
             ("importance_steps", self.importance_steps),
             ("importance_images", self.importance_images),
@@ -206,6 +235,11 @@ impl HetDptConfig {
                 "a positive integer (or leave it out for the whole training set)",
             ));
         }
+        Ok(())
+    }
+
+    /// The real-valued fields: rates, weights and temperatures.
+    fn check_rates(&self) -> Result<(), HetDptError> {
         for (field, v) in [("importance_lr", self.importance_lr), ("lr", self.lr)] {
             if !(v > 0.0 && v.is_finite()) {
                 return Err(HetDptError::config(field, v, "a finite number > 0"));
@@ -232,26 +266,6 @@ impl HetDptConfig {
                 self.alpha,
                 "a weight in [0, 1]",
             ));
-        }
-        match self.budget {
-            Budget::MinSpeedup(s) if !(s >= 1.0 && s.is_finite()) => {
-                return Err(HetDptError::config(
-                    "budget.min_speedup",
-                    s,
-                    "a finite speed-up >= 1",
-                ));
-            }
-            Budget::MaxAccuracyDrop(d) if !(0.0..=1.0).contains(&d) => {
-                return Err(HetDptError::config(
-                    "budget.max_accuracy_drop",
-                    d,
-                    "a fraction in [0, 1]",
-                ));
-            }
-            _ => {}
-        }
-        if let Some(w) = &self.width {
-            w.check()?;
         }
         Ok(())
     }

@@ -174,36 +174,16 @@ pub(crate) fn removal_order(
         active.reset(cfg.importance_init, &mut rng);
         let initial = active.scores();
         let fixed = other.kept(&autodiff);
+        let scorer = Scorer {
+            model: &model,
+            data,
+            cfg,
+            device: &autodiff,
+        };
         for _ in 0..cfg.importance_steps {
             let positions = batches.next().expect("the batch stream is endless");
             let indices: Vec<usize> = positions.iter().map(|&i| subset[i]).collect();
-            let images = data.batch(&indices, None, &autodiff)?;
-            let labels = data.labels(&indices, &autodiff);
-            let theta = active.leaf(&autodiff);
-            let learned = active.gates(&theta, &autodiff);
-            let pressure = learned.clone().sum().mul_scalar(cfg.sparsity);
-            let (attn_gate, act_gate) = match kind {
-                Kind::Attention => (learned, fixed.clone()),
-                Kind::Activation => (fixed.clone(), learned),
-            };
-            let gates = Gates {
-                heads: None,
-                attn: Some(attn_gate),
-                act: Some(act_gate),
-            };
-            let logits = model.forward(images, &gates, Mode::Deterministic);
-            let loss = cross_entropy(logits.unsqueeze_dim(0), labels, 0.0) + pressure;
-            let value: f32 = loss.clone().into_scalar();
-            if !value.is_finite() {
-                return Err(HetDptError::Invalid(format!(
-                    "the gate-score loss became {value} in removal round {}",
-                    order.rounds.len() + 1
-                )));
-            }
-            let grad = theta
-                .grad(&loss.backward())
-                .expect("the scores are a leaf that requires gradients");
-            active.step(host(grad)?, cfg.importance_lr);
+            scorer.step(&indices, kind, active, &fixed, order.rounds.len() + 1)?;
             order.steps += 1;
             order.samples += indices.len() as u64;
         }
@@ -221,6 +201,56 @@ pub(crate) fn removal_order(
         });
     }
     Ok(order)
+}
+
+/// What one gradient step of the gate scores reads.
+struct Scorer<'a> {
+    /// The base model on the autodiff device, its parameters frozen.
+    model: &'a VisionTransformer,
+    data: ImageData<'a>,
+    cfg: &'a HetDptConfig,
+    device: &'a Device,
+}
+
+impl Scorer<'_> {
+    /// One step on the batch `indices` of the `kind` scores in `active`, the other kind's gates
+    /// `fixed`: cross-entropy plus the sparsity pressure on the learned gates.
+    fn step(
+        &self,
+        indices: &[usize],
+        kind: Kind,
+        active: &mut Candidates,
+        fixed: &Tensor<1>,
+        round: usize,
+    ) -> Result<(), HetDptError> {
+        let images = self.data.batch(indices, None, self.device)?;
+        let labels = self.data.labels(indices, self.device);
+        let theta = active.leaf(self.device);
+        let learned = active.gates(&theta, self.device);
+        let pressure = learned.clone().sum().mul_scalar(self.cfg.sparsity);
+        let (attn_gate, act_gate) = match kind {
+            Kind::Attention => (learned, fixed.clone()),
+            Kind::Activation => (fixed.clone(), learned),
+        };
+        let gates = Gates {
+            heads: None,
+            attn: Some(attn_gate),
+            act: Some(act_gate),
+        };
+        let logits = self.model.forward(images, &gates, Mode::Deterministic);
+        let loss = cross_entropy(logits.unsqueeze_dim(0), labels, 0.0) + pressure;
+        let value: f32 = loss.clone().into_scalar();
+        if !value.is_finite() {
+            return Err(HetDptError::Invalid(format!(
+                "the gate-score loss became {value} in removal round {round}"
+            )));
+        }
+        let grad = theta
+            .grad(&loss.backward())
+            .expect("the scores are a leaf that requires gradients");
+        active.step(host(grad)?, self.cfg.importance_lr);
+        Ok(())
+    }
 }
 
 fn host(t: Tensor<1>) -> Result<Vec<f32>, HetDptError> {

@@ -34,11 +34,13 @@
 
 mod config;
 mod error;
+mod finetune;
 mod importance;
 mod map;
 mod measure;
 mod pipeline;
 mod pruned;
+mod search;
 mod width;
 
 #[cfg(test)]

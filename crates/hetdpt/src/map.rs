@@ -228,96 +228,21 @@ fn least_squares(rows: Vec<Vec<f64>>, y: &[f64]) -> Result<Vec<f64>, String> {
 /// - `max_accuracy_drop = d`: among points predicted within `d` of the unpruned model's
 ///   prediction, the FLOP-fastest chunk is checked and its fastest point chosen.
 pub(crate) fn choose(
-    mut candidates: Vec<Candidate>,
+    candidates: Vec<Candidate>,
     measured: &[(usize, usize)],
     budget: Budget,
     chunk: usize,
-    mut speed: impl FnMut(&[Candidate]) -> Result<Vec<f64>, HetDptError>,
+    speed: impl FnMut(&[Candidate]) -> Result<Vec<f64>, HetDptError>,
 ) -> Result<Choice, HetDptError> {
     let searched = candidates.len();
-    let mut checked: Vec<Candidate> = Vec::new();
-    let mut check = |group: &[Candidate], checked: &mut Vec<Candidate>| {
-        let speeds = speed(group)?;
-        let done: Vec<Candidate> = (group.iter().zip(speeds))
-            .map(|(c, s)| Candidate {
-                speedup: Some(s),
-                ..c.clone()
-            })
-            .collect();
-        checked.extend(done.iter().cloned());
-        Ok::<_, HetDptError>(done)
-    };
-    let speed_of = |c: &Candidate| c.speedup.expect("checked");
-    let by_accuracy = |a: &Candidate, b: &Candidate| {
-        (b.predicted_accuracy.total_cmp(&a.predicted_accuracy))
-            .then(b.flop_speedup.total_cmp(&a.flop_speedup))
-    };
-    let by_flops = |a: &Candidate, b: &Candidate| {
-        (b.flop_speedup.total_cmp(&a.flop_speedup))
-            .then(b.predicted_accuracy.total_cmp(&a.predicted_accuracy))
-    };
-    let fastest = |cs: &[Candidate]| -> Candidate {
-        cs.iter()
-            .max_by(|a, b| {
-                speed_of(a)
-                    .total_cmp(&speed_of(b))
-                    .then(a.predicted_accuracy.total_cmp(&b.predicted_accuracy))
-            })
-            .expect("a checked chunk is not empty")
-            .clone()
+    let mut checker = Checker {
+        speed,
+        chunk: chunk.max(1),
+        checked: Vec::new(),
     };
     let (pick, reason) = match budget {
-        Budget::MinSpeedup(s) => {
-            let (mut fast, mut slow): (Vec<_>, Vec<_>) =
-                candidates.drain(..).partition(|c| c.flop_speedup >= s);
-            fast.sort_by(by_accuracy);
-            let mut found = None;
-            for group in fast.chunks(chunk.max(1)) {
-                let done = check(group, &mut checked)?;
-                if let Some(c) = done.into_iter().find(|c| speed_of(c) >= s) {
-                    found = Some(c);
-                    break;
-                }
-            }
-            match found {
-                Some(c) => (
-                    c,
-                    format!(
-                        "highest predicted accuracy among the points measured at least {s}x faster"
-                    ),
-                ),
-                None => {
-                    if checked.is_empty() {
-                        slow.sort_by(by_flops);
-                        let n = chunk.max(1).min(slow.len());
-                        check(&slow[..n], &mut checked)?;
-                    }
-                    let c = fastest(&checked);
-                    let reason = format!(
-                        "no point reaches the {s}x speed-up asked for; chose the fastest checked \
-                         ({:.3}x)",
-                        speed_of(&c)
-                    );
-                    (c, reason)
-                }
-            }
-        }
-        Budget::MaxAccuracyDrop(d) => {
-            let unpruned = (candidates.iter())
-                .find(|c| c.n_attn == 0 && c.n_act == 0)
-                .map_or(f64::NAN, |c| c.predicted_accuracy);
-            let floor = unpruned - d;
-            // The unpruned point always passes (d >= 0), so the list is never empty.
-            candidates.retain(|c| c.predicted_accuracy >= floor || (c.n_attn, c.n_act) == (0, 0));
-            candidates.sort_by(by_flops);
-            let n = chunk.max(1).min(candidates.len());
-            let done = check(&candidates[..n], &mut checked)?;
-            let reason = format!(
-                "fastest checked point whose predicted accuracy is at least {floor:.4} (the \
-                 unpruned model's prediction minus {d})"
-            );
-            (fastest(&done), reason)
-        }
+        Budget::MinSpeedup(s) => min_speedup(candidates, s, &mut checker)?,
+        Budget::MaxAccuracyDrop(d) => max_accuracy_drop(candidates, d, &mut checker)?,
     };
     Ok(Choice {
         n_attn: pick.n_attn,
@@ -327,8 +252,111 @@ pub(crate) fn choose(
         reason,
         searched,
         measured_point: measured.contains(&(pick.n_attn, pick.n_act)),
-        checked,
+        checked: checker.checked,
     })
+}
+
+/// Times chunks of candidates and keeps every one it checked, in order.
+struct Checker<F> {
+    speed: F,
+    chunk: usize,
+    checked: Vec<Candidate>,
+}
+
+impl<F: FnMut(&[Candidate]) -> Result<Vec<f64>, HetDptError>> Checker<F> {
+    /// `group` with its measured speed-ups.
+    fn check(&mut self, group: &[Candidate]) -> Result<Vec<Candidate>, HetDptError> {
+        let speeds = (self.speed)(group)?;
+        let done: Vec<Candidate> = (group.iter().zip(speeds))
+            .map(|(c, s)| Candidate {
+                speedup: Some(s),
+                ..c.clone()
+            })
+            .collect();
+        self.checked.extend(done.iter().cloned());
+        Ok(done)
+    }
+}
+
+/// `min_speedup = s`: see [`choose`].
+fn min_speedup<F: FnMut(&[Candidate]) -> Result<Vec<f64>, HetDptError>>(
+    candidates: Vec<Candidate>,
+    s: f64,
+    checker: &mut Checker<F>,
+) -> Result<(Candidate, String), HetDptError> {
+    let (mut fast, mut slow): (Vec<_>, Vec<_>) =
+        candidates.into_iter().partition(|c| c.flop_speedup >= s);
+    fast.sort_by(by_accuracy);
+    for group in fast.chunks(checker.chunk) {
+        let done = checker.check(group)?;
+        if let Some(c) = done.into_iter().find(|c| speed_of(c) >= s) {
+            let reason = format!(
+                "highest predicted accuracy among the points measured at least {s}x faster"
+            );
+            return Ok((c, reason));
+        }
+    }
+    if checker.checked.is_empty() {
+        slow.sort_by(by_flops);
+        let n = checker.chunk.min(slow.len());
+        checker.check(&slow[..n])?;
+    }
+    let c = fastest(&checker.checked);
+    let reason = format!(
+        "no point reaches the {s}x speed-up asked for; chose the fastest checked ({:.3}x)",
+        speed_of(&c)
+    );
+    Ok((c, reason))
+}
+
+/// `max_accuracy_drop = d`: see [`choose`].
+fn max_accuracy_drop<F: FnMut(&[Candidate]) -> Result<Vec<f64>, HetDptError>>(
+    mut candidates: Vec<Candidate>,
+    d: f64,
+    checker: &mut Checker<F>,
+) -> Result<(Candidate, String), HetDptError> {
+    let unpruned = (candidates.iter())
+        .find(|c| c.n_attn == 0 && c.n_act == 0)
+        .map_or(f64::NAN, |c| c.predicted_accuracy);
+    let floor = unpruned - d;
+    // The unpruned point always passes (d >= 0), so the list is never empty.
+    candidates.retain(|c| c.predicted_accuracy >= floor || (c.n_attn, c.n_act) == (0, 0));
+    candidates.sort_by(by_flops);
+    let n = checker.chunk.min(candidates.len());
+    let done = checker.check(&candidates[..n])?;
+    let reason = format!(
+        "fastest checked point whose predicted accuracy is at least {floor:.4} (the unpruned \
+         model's prediction minus {d})"
+    );
+    Ok((fastest(&done), reason))
+}
+
+fn speed_of(c: &Candidate) -> f64 {
+    c.speedup.expect("checked")
+}
+
+/// Highest predicted accuracy first, then the FLOP-fastest.
+fn by_accuracy(a: &Candidate, b: &Candidate) -> std::cmp::Ordering {
+    (b.predicted_accuracy.total_cmp(&a.predicted_accuracy))
+        .then(b.flop_speedup.total_cmp(&a.flop_speedup))
+}
+
+/// FLOP-fastest first, then the highest predicted accuracy.
+fn by_flops(a: &Candidate, b: &Candidate) -> std::cmp::Ordering {
+    (b.flop_speedup.total_cmp(&a.flop_speedup))
+        .then(b.predicted_accuracy.total_cmp(&a.predicted_accuracy))
+}
+
+/// The measured fastest of checked candidates, the more accurate on a tie.
+fn fastest(cs: &[Candidate]) -> Candidate {
+    cs.iter()
+        .max_by(|a, b| {
+            speed_of(a)
+                .total_cmp(&speed_of(b))
+                .then(a.predicted_accuracy.total_cmp(&b.predicted_accuracy))
+        })
+        .expect("a checked chunk is not empty")
+        .clone()
 }
 
 #[cfg(test)]

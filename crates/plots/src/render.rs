@@ -1,5 +1,6 @@
 //! Figures drawn with plotters' SVG backend.
 
+use plotters::chart::SeriesAnno;
 use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -139,74 +140,11 @@ fn draw_series(chart: &mut Chart<'_, '_>, series: &Series, c: RGBColor) -> Resul
     };
     let line = c.stroke_width(2);
     let anno = match series.mark {
-        Mark::Line => {
-            let band: Vec<&Point> = (points.iter().copied())
-                .filter(|p| p.lo.is_some_and(f64::is_finite) && p.hi.is_some_and(f64::is_finite))
-                .collect();
-            if band.len() >= 2 {
-                let upper = band.iter().map(|p| (p.x, p.hi.unwrap_or(p.y)));
-                let lower = band.iter().rev().map(|p| (p.x, p.lo.unwrap_or(p.y)));
-                chart.draw_series(std::iter::once(Polygon::new(
-                    upper.chain(lower).collect::<Vec<_>>(),
-                    c.mix(0.18).filled(),
-                )))?;
-            }
-            // A single point is no line: mark it.
-            if let [only] = points.as_slice() {
-                chart.draw_series(std::iter::once(Circle::new(
-                    (only.x, only.y),
-                    3,
-                    c.filled(),
-                )))?;
-            }
-            chart.draw_series(LineSeries::new(points.iter().map(|p| (p.x, p.y)), line))?
-        }
-        Mark::Step => {
-            let mut xy = Vec::with_capacity(2 * points.len());
-            for pair in points.windows(2) {
-                xy.push((pair[0].x, pair[0].y));
-                xy.push((pair[1].x, pair[0].y));
-            }
-            if let Some(last) = points.last() {
-                xy.push((last.x, last.y));
-            }
-            chart.draw_series(LineSeries::new(xy, line))?
-        }
-        Mark::Bars { width } | Mark::Outlines { width } => {
-            let corners = |p: &Point| {
-                let base = p.lo.filter(|v| v.is_finite()).unwrap_or(0.0);
-                [(p.x - width / 2.0, base), (p.x + width / 2.0, p.y)]
-            };
-            if let Mark::Outlines { .. } = series.mark {
-                chart.draw_series(
-                    (points.iter()).map(|p| Rectangle::new(corners(p), c.mix(0.25).filled())),
-                )?;
-                chart.draw_series(
-                    (points.iter()).map(|p| Rectangle::new(corners(p), c.stroke_width(2))),
-                )?
-            } else {
-                chart.draw_series(
-                    (points.iter()).map(|p| Rectangle::new(corners(p), c.mix(0.7).filled())),
-                )?
-            }
-        }
-        Mark::Points => {
-            let bars = points.iter().filter_map(|p| match (p.lo, p.hi) {
-                (Some(lo), Some(hi)) if lo.is_finite() && hi.is_finite() => Some(PathElement::new(
-                    vec![(p.x, lo), (p.x, hi)],
-                    c.stroke_width(1),
-                )),
-                _ => None,
-            });
-            chart.draw_series(bars)?;
-            chart.draw_series(points.iter().map(|p| {
-                let r = p.size.filter(|s| s.is_finite() && *s > 0.0).unwrap_or(4.0) as i32;
-                let label = p.label.clone().unwrap_or_default();
-                EmptyElement::at((p.x, p.y))
-                    + Circle::new((0, 0), r, c.mix(0.85).filled())
-                    + Text::new(label, (r + 3, -r - 9), (FONT, 11).into_font())
-            }))?
-        }
+        Mark::Line => draw_line(chart, &points, c)?,
+        Mark::Step => draw_steps(chart, &points, c)?,
+        Mark::Bars { width } => draw_bars(chart, &points, c, width, false)?,
+        Mark::Outlines { width } => draw_bars(chart, &points, c, width, true)?,
+        Mark::Points => draw_points(chart, &points, c)?,
     };
     match series.mark {
         Mark::Bars { .. } => anno.label(name).legend(move |(x, y)| {
@@ -223,6 +161,103 @@ fn draw_series(chart: &mut Chart<'_, '_>, series: &Series, c: RGBColor) -> Resul
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], line)),
     };
     Ok(())
+}
+
+/// The drawn series a legend entry is attached to.
+type Anno<'c, 'a, 'b> = &'c mut SeriesAnno<'a, SVGBackend<'b>>;
+
+/// A line through the points, its interval as a shaded band where both bounds are finite, and
+/// a lone point marked (a single point is no line).
+fn draw_line<'c, 'a, 'b>(
+    chart: &'c mut Chart<'a, 'b>,
+    points: &[&Point],
+    c: RGBColor,
+) -> Result<Anno<'c, 'a, 'b>, PlotError> {
+    let band: Vec<&Point> = (points.iter().copied())
+        .filter(|p| p.lo.is_some_and(f64::is_finite) && p.hi.is_some_and(f64::is_finite))
+        .collect();
+    if band.len() >= 2 {
+        let upper = band.iter().map(|p| (p.x, p.hi.unwrap_or(p.y)));
+        let lower = band.iter().rev().map(|p| (p.x, p.lo.unwrap_or(p.y)));
+        chart.draw_series(std::iter::once(Polygon::new(
+            upper.chain(lower).collect::<Vec<_>>(),
+            c.mix(0.18).filled(),
+        )))?;
+    }
+    if let [only] = points {
+        chart.draw_series(std::iter::once(Circle::new(
+            (only.x, only.y),
+            3,
+            c.filled(),
+        )))?;
+    }
+    let xy = points.iter().map(|p| (p.x, p.y));
+    Ok(chart.draw_series(LineSeries::new(xy, c.stroke_width(2)))?)
+}
+
+/// A step function: each point's value held until the next point.
+fn draw_steps<'c, 'a, 'b>(
+    chart: &'c mut Chart<'a, 'b>,
+    points: &[&Point],
+    c: RGBColor,
+) -> Result<Anno<'c, 'a, 'b>, PlotError> {
+    let mut xy = Vec::with_capacity(2 * points.len());
+    for pair in points.windows(2) {
+        xy.push((pair[0].x, pair[0].y));
+        xy.push((pair[1].x, pair[0].y));
+    }
+    if let Some(last) = points.last() {
+        xy.push((last.x, last.y));
+    }
+    Ok(chart.draw_series(LineSeries::new(xy, c.stroke_width(2)))?)
+}
+
+/// Bars `width` wide from `lo` (or 0) to the value: filled, or outlined over a light fill.
+fn draw_bars<'c, 'a, 'b>(
+    chart: &'c mut Chart<'a, 'b>,
+    points: &[&Point],
+    c: RGBColor,
+    width: f64,
+    outlined: bool,
+) -> Result<Anno<'c, 'a, 'b>, PlotError> {
+    let corners = |p: &Point| {
+        let base = p.lo.filter(|v| v.is_finite()).unwrap_or(0.0);
+        [(p.x - width / 2.0, base), (p.x + width / 2.0, p.y)]
+    };
+    if outlined {
+        chart.draw_series(
+            (points.iter()).map(|p| Rectangle::new(corners(p), c.mix(0.25).filled())),
+        )?;
+        Ok(chart
+            .draw_series((points.iter()).map(|p| Rectangle::new(corners(p), c.stroke_width(2))))?)
+    } else {
+        Ok(chart.draw_series(
+            (points.iter()).map(|p| Rectangle::new(corners(p), c.mix(0.7).filled())),
+        )?)
+    }
+}
+
+/// Labelled dots (sized by `size`), with error bars where both bounds are finite.
+fn draw_points<'c, 'a, 'b>(
+    chart: &'c mut Chart<'a, 'b>,
+    points: &[&Point],
+    c: RGBColor,
+) -> Result<Anno<'c, 'a, 'b>, PlotError> {
+    let bars = points.iter().filter_map(|p| match (p.lo, p.hi) {
+        (Some(lo), Some(hi)) if lo.is_finite() && hi.is_finite() => Some(PathElement::new(
+            vec![(p.x, lo), (p.x, hi)],
+            c.stroke_width(1),
+        )),
+        _ => None,
+    });
+    chart.draw_series(bars)?;
+    Ok(chart.draw_series(points.iter().map(|p| {
+        let r = p.size.filter(|s| s.is_finite() && *s > 0.0).unwrap_or(4.0) as i32;
+        let label = p.label.clone().unwrap_or_default();
+        EmptyElement::at((p.x, p.y))
+            + Circle::new((0, 0), r, c.mix(0.85).filled())
+            + Text::new(label, (r + 3, -r - 9), (FONT, 11).into_font())
+    }))?)
 }
 
 /// The legend box in the figure's corner, if it has one and any series.

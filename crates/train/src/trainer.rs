@@ -3,7 +3,7 @@
 
 use backbone::{Classifier, Gates, Input, Mode};
 use burn::grad_clipping::GradientClippingConfig;
-use burn::optim::{AdamWConfig, GradientsParams};
+use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer};
 use burn::tensor::{Device, Tensor};
 use data::{AugmentConfig, BatchPlan, mix};
 use rand::SeedableRng;
@@ -108,12 +108,51 @@ pub struct FitReport {
 /// `resumed <label> from epoch k of n (checkpoint <file>)`. Both lines are printed even when
 /// quiet: they are not progress output.
 pub fn fit_with_report<'a, M: Trainable>(
-    mut model: M,
+    model: M,
     data: impl Into<Data<'a>>,
     config: &TrainConfig,
     opts: &FitOptions,
 ) -> Result<(M, FitReport), TrainError> {
     let data = data.into();
+    check(&data, config, opts)?;
+    // Keep the last partial batch only when the set is smaller than one batch.
+    let drop_last = data.len() >= config.batch_size;
+    let plan = BatchPlan::new(data.len(), config.batch_size, Some(opts.seed), drop_last)
+        .map_err(|e| TrainError::Invalid(e.to_string()))?;
+    let clip =
+        (config.grad_clip > 0.0).then_some(GradientClippingConfig::Norm(config.grad_clip as f32));
+    let optim = AdamWConfig::new()
+        .with_weight_decay(config.weight_decay as f32)
+        .with_grad_clipping(clip)
+        .init();
+    let mut session = resume(model, optim, config, opts)?;
+    let steps_per_epoch = plan.num_batches();
+    let mut progress = Progress::new(
+        &opts.label,
+        config.epochs,
+        steps_per_epoch,
+        session.start * steps_per_epoch,
+        opts.quiet,
+    );
+    let stop = opts
+        .stop_after
+        .map_or(config.epochs, |n| (session.start + n).min(config.epochs));
+    let schedule = Schedule {
+        plan: &plan,
+        warmup: (config.warmup_epochs * steps_per_epoch as f64).round() as usize,
+        total_steps: config.epochs * steps_per_epoch,
+    };
+    for epoch in session.start..stop {
+        let started = std::time::Instant::now();
+        session = session.train_epoch(epoch, &data, config, opts, &schedule, &mut progress)?;
+        session.end_epoch(epoch, started.elapsed().as_secs_f64(), &progress, opts)?;
+    }
+    session.report.totals = session.totals;
+    Ok((session.model, session.report))
+}
+
+/// The configuration, the distillation and the data, checked before anything is built.
+fn check(data: &Data, config: &TrainConfig, opts: &FitOptions) -> Result<(), TrainError> {
     config.check().map_err(TrainError::Invalid)?;
     if let Some(distill) = &opts.distill {
         distill.check()?;
@@ -125,102 +164,122 @@ pub fn fit_with_report<'a, M: Trainable>(
             data.name()
         )));
     }
-    // Checked before every step; a model read back fully trained needs none and is returned.
-    let interrupted = |epochs_done: usize| {
-        crate::interrupt::requested().map(|signal| TrainError::Interrupted {
-            label: opts.label.clone(),
-            signal,
-            epochs_done,
-            epochs: config.epochs,
-            checkpointed: opts.checkpoint.is_some(),
-        })
-    };
-    let device = &opts.device;
-    // Keep the last partial batch only when the set is smaller than one batch.
-    let drop_last = data.len() >= config.batch_size;
-    let plan = BatchPlan::new(data.len(), config.batch_size, Some(opts.seed), drop_last)
-        .map_err(|e| TrainError::Invalid(e.to_string()))?;
-    let steps_per_epoch = plan.num_batches();
-    let total_steps = config.epochs * steps_per_epoch;
-    let warmup = (config.warmup_epochs * steps_per_epoch as f64).round() as usize;
-    let clip =
-        (config.grad_clip > 0.0).then_some(GradientClippingConfig::Norm(config.grad_clip as f32));
-    let mut optim = AdamWConfig::new()
-        .with_weight_decay(config.weight_decay as f32)
-        .with_grad_clipping(clip)
-        .init();
+    Ok(())
+}
 
-    let mut start = 0;
-    let mut totals = TrainTotals::default();
-    let mut history = History::default();
-    let mut report = FitReport::default();
-    if let Some(checkpoint) = &opts.checkpoint {
-        match checkpoint.load(model.clone(), optim.clone())? {
-            Loaded::Nothing => {}
-            Loaded::Damaged(damage) => {
-                eprintln!("warning: {}: {damage}, retraining from scratch", opts.label);
-                let file = damage.set_aside_file();
-                history.recovered.push(file.display().to_string());
-                report.recovered = Some(damage);
+/// The batches of every epoch and the learning-rate schedule over all of them.
+struct Schedule<'p> {
+    plan: &'p BatchPlan,
+    warmup: usize,
+    total_steps: usize,
+}
+
+/// A training in progress: the model and optimiser, where it stands, what it has cost.
+struct Session<M> {
+    model: M,
+    optim: ModuleOptimizer,
+    /// The first epoch this call trains (the checkpoint's epochs are done).
+    start: usize,
+    totals: TrainTotals,
+    history: History,
+    report: FitReport,
+}
+
+/// The session to continue: the checkpoint's when a sound one exists, else a fresh one (a
+/// damaged checkpoint is set aside and recorded).
+fn resume<M: Trainable>(
+    model: M,
+    optim: ModuleOptimizer,
+    config: &TrainConfig,
+    opts: &FitOptions,
+) -> Result<Session<M>, TrainError> {
+    let mut session = Session {
+        model,
+        optim,
+        start: 0,
+        totals: TrainTotals::default(),
+        history: History::default(),
+        report: FitReport::default(),
+    };
+    let Some(checkpoint) = &opts.checkpoint else {
+        return Ok(session);
+    };
+    match checkpoint.load(session.model.clone(), session.optim.clone())? {
+        Loaded::Nothing => {}
+        Loaded::Damaged(damage) => {
+            eprintln!("warning: {}: {damage}, retraining from scratch", opts.label);
+            let file = damage.set_aside_file();
+            session.history.recovered.push(file.display().to_string());
+            session.report.recovered = Some(damage);
+        }
+        Loaded::Checkpoint {
+            model,
+            optim,
+            state,
+        } => {
+            (session.model, session.optim) = (model, optim);
+            (session.start, session.totals) = (state.epochs_done, state.totals);
+            session.history = state.history.clone();
+            if session.start < config.epochs {
+                session.history.resumed_from.push(session.start);
+                session.report.resumed_from = Some(session.start);
+                eprintln!(
+                    "resumed {} from epoch {} of {} (checkpoint {})",
+                    opts.label,
+                    session.start,
+                    config.epochs,
+                    checkpoint.model_file(&state).display()
+                );
             }
-            Loaded::Checkpoint {
-                model: m,
-                optim: o,
-                state,
-            } => {
-                (model, optim, start, totals) = (m, o, state.epochs_done, state.totals);
-                history = state.history.clone();
-                if start < config.epochs {
-                    history.resumed_from.push(start);
-                    report.resumed_from = Some(start);
-                    eprintln!(
-                        "resumed {} from epoch {start} of {} (checkpoint {})",
-                        opts.label,
-                        config.epochs,
-                        checkpoint.model_file(&state).display()
-                    );
-                }
-                report.state = Some(state);
-            }
+            session.report.state = Some(state);
         }
     }
-    let augment_config = AugmentConfig {
-        pad: config.crop_padding,
-        hflip: config.flip,
-    };
-    let augmenting = augment_config != AugmentConfig::default();
-    let mut progress = Progress::new(
-        &opts.label,
-        config.epochs,
-        steps_per_epoch,
-        start * steps_per_epoch,
-        opts.quiet,
-    );
-    let stop = opts
-        .stop_after
-        .map_or(config.epochs, |n| (start + n).min(config.epochs));
+    Ok(session)
+}
 
-    for epoch in start..stop {
+impl<M: Trainable> Session<M> {
+    /// One epoch's steps, interrupted (with an error) when a stop signal has come. Takes the
+    /// session by value so the optimiser gets the only handle on the model's tensors.
+    fn train_epoch(
+        mut self,
+        epoch: usize,
+        data: &Data,
+        config: &TrainConfig,
+        opts: &FitOptions,
+        schedule: &Schedule,
+        progress: &mut Progress,
+    ) -> Result<Self, TrainError> {
         // Per-epoch seeds, so a resumed run draws exactly what an uninterrupted one would.
         let epoch_seed = mix(opts.seed, epoch as u64);
-        device.seed(epoch_seed);
+        opts.device.seed(epoch_seed);
         let mut rng = StdRng::seed_from_u64(epoch_seed ^ 0x05EE_DA06);
+        let augment = AugmentConfig {
+            pad: config.crop_padding,
+            hflip: config.flip,
+        };
+        let augmenting = augment != AugmentConfig::default();
         progress.start_epoch(epoch);
         let mut readings = Readings::new();
-        let started = std::time::Instant::now();
-        for (i, indices) in plan.epoch(epoch as u64).enumerate() {
-            if let Some(e) = interrupted(epoch) {
+        let steps_per_epoch = schedule.plan.num_batches();
+        for (i, indices) in schedule.plan.epoch(epoch as u64).enumerate() {
+            // Checked before every step; a model read back fully trained needs none.
+            if let Some(signal) = crate::interrupt::requested() {
                 progress.break_line();
-                return Err(e);
+                return Err(TrainError::Interrupted {
+                    label: opts.label.clone(),
+                    signal,
+                    epochs_done: epoch,
+                    epochs: config.epochs,
+                    checkpointed: opts.checkpoint.is_some(),
+                });
             }
-            let step = epoch * steps_per_epoch + i;
             let input = data.batch(
                 &indices,
-                augmenting.then_some((&augment_config, &mut rng)),
-                device,
+                augmenting.then_some((&augment, &mut rng)),
+                &opts.device,
             )?;
-            let labels = data.labels(&indices, device);
-            let logits = model.train_logits(input.clone());
+            let labels = data.labels(&indices, &opts.device);
+            let logits = self.model.train_logits(input.clone());
             let mut loss = cross_entropy(logits.clone(), labels.clone(), config.label_smoothing);
             if let Some(distill) = &opts.distill {
                 loss = distill.loss(input, logits.clone(), loss);
@@ -233,30 +292,47 @@ pub fn fit_with_report<'a, M: Trainable>(
                 .squeeze_dim::<1>(1);
             let correct = predicted.equal(labels.inner()).int().sum();
             readings.push(i, loss.clone().inner(), correct, indices.len());
-            let grads = GradientsParams::from_grads(loss.backward(), &model);
-            let lr = cosine_with_warmup(config.lr, step, warmup, total_steps);
-            model = optim.step(lr, model, grads);
-            totals.steps += 1;
-            totals.samples += indices.len() as u64;
+            let grads = GradientsParams::from_grads(loss.backward(), &self.model);
+            let step = epoch * steps_per_epoch + i;
+            let lr = cosine_with_warmup(config.lr, step, schedule.warmup, schedule.total_steps);
+            self.model = self.optim.step(lr, self.model, grads);
+            self.totals.steps += 1;
+            self.totals.samples += indices.len() as u64;
             if readings.due() {
-                readings.read(&mut progress, &opts.label, epoch)?;
+                readings.read(progress, &opts.label, epoch)?;
             }
         }
-        readings.read(&mut progress, &opts.label, epoch)?;
+        readings.read(progress, &opts.label, epoch)?;
         progress.end_epoch();
-        let seconds = started.elapsed().as_secs_f64();
-        totals.wall_seconds += seconds;
+        Ok(self)
+    }
+
+    /// The epoch's record and checkpoint.
+    fn end_epoch(
+        &mut self,
+        epoch: usize,
+        seconds: f64,
+        progress: &Progress,
+        opts: &FitOptions,
+    ) -> Result<(), TrainError> {
+        self.totals.wall_seconds += seconds;
         let (loss, accuracy) = progress.epoch_stats();
-        history.epochs.push(EpochRecord {
+        self.history.epochs.push(EpochRecord {
             epoch: epoch + 1,
             loss,
             accuracy,
             seconds,
         });
         if let Some(checkpoint) = &opts.checkpoint {
-            report.state = Some(checkpoint.save(&model, &optim, epoch + 1, totals, &history)?);
+            let state = checkpoint.save(
+                &self.model,
+                &self.optim,
+                epoch + 1,
+                self.totals,
+                &self.history,
+            )?;
+            self.report.state = Some(state);
         }
+        Ok(())
     }
-    report.totals = totals;
-    Ok((model, report))
 }

@@ -100,26 +100,7 @@ pub(super) fn linear(x: &FlexTensor, weight: &FlexTensor, bias: &FlexTensor) -> 
 /// `lhs · rhs + bias` (see [`matmul_add`]), shaped `out_dims` when given (as many elements);
 /// `None` for shapes it does not take.
 fn product(lhs: View, rhs: View, bias: View, out_dims: Option<Vec<usize>>) -> Option<FlexTensor> {
-    let rank = lhs.dims.len();
-    if rank < 2 || rhs.dims.len() != rank || bias.dims.len() != rank {
-        return None;
-    }
-    let (m, k, n) = (lhs.dims[rank - 2], lhs.dims[rank - 1], rhs.dims[rank - 1]);
-    if rhs.dims[rank - 2] != k || m == 0 || n == 0 || k == 0 {
-        return None;
-    }
-    let mut batch = Vec::with_capacity(rank - 2);
-    for d in 0..rank - 2 {
-        let sizes = [lhs.dims[d], rhs.dims[d], bias.dims[d]];
-        let size = sizes.into_iter().max().unwrap_or(1);
-        if sizes.into_iter().any(|s| s != size && s != 1) {
-            return None;
-        }
-        batch.push(size);
-    }
-    if bias.dims[rank - 2] != 1 || bias.dims[rank - 1] != n || (n > 1 && bias.stride(1) != 1) {
-        return None;
-    }
+    let (batch, m, k, n) = shapes(&lhs, &rhs, &bias)?;
     let count: usize = batch.iter().product();
     let per = m * n * k;
     let len = count * m * n;
@@ -188,6 +169,32 @@ fn product(lhs: View, rhs: View, bias: View, out_dims: Option<Vec<usize>>) -> Op
     unsafe { out.set_len(len) };
     let dims = out_dims.unwrap_or_else(|| [batch, vec![m, n]].concat());
     Some(super::flex_tensor(Shape::from(dims), out))
+}
+
+/// The broadcast batch dimensions and `(m, k, n)` of `lhs [.., m, k] · rhs [.., k, n] + bias
+/// [.., 1, n]` (bias rows contiguous); `None` for shapes the product does not take.
+fn shapes(lhs: &View, rhs: &View, bias: &View) -> Option<(Vec<usize>, usize, usize, usize)> {
+    let rank = lhs.dims.len();
+    if rank < 2 || rhs.dims.len() != rank || bias.dims.len() != rank {
+        return None;
+    }
+    let (m, k, n) = (lhs.dims[rank - 2], lhs.dims[rank - 1], rhs.dims[rank - 1]);
+    if rhs.dims[rank - 2] != k || m == 0 || n == 0 || k == 0 {
+        return None;
+    }
+    let mut batch = Vec::with_capacity(rank - 2);
+    for d in 0..rank - 2 {
+        let sizes = [lhs.dims[d], rhs.dims[d], bias.dims[d]];
+        let size = sizes.into_iter().max().unwrap_or(1);
+        if sizes.into_iter().any(|s| s != size && s != 1) {
+            return None;
+        }
+        batch.push(size);
+    }
+    if bias.dims[rank - 2] != 1 || bias.dims[rank - 1] != n || (n > 1 && bias.stride(1) != 1) {
+        return None;
+    }
+    Some((batch, m, k, n))
 }
 
 fn gcd(a: usize, b: usize) -> usize {

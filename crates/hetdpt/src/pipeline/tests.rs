@@ -1,8 +1,11 @@
 use super::*;
 use crate::config::{Budget, HeadWidth, WidthConfig};
+use crate::finetune::finetune;
 use crate::pruned::PrunedMlp;
+use crate::search::EXTRA_POINTS;
 use crate::testutil::{max_rel_diff, quadrants, serial, tiny_vit};
 use data::Normalization;
+use train::{Distill, TrainConfig};
 
 fn small_config() -> HetDptConfig {
     HetDptConfig {

@@ -3,104 +3,114 @@
 
 use plots::{Figure, Legend, Mark, PlotError, Point, Series};
 
-use super::{FigureFile, Inputs, grid, mean_std, seeds_note};
+use super::{Entry, FigureFile, Inputs, grid, mean_std, seeds_note};
 use crate::curves::SweepTable;
 
 /// One figure per sweep name, one panel per metric, one line per method (mean ± std over
 /// seeds at each point of the sweep).
 pub fn sweeps(inputs: &Inputs<'_>) -> Result<Vec<FigureFile>, PlotError> {
-    let mut names: Vec<&str> = inputs
-        .curves
-        .sweeps
-        .iter()
+    let mut names: Vec<&str> = (inputs.curves.sweeps.iter())
         .map(|s| s.name.as_str())
         .collect();
-    names.dedup();
     names.sort();
     names.dedup();
-    let entries = inputs.entries();
     let mut out = Vec::new();
     for name in names {
         let tables: Vec<&SweepTable> = (inputs.curves.sweeps.iter())
             .filter(|s| s.name == name)
             .collect();
-        let Some(first) = tables.first() else {
-            continue;
-        };
-        let x_name = first.columns.first().cloned().unwrap_or_default();
-        let metric = |suffix: &str| -> Vec<String> {
-            (first.columns.iter().skip(first.places))
-                .filter(|c| c.ends_with(suffix))
-                .cloned()
-                .collect()
-        };
-        let mut panels = Vec::new();
-        let mut panel = |title: String, y_label: &str, columns: Vec<String>| {
-            let mut methods: Vec<&str> = tables.iter().map(|t| t.method.as_str()).collect();
-            methods.dedup();
-            let series = methods
-                .iter()
-                .map(|m| {
-                    let of: Vec<&&SweepTable> = tables.iter().filter(|t| t.method == *m).collect();
-                    let points = mean_curve(&of, &x_name, &columns);
-                    let colour = entries
-                        .iter()
-                        .find(|e| e.name == *m)
-                        .map_or(0, |e| e.colour);
-                    Series::new(*m, Mark::Line, points).colour(colour)
-                })
-                .collect();
-            panels.push(Figure {
-                title,
-                x_label: x_name.replace('_', " "),
-                y_label: y_label.into(),
-                legend: Legend::UpperLeft,
-                series,
-                note: Some("no such column in this run".into()),
-                ..Figure::default()
-            });
-        };
-        panel("Clean NLL".into(), "NLL ↓", vec!["clean_nll".into()]);
-        panel("Clean ECE".into(), "ECE ↓", vec!["clean_ece".into()]);
-        let shift_nll: Vec<String> = metric("_nll")
-            .into_iter()
-            .filter(|c| c != "clean_nll")
-            .collect();
-        if !shift_nll.is_empty() {
-            panel("Shifted NLL (mean over shifts)".into(), "NLL ↓", shift_nll);
-            let shift_ece = metric("_ece")
-                .into_iter()
-                .filter(|c| c != "clean_ece")
-                .collect();
-            panel("Shifted ECE (mean over shifts)".into(), "ECE ↓", shift_ece);
+        if !tables.is_empty() {
+            out.push(sweep_figure(inputs, name, &tables)?);
         }
-        for column in metric("_auroc") {
-            let set = column.trim_end_matches("_auroc").to_string();
-            panel(format!("OOD AUROC: {set}"), "AUROC ↑", vec![column]);
-        }
-        panel(
-            "Clean accuracy".into(),
-            "accuracy ↑",
-            vec!["clean_acc".into()],
-        );
-        out.push(grid(
-            &format!("fig-{name}.svg"),
-            &format!("Sweep: {name}"),
-            format!(
-                "The `{name}` sweep of {}: each metric against `{x_name}` ({}).",
-                tables
-                    .iter()
-                    .map(|t| format!("`{}`", t.method))
-                    .collect::<std::collections::BTreeSet<_>>()
-                    .into_iter()
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                seeds_note(inputs.summary)
-            ),
-            &panels,
-        )?);
     }
     Ok(out)
+}
+
+/// The figure of one sweep, from its tables (one per method and seed, not empty).
+fn sweep_figure(
+    inputs: &Inputs<'_>,
+    name: &str,
+    tables: &[&SweepTable],
+) -> Result<FigureFile, PlotError> {
+    let first = tables[0];
+    let x_name = first.columns.first().cloned().unwrap_or_default();
+    let metric = |suffix: &str| -> Vec<String> {
+        (first.columns.iter().skip(first.places))
+            .filter(|c| c.ends_with(suffix))
+            .cloned()
+            .collect()
+    };
+    let sweep = Sweep {
+        entries: inputs.entries(),
+        tables,
+        x_name: &x_name,
+    };
+    let mut panels = vec![
+        sweep.panel("Clean NLL".into(), "NLL ↓", vec!["clean_nll".into()]),
+        sweep.panel("Clean ECE".into(), "ECE ↓", vec!["clean_ece".into()]),
+    ];
+    let shift_nll: Vec<String> = (metric("_nll").into_iter())
+        .filter(|c| c != "clean_nll")
+        .collect();
+    if !shift_nll.is_empty() {
+        let title = "Shifted NLL (mean over shifts)".into();
+        panels.push(sweep.panel(title, "NLL ↓", shift_nll));
+        let shift_ece = (metric("_ece").into_iter())
+            .filter(|c| c != "clean_ece")
+            .collect();
+        let title = "Shifted ECE (mean over shifts)".into();
+        panels.push(sweep.panel(title, "ECE ↓", shift_ece));
+    }
+    for column in metric("_auroc") {
+        let set = column.trim_end_matches("_auroc").to_string();
+        panels.push(sweep.panel(format!("OOD AUROC: {set}"), "AUROC ↑", vec![column]));
+    }
+    let accuracy = vec!["clean_acc".into()];
+    panels.push(sweep.panel("Clean accuracy".into(), "accuracy ↑", accuracy));
+    let methods: std::collections::BTreeSet<String> =
+        tables.iter().map(|t| format!("`{}`", t.method)).collect();
+    let methods = methods.into_iter().collect::<Vec<_>>().join(", ");
+    grid(
+        &format!("fig-{name}.svg"),
+        &format!("Sweep: {name}"),
+        format!(
+            "The `{name}` sweep of {methods}: each metric against `{x_name}` ({}).",
+            seeds_note(inputs.summary)
+        ),
+        &panels,
+    )
+}
+
+/// One sweep's tables, drawn panel by panel.
+struct Sweep<'s> {
+    entries: Vec<Entry>,
+    tables: &'s [&'s SweepTable],
+    x_name: &'s str,
+}
+
+impl Sweep<'_> {
+    /// One panel: per method, the mean over `columns` against the sweep's first column.
+    fn panel(&self, title: String, y_label: &str, columns: Vec<String>) -> Figure {
+        let mut methods: Vec<&str> = self.tables.iter().map(|t| t.method.as_str()).collect();
+        methods.dedup();
+        let series = (methods.iter())
+            .map(|m| {
+                let of: Vec<&&SweepTable> = self.tables.iter().filter(|t| t.method == *m).collect();
+                let points = mean_curve(&of, self.x_name, &columns);
+                let colour = (self.entries.iter().find(|e| e.name == *m)).map_or(0, |e| e.colour);
+                Series::new(*m, Mark::Line, points).colour(colour)
+            })
+            .collect();
+        Figure {
+            title,
+            x_label: self.x_name.replace('_', " "),
+            y_label: y_label.into(),
+            legend: Legend::UpperLeft,
+            series,
+            note: Some("no such column in this run".into()),
+            ..Figure::default()
+        }
+    }
 }
 
 /// At each row of the sweep: the mean over `columns` of one table, then mean ± std over tables
