@@ -20,16 +20,12 @@ pub enum HydraError {
         /// The registered names.
         valid: Vec<&'static str>,
     },
-    /// A strategy's parameter table holds a key the strategy does not read.
-    #[error(
-        "strategy {strategy:?} has no parameter {param:?}; valid parameters: {params}",
-        params = param_list(valid)
-    )]
-    UnknownParam {
+    /// A strategy's parameter table does not parse: a key it does not read, or a value of
+    /// the wrong kind (serde's message names the key and what was expected).
+    #[error("strategy {strategy:?}, importance_params: {reason}")]
+    Params {
         strategy: &'static str,
-        param: String,
-        /// The keys the strategy accepts.
-        valid: &'static [&'static str],
+        reason: String,
     },
     /// A member or the model it came from does not make a valid backbone (the field is named).
     #[error("{0}")]
@@ -47,14 +43,6 @@ impl HydraError {
             value: value.to_string(),
             expected: expected.into(),
         }
-    }
-}
-
-/// `none (it takes no parameters)` or the comma-separated keys.
-fn param_list(valid: &[&str]) -> String {
-    match valid.is_empty() {
-        true => "none (it takes no parameters)".to_string(),
-        false => valid.join(", "),
     }
 }
 

@@ -4,7 +4,7 @@
 
 use backbone::{Classifier, Mode, attend};
 
-use super::{HeadImportance, HeadScores, Params, ScoreContext, Strategy};
+use super::{HeadImportance, HeadScores, NoParams, ScoreContext, Strategy, read_params};
 use super::{attention_input, token_means};
 use crate::calibration::Calibration;
 use crate::error::HydraError;
@@ -13,7 +13,7 @@ pub(super) const STRATEGY: Strategy = Strategy {
     name: "activation",
     about: "mean L2 norm of each head's context vector over the calibration data",
     build: |params| {
-        Params::new("activation", params, &[])?;
+        read_params::<NoParams>("activation", params)?;
         Ok(Box::new(Activation))
     },
 };
@@ -37,11 +37,22 @@ impl HeadImportance for Activation {
             let a = &block.attention;
             let input = attention_input(block, x);
             let qkv = [&a.query, &a.key, &a.value].map(|p| p.forward(input.clone()));
-            let context = attend(qkv, a.n_heads, None, key_padding, &a.dropout, Mode::Deterministic);
+            let context = attend(
+                qkv,
+                a.n_heads,
+                None,
+                key_padding,
+                &a.dropout,
+                Mode::Deterministic,
+            );
             let [b, t, width] = context.dims();
             // The L2 norm of each head's d_h-vector per token: [B·T, H].
             let per_head = context.reshape([b * t, a.n_heads, width / a.n_heads]);
-            per_head.powi_scalar(2).sum_dim(2).sqrt().reshape([b * t, a.n_heads])
+            per_head
+                .powi_scalar(2)
+                .sum_dim(2)
+                .sqrt()
+                .reshape([b * t, a.n_heads])
         })
     }
 }

@@ -14,12 +14,15 @@
 //! Score of a head: its marginal harm (over the chosen heads alone) min-max scaled to [0, 1]
 //! over the model, plus 2 for the heads in the circuit, which so rank above all others.
 
+use std::num::NonZeroUsize;
+
 use backbone::{Classifier, Gates, Input, Mode};
 use burn::tensor::activation::softmax;
 use burn::tensor::{Device, Tensor, TensorData};
+use serde::Deserialize;
 use train::cross_entropy;
 
-use super::{HeadImportance, HeadScores, Params, ScoreContext, Strategy, grid};
+use super::{HeadImportance, HeadScores, ScoreContext, Strategy, grid, read_params};
 use crate::calibration::Calibration;
 use crate::error::HydraError;
 
@@ -30,29 +33,26 @@ pub(super) const STRATEGY: Strategy = Strategy {
     build: |params| Circuit::from_params(params).map(|c| Box::new(c) as _),
 };
 
-const PARAMS: &[&str] = &["objective", "objectives", "samples", "n"];
 const DEFAULT_SAMPLES: usize = 256;
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(rename_all = "snake_case")]
 enum Objective {
     Loss,
     Ood,
     Avg,
 }
 
-impl Objective {
-    fn parse(field: &str, name: &str) -> Result<Self, HydraError> {
-        match name {
-            "loss" => Ok(Self::Loss),
-            "ood" => Ok(Self::Ood),
-            "avg" => Ok(Self::Avg),
-            other => Err(HydraError::invalid(
-                field,
-                format!("{other:?}"),
-                "\"loss\", \"ood\" or \"avg\"",
-            )),
-        }
-    }
+/// `importance_params` as the experiment file writes them.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    /// One objective for every member...
+    objective: Option<Objective>,
+    /// ...or one per member, cycled.
+    objectives: Option<Vec<Objective>>,
+    samples: Option<NonZeroUsize>,
+    n: Option<NonZeroUsize>,
 }
 
 struct Circuit {
@@ -65,8 +65,8 @@ struct Circuit {
 
 impl Circuit {
     fn from_params(table: &toml::Table) -> Result<Self, HydraError> {
-        let params = Params::new("circuit", table, PARAMS)?;
-        let objectives = match (params.string("objective")?, params.strings("objectives")?) {
+        let params: Params = read_params("circuit", table)?;
+        let objectives = match (params.objective, params.objectives) {
             (Some(_), Some(_)) => {
                 return Err(HydraError::invalid(
                     "circuit.objectives",
@@ -74,17 +74,21 @@ impl Circuit {
                     "either `objective` or `objectives`, not both",
                 ));
             }
-            (Some(one), None) => vec![Objective::parse("circuit.objective", one)?],
-            (None, Some(many)) => many
-                .iter()
-                .map(|o| Objective::parse("circuit.objectives", o))
-                .collect::<Result<_, _>>()?,
+            (_, Some(many)) if many.is_empty() => {
+                return Err(HydraError::invalid(
+                    "circuit.objectives",
+                    "[]",
+                    "a non-empty array of \"loss\", \"ood\" or \"avg\"",
+                ));
+            }
+            (Some(one), None) => vec![one],
+            (None, Some(many)) => many,
             (None, None) => vec![Objective::Loss],
         };
         Ok(Self {
             objectives,
-            samples: params.positive("samples")?.unwrap_or(DEFAULT_SAMPLES),
-            n: params.positive("n")?,
+            samples: params.samples.map_or(DEFAULT_SAMPLES, NonZeroUsize::get),
+            n: params.n.map(NonZeroUsize::get),
         })
     }
 }

@@ -5,7 +5,7 @@
 
 use backbone::{Classifier, attention_probs};
 
-use super::{HeadImportance, HeadScores, Params, ScoreContext, Strategy};
+use super::{HeadImportance, HeadScores, NoParams, ScoreContext, Strategy, read_params};
 use super::{attention_input, token_means};
 use crate::calibration::Calibration;
 use crate::error::HydraError;
@@ -14,7 +14,7 @@ pub(super) const STRATEGY: Strategy = Strategy {
     name: "confidence",
     about: "mean over the calibration tokens of each head's largest attention weight",
     build: |params| {
-        Params::new("confidence", params, &[])?;
+        read_params::<NoParams>("confidence", params)?;
         Ok(Box::new(Confidence))
     },
 };

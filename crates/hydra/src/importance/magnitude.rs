@@ -4,7 +4,7 @@ use backbone::Classifier;
 use burn::nn::Linear;
 use burn::tensor::Tensor;
 
-use super::{HeadImportance, HeadScores, Params, ScoreContext, Strategy, grid};
+use super::{HeadImportance, HeadScores, NoParams, ScoreContext, Strategy, grid, read_params};
 use crate::calibration::Calibration;
 use crate::error::HydraError;
 
@@ -12,7 +12,7 @@ pub(super) const STRATEGY: Strategy = Strategy {
     name: "magnitude",
     about: "L1 norm of the head's Q/K/V columns and output rows (data-free baseline)",
     build: |params| {
-        Params::new("magnitude", params, &[])?;
+        read_params::<NoParams>("magnitude", params)?;
         Ok(Box::new(Magnitude))
     },
 };

@@ -3,6 +3,7 @@
 
 use backbone::{Block, BlockGates, Classifier, Mode};
 use burn::tensor::{Bool, Tensor};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::calibration::Calibration;
@@ -75,19 +76,23 @@ pub struct Strategy {
     pub build: fn(&toml::Table) -> Result<Box<dyn HeadImportance>, HydraError>,
 }
 
-/// Declares each strategy's module (`<name>.rs`, exporting `STRATEGY`) and lists it in
-/// [`STRATEGIES`], in order.
-macro_rules! registry {
-    ($($module:ident),+ $(,)?) => {
-        $(mod $module;)+
+mod activation;
+mod circuit;
+mod confidence;
+mod magnitude;
+mod random;
+mod taylor;
 
-        /// Every registered strategy. A new one is a file in `src/importance/` and its module's
-        /// name in the `registry!` line.
-        pub const STRATEGIES: &[Strategy] = &[$($module::STRATEGY),+];
-    };
-}
-
-registry!(taylor, circuit, magnitude, random, activation, confidence);
+/// Every registered strategy, in the order `uqformer list` shows them. A new one is a file in
+/// `src/importance/` exporting `STRATEGY`, its `mod` line above and its entry here.
+pub const STRATEGIES: &[Strategy] = &[
+    taylor::STRATEGY,
+    circuit::STRATEGY,
+    magnitude::STRATEGY,
+    random::STRATEGY,
+    activation::STRATEGY,
+    confidence::STRATEGY,
+];
 
 /// Builds the strategy called `name` with its parameters `params`.
 pub fn strategy(name: &str, params: &toml::Table) -> Result<Box<dyn HeadImportance>, HydraError> {
@@ -100,70 +105,23 @@ pub fn strategy(name: &str, params: &toml::Table) -> Result<Box<dyn HeadImportan
     }
 }
 
-/// A strategy's parameter table, checked against the keys it accepts.
-pub(crate) struct Params<'a> {
+/// A strategy's parameters read from its table by serde; the parameter struct refuses keys it
+/// does not know (`#[serde(deny_unknown_fields)]`), and the error names the strategy.
+pub(crate) fn read_params<T: DeserializeOwned>(
     strategy: &'static str,
-    table: &'a toml::Table,
+    table: &toml::Table,
+) -> Result<T, HydraError> {
+    T::deserialize(toml::Value::Table(table.clone())).map_err(|e| HydraError::Params {
+        strategy,
+        // toml ends its message with the key on a line of its own: `... \nin `n``.
+        reason: e.to_string().trim_end().replace('\n', " "),
+    })
 }
 
-impl<'a> Params<'a> {
-    /// Rejects any key not in `valid`.
-    pub(crate) fn new(
-        strategy: &'static str,
-        table: &'a toml::Table,
-        valid: &'static [&'static str],
-    ) -> Result<Self, HydraError> {
-        if let Some(key) = table.keys().find(|k| !valid.contains(&k.as_str())) {
-            return Err(HydraError::UnknownParam {
-                strategy,
-                param: key.clone(),
-                valid,
-            });
-        }
-        Ok(Self { strategy, table })
-    }
-
-    fn wrong(&self, key: &str, value: &toml::Value, expected: &str) -> HydraError {
-        HydraError::invalid(format!("{}.{key}", self.strategy), value, expected)
-    }
-
-    /// A positive integer, if present.
-    pub(crate) fn positive(&self, key: &str) -> Result<Option<usize>, HydraError> {
-        match self.table.get(key) {
-            None => Ok(None),
-            Some(v @ toml::Value::Integer(i)) => match usize::try_from(*i) {
-                Ok(n) if n > 0 => Ok(Some(n)),
-                _ => Err(self.wrong(key, v, "a positive integer")),
-            },
-            Some(v) => Err(self.wrong(key, v, "a positive integer")),
-        }
-    }
-
-    /// A string, if present.
-    pub(crate) fn string(&self, key: &str) -> Result<Option<&'a str>, HydraError> {
-        match self.table.get(key) {
-            None => Ok(None),
-            Some(toml::Value::String(s)) => Ok(Some(s)),
-            Some(v) => Err(self.wrong(key, v, "a string")),
-        }
-    }
-
-    /// A non-empty array of strings, if present.
-    pub(crate) fn strings(&self, key: &str) -> Result<Option<Vec<&'a str>>, HydraError> {
-        let Some(value) = self.table.get(key) else {
-            return Ok(None);
-        };
-        let expected = "a non-empty array of strings";
-        let items = value
-            .as_array()
-            .ok_or_else(|| self.wrong(key, value, expected))?;
-        let strings: Option<Vec<&str>> = items.iter().map(toml::Value::as_str).collect();
-        match strings {
-            Some(s) if !s.is_empty() => Ok(Some(s)),
-            _ => Err(self.wrong(key, value, expected)),
-        }
-    }
-}
+/// The parameters of a strategy that takes none: any key is refused.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct NoParams {}
 
 /// `(L, H)` of a model whose blocks all have H heads (strategies score unpruned models).
 pub(crate) fn grid(model: &Classifier) -> Result<(usize, usize), HydraError> {

@@ -4,7 +4,7 @@ use backbone::Classifier;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
-use super::{HeadImportance, HeadScores, Params, ScoreContext, Strategy, grid};
+use super::{HeadImportance, HeadScores, NoParams, ScoreContext, Strategy, grid, read_params};
 use crate::calibration::Calibration;
 use crate::error::HydraError;
 
@@ -12,7 +12,7 @@ pub(super) const STRATEGY: Strategy = Strategy {
     name: "random",
     about: "uniform random scores from the seed and member (baseline)",
     build: |params| {
-        Params::new("random", params, &[])?;
+        read_params::<NoParams>("random", params)?;
         Ok(Box::new(Random))
     },
 };

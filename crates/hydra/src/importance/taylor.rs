@@ -4,7 +4,7 @@ use backbone::{Classifier, Gates, Mode};
 use burn::tensor::Tensor;
 use train::cross_entropy;
 
-use super::{HeadImportance, HeadScores, Params, ScoreContext, Strategy, grid};
+use super::{HeadImportance, HeadScores, NoParams, ScoreContext, Strategy, grid, read_params};
 use crate::calibration::Calibration;
 use crate::error::HydraError;
 
@@ -12,7 +12,7 @@ pub(super) const STRATEGY: Strategy = Strategy {
     name: "taylor",
     about: "sum over calibration batches of (dLoss/dg)^2 for a gate g = 1 on each head",
     build: |params| {
-        Params::new("taylor", params, &[])?;
+        read_params::<NoParams>("taylor", params)?;
         Ok(Box::new(Taylor))
     },
 };

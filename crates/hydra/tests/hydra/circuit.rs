@@ -125,12 +125,18 @@ fn per_member_objectives_cycle() {
 #[test]
 fn rejects_bad_parameters() {
     for (text, needle) in [
-        ("objective = \"acc\"", "circuit.objective = \"acc\""),
+        (
+            "objective = \"acc\"",
+            "`acc`, expected one of `loss`, `ood`, `avg` in `objective`",
+        ),
         ("objectives = []", "circuit.objectives"),
         ("objective = \"loss\"\nobjectives = [\"ood\"]", "not both"),
-        ("n = 0", "circuit.n = 0"),
-        ("samples = -3", "circuit.samples = -3"),
-        ("samples = \"all\"", "circuit.samples"),
+        ("n = 0", "integer `0`, expected a nonzero usize in `n`"),
+        (
+            "samples = -3",
+            "integer `-3`, expected a nonzero usize in `samples`",
+        ),
+        ("samples = \"all\"", "in `samples`"),
     ] {
         let err = strategy("circuit", &params(text))
             .err()
