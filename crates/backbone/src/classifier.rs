@@ -1,8 +1,8 @@
 //! [`Classifier`]: every backbone behind one interface, so that methods which only touch the
 //! encoder blocks (head pruning, adapters, ensembles) work on all of them.
 //!
-//! A backbone is a module implementing [`Backbone`] and [`Members`] (`traits.rs`), plus one line
-//! in the [`backbones!`] registry below, which makes it a [`Classifier`] variant.
+//! A backbone is a module implementing [`Backbone`] and [`Members`] (`traits.rs`), plus its
+//! variant in [`Classifier`] and [`MemberStems`] and its arm in their matches, written out here.
 
 use burn::module::{Module, Param};
 use burn::nn::Linear;
@@ -19,85 +19,98 @@ use crate::kernels::linear;
 use crate::traits::{Backbone, GroupedStem, Members};
 use crate::vit::{PatchStem, VisionTransformer};
 
-/// The registry: one line per backbone, `Variant(Model, Stems)`, makes the [`Classifier`] and
-/// [`MemberStems`] variants and their dispatch.
-macro_rules! backbones {
-    ($($(#[$doc:meta])* $variant:ident($model:ty, $stems:ty)),+ $(,)?) => {
-        /// A base model: one of the registered backbones.
-        #[derive(Module, Debug)]
-        pub enum Classifier {
-            $($(#[$doc])* $variant($model)),+
-        }
+/// A base model: one of the registered backbones. A new backbone is a variant here, one in
+/// [`MemberStems`], an arm in each `match` below and a line in the `from_models!` list.
+#[derive(Module, Debug)]
+pub enum Classifier {
+    /// Images: class-token readout after the final LayerNorm.
+    Vit(VisionTransformer),
+    /// Token sequences: masked mean pooling, dropout.
+    Bert(BertClassifier),
+}
 
+/// The stems of fused members of one backbone.
+#[derive(Module, Debug)]
+pub enum MemberStems {
+    Vit(PatchStem),
+    Bert(TokenStem),
+}
+
+/// `From<Model> for Classifier` for each backbone.
+macro_rules! from_models {
+    ($($variant:ident($model:ty)),+ $(,)?) => {
         $(impl From<$model> for Classifier {
             fn from(model: $model) -> Self {
                 Self::$variant(model)
             }
         })+
-
-        /// The stems of fused members of one backbone.
-        #[derive(Module, Debug)]
-        pub enum MemberStems {
-            $($variant($stems)),+
-        }
-
-        impl Classifier {
-            /// The backbone behind the variant.
-            pub fn backbone(&self) -> &dyn Backbone {
-                match self {
-                    $(Self::$variant(model) => model),+
-                }
-            }
-
-            pub fn backbone_mut(&mut self) -> &mut dyn Backbone {
-                match self {
-                    $(Self::$variant(model) => model),+
-                }
-            }
-
-            /// The stems of `members` fused (members of one backbone, checked beforehand to
-            /// share [`Backbone::stem_layout`]).
-            pub fn stems(members: &[Classifier]) -> Result<MemberStems, BackboneError> {
-                let first = members.first().ok_or_else(|| {
-                    BackboneError::invalid("members", "an empty list", "at least one member")
-                })?;
-                #[allow(unreachable_patterns)]
-                match first {
-                    $(Self::$variant(_) => {
-                        let same: Vec<&$model> = (members.iter())
-                            .filter_map(|c| match c {
-                                Self::$variant(model) => Some(model),
-                                _ => None,
-                            })
-                            .collect();
-                        if same.len() != members.len() {
-                            return Err(BackboneError::invalid(
-                                "members",
-                                "members of different backbones",
-                                "members of one backbone",
-                            ));
-                        }
-                        Ok(MemberStems::$variant(<$model as Members>::stems(&same)?))
-                    }),+
-                }
-            }
-        }
-
-        impl MemberStems {
-            pub fn stem(&self) -> &dyn GroupedStem {
-                match self {
-                    $(Self::$variant(stems) => stems),+
-                }
-            }
-        }
     };
 }
 
-backbones! {
-    /// Images: class-token readout after the final LayerNorm.
-    Vit(VisionTransformer, PatchStem),
-    /// Token sequences: masked mean pooling, dropout.
-    Bert(BertClassifier, TokenStem),
+from_models!(Vit(VisionTransformer), Bert(BertClassifier));
+
+impl Classifier {
+    /// The backbone behind the variant.
+    pub fn backbone(&self) -> &dyn Backbone {
+        match self {
+            Self::Vit(model) => model,
+            Self::Bert(model) => model,
+        }
+    }
+
+    pub fn backbone_mut(&mut self) -> &mut dyn Backbone {
+        match self {
+            Self::Vit(model) => model,
+            Self::Bert(model) => model,
+        }
+    }
+
+    /// The stems of `members` fused (members of one backbone, checked beforehand to share
+    /// [`Backbone::stem_layout`]).
+    pub fn stems(members: &[Classifier]) -> Result<MemberStems, BackboneError> {
+        let first = members.first().ok_or_else(|| {
+            BackboneError::invalid("members", "an empty list", "at least one member")
+        })?;
+        Ok(match first {
+            Self::Vit(_) => {
+                MemberStems::Vit(VisionTransformer::stems(&same(members, |c| match c {
+                    Self::Vit(model) => Some(model),
+                    _ => None,
+                })?)?)
+            }
+            Self::Bert(_) => {
+                MemberStems::Bert(BertClassifier::stems(&same(members, |c| match c {
+                    Self::Bert(model) => Some(model),
+                    _ => None,
+                })?)?)
+            }
+        })
+    }
+}
+
+/// Every member as the backbone `pick` takes, or an error when one is of another backbone.
+fn same<'m, M>(
+    members: &'m [Classifier],
+    pick: impl Fn(&'m Classifier) -> Option<&'m M>,
+) -> Result<Vec<&'m M>, BackboneError> {
+    let same: Vec<&M> = members.iter().filter_map(pick).collect();
+    if same.len() != members.len() {
+        return Err(BackboneError::invalid(
+            "members",
+            "members of different backbones",
+            "members of one backbone",
+        ));
+    }
+    Ok(same)
+}
+
+impl MemberStems {
+    pub fn stem(&self) -> &dyn GroupedStem {
+        match self {
+            Self::Vit(stems) => stems,
+            Self::Bert(stems) => stems,
+        }
+    }
 }
 
 impl Classifier {

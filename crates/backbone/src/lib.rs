@@ -19,8 +19,8 @@
 //! Backbones behind one trait: [`Backbone`] is what methods need from a transformer classifier
 //! (embed, the shared [`Encoder`] blocks, feature readout, head, shapes, FLOPs) and [`Members`]
 //! embeds fused members in one pass ([`GroupedStem`], on [`GroupedLinear`] /
-//! [`GroupedLayerNorm`]). [`Classifier`] is the base model: the registered backbones, one line
-//! each in `classifier.rs`'s `backbones!` (the ViT and the BERT classifier).
+//! [`GroupedLayerNorm`]). [`Classifier`] is the base model: an enum with one variant per backbone,
+//! written out in `classifier.rs` (the ViT and the BERT classifier).
 //!
 //! Pretrained weights: [`load_hf_bert`] reads a Hugging Face BERT checkpoint (all-MiniLM-L6-v2:
 //! `config.json` via [`BertConfig::from_hf_config`], `model.safetensors` via
