@@ -45,4 +45,4 @@ pub use results::{
 };
 pub use runner::{RunOptions, RunOutput, run, run_job};
 pub use store::write_run;
-pub use workers::{Job, Workers};
+pub use workers::{Job, WorkerSpec, Workers};

@@ -12,11 +12,17 @@
 //! meet in the middle. No job is ever run by two processes at once, which keeps the cache's
 //! checkpoints consistent.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::ExperimentConfig;
+use crate::error::ExperimentError;
+use crate::runner::{RunOptions, run_job};
 
 /// Worker processes for a run: `exe worker ...` (the `uqformer` binary) and how many at once.
 #[derive(Debug, Clone)]
@@ -28,7 +34,8 @@ pub struct Workers {
 }
 
 /// One unit of training work of a seed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Job {
     /// Base model `k` of the seed (Deep Ensemble members after the first).
     Base(usize),
@@ -36,24 +43,52 @@ pub enum Job {
     Method(usize),
 }
 
-impl Job {
-    /// `base:K` or `method:I`, as the worker command line takes it.
-    pub fn arg(self) -> String {
+impl std::fmt::Display for Job {
+    /// `base:K` or `method:I`, as progress lines and errors name the job.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Job::Base(k) => format!("base:{k}"),
-            Job::Method(i) => format!("method:{i}"),
+            Job::Base(k) => write!(f, "base:{k}"),
+            Job::Method(i) => write!(f, "method:{i}"),
         }
     }
+}
 
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let bad = || format!("job `{text}`: expected base:K or method:I");
-        let (kind, n) = text.split_once(':').ok_or_else(bad)?;
-        let n: usize = n.parse().map_err(|_| bad())?;
-        match kind {
-            "base" => Ok(Job::Base(n)),
-            "method" => Ok(Job::Method(n)),
-            _ => Err(bad()),
-        }
+/// What a worker process runs: one job of one seed of a resolved config. The main process
+/// hands it over as one JSON argument (`uqformer worker SPEC`), so the worker's command line
+/// is this type's, never a format the two sides each spell out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkerSpec {
+    /// The run's resolved config, written by the main process.
+    pub config: PathBuf,
+    pub seed: u64,
+    pub job: Job,
+    /// The `datasets/` folder.
+    pub data_root: PathBuf,
+    /// The model cache the job trains into (a worker writes nothing else).
+    pub cache_root: PathBuf,
+    /// No epoch lines.
+    pub quiet: bool,
+}
+
+impl WorkerSpec {
+    /// The spec a worker was given, or an error naming what did not parse.
+    pub fn parse(text: &str) -> Result<Self, ExperimentError> {
+        serde_json::from_str(text)
+            .map_err(|e| ExperimentError::invalid(format!("worker spec {text}: {e}")))
+    }
+
+    /// Loads the config and trains the job into the cache.
+    pub fn run(&self) -> Result<(), ExperimentError> {
+        let config = ExperimentConfig::load(&self.config)?;
+        let options = RunOptions {
+            data_root: self.data_root.clone(),
+            results_root: self.cache_root.clone(),
+            cache_root: self.cache_root.clone(),
+            quiet: self.quiet,
+            workers: None,
+        };
+        run_job(&config, &options, self.seed, self.job)
     }
 }
 
@@ -259,33 +294,19 @@ fn watch(mut child: Child, cancelled: impl Fn() -> bool) {
     }
 }
 
-/// The command that runs `job` of `seed` in a worker process.
-pub(crate) fn command(
-    workers: &Workers,
-    config_file: &std::path::Path,
-    seed: u64,
-    job: Job,
-    data_root: &std::path::Path,
-    cache_root: &std::path::Path,
-) -> Command {
-    let mut command = Command::new(&workers.exe);
+/// The command that runs `spec` in a worker process.
+pub(crate) fn command(exe: &Path, spec: &WorkerSpec) -> Command {
+    let mut command = Command::new(exe);
+    let json = serde_json::to_string(spec).expect("a worker spec serialises");
     command
         .arg("worker")
-        .arg(config_file)
-        .args(["--seed", &seed.to_string(), "--job", &job.arg()])
-        .arg("--data")
-        .arg(data_root)
-        .arg("--cache")
-        .arg(cache_root)
+        .arg(json)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         // A worker keeps its errors to itself (the main process re-runs a failed job and
         // reports them); what it prints is its epoch lines (unless quiet) and the notices that
         // are this run's too: a resumed training, a damaged checkpoint set aside.
         .stderr(Stdio::inherit());
-    if workers.quiet {
-        command.arg("--quiet");
-    }
     command
 }
 

@@ -21,7 +21,7 @@ use crate::methods::{Context, MethodSpec};
 use crate::report::render;
 use crate::results::Summary;
 use crate::store::write_run;
-use crate::workers::{Job, Pool, Spawn, Workers, command};
+use crate::workers::{Job, Pool, Spawn, WorkerSpec, Workers, command};
 
 mod seed;
 use seed::run_seed;
@@ -225,7 +225,16 @@ fn start_pool(
         opts.data_root.clone(),
         opts.cache_root.clone(),
     );
-    let spawn: Arc<Spawn> =
-        Arc::new(move |job| command(&workers, &file, seed, job, &data, &cache).spawn());
+    let spawn: Arc<Spawn> = Arc::new(move |job| {
+        let spec = WorkerSpec {
+            config: file.clone(),
+            seed,
+            job,
+            data_root: data.clone(),
+            cache_root: cache.clone(),
+            quiet: workers.quiet,
+        };
+        command(&workers.exe, &spec).spawn()
+    });
     Ok(Pool::start(jobs, &[Job::Base(0)], processes, spawn))
 }

@@ -99,16 +99,33 @@ fn a_paused_pool_starts_no_job_until_resumed() {
     }
     drop(pool);
     let mut all = log.lock().unwrap().clone();
-    all.sort_by_key(|j| j.arg());
+    all.sort_by_key(|j| j.to_string());
     all.dedup();
     assert_eq!(all.len(), log.lock().unwrap().len(), "a job ran twice");
 }
 
 #[test]
-fn job_arguments_round_trip() {
+fn a_worker_spec_round_trips_and_refuses_what_it_does_not_know() {
     for job in [Job::Base(0), Job::Base(7), Job::Method(12)] {
-        assert_eq!(Job::parse(&job.arg()).unwrap(), job);
+        let spec = WorkerSpec {
+            config: "results/.cache/worker-config-1.toml".into(),
+            seed: 3,
+            job,
+            data_root: "datasets".into(),
+            cache_root: "a cache/with space".into(),
+            quiet: true,
+        };
+        let json = serde_json::to_string(&spec).unwrap();
+        assert_eq!(WorkerSpec::parse(&json).unwrap(), spec);
     }
-    assert!(Job::parse("model:1").is_err());
-    assert!(Job::parse("base:x").is_err());
+    let json = r#"{"config":"c","seed":0,"job":{"base":1},"data_root":"d","cache_root":"e","quiet":false}"#;
+    assert_eq!(WorkerSpec::parse(json).unwrap().job, Job::Base(1));
+    for bad in [
+        json.replace(r#"{"base":1}"#, r#"{"model":1}"#),
+        json.replace(r#""quiet":false"#, r#""quiet":false,"extra":1"#),
+        json.replace(r#""seed":0,"#, ""),
+    ] {
+        let err = WorkerSpec::parse(&bad).unwrap_err().to_string();
+        assert!(err.contains("worker spec"), "{bad}: {err}");
+    }
 }
