@@ -1,4 +1,4 @@
-//! Wall time of `hetdpt::prune` with a small budget, to size the quick start: a `vit_tiny_28`
+//! Wall time of `hetdpt::compress` with a small budget, to size the quick start: a `vit_tiny_28`
 //! trained briefly on 2000 images of the bundled Fashion-MNIST subset, then pruned.
 //!
 //! `cargo run --release -p hetdpt --example timing [-- path/to/config.toml]` from the
@@ -62,8 +62,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     eprintln!("base trained in {:.1} s", start.elapsed().as_secs_f64());
 
     let start = Instant::now();
-    let outcome = hetdpt::prune(&base, &vit, train, val, &cfg, &device, 0)?;
-    eprintln!("hetdpt::prune took {:.1} s", start.elapsed().as_secs_f64());
+    let task = hetdpt::Task {
+        base: &base,
+        vit: &vit,
+        train,
+        val,
+        device: &device,
+        seed: 0,
+    };
+    let outcome = hetdpt::compress(&task, &cfg)?;
+    eprintln!(
+        "hetdpt::compress took {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
     println!("{}", serde_json::to_string_pretty(&outcome.report)?);
     Ok(())
 }

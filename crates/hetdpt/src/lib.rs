@@ -1,6 +1,6 @@
 //! HetDPT: heterogeneity-aware depth pruning of a Vision Transformer.
 //!
-//! [`prune`] runs the whole method on a trained `backbone::VisionTransformer`:
+//! [`compress`] runs the whole method on a trained `backbone::VisionTransformer` (a [`Task`]):
 //! 1. **Which layers**: every attention branch and every GELU gets a real score, binarised in
 //!    the forward pass (`b = [θ > 0]`, straight-through gradient) and trained by SGD with the
 //!    task loss plus a sparsity pressure `λ·Σ b`, the model's weights frozen. Each round trains
@@ -27,7 +27,8 @@
 //! #         train: train::ImageData<'_>, val: train::ImageData<'_>) -> Result<(), hetdpt::HetDptError> {
 //! let device = burn::tensor::Device::flex();
 //! let cfg: hetdpt::HetDptConfig = toml::from_str("budget = { min_speedup = 1.2 }").unwrap();
-//! let outcome = hetdpt::prune(base, vit, train, val, &cfg, &device, 3)?;
+//! let task = hetdpt::Task { base, vit, train, val, device: &device, seed: 3 };
+//! let outcome = hetdpt::compress(&task, &cfg)?;
 //! println!("chose {:?}, R² {:.3}", outcome.report.choice, outcome.report.fit.r_squared);
 //! # Ok(()) }
 //! ```
@@ -50,6 +51,6 @@ pub use config::{Budget, HeadWidth, HetDptConfig, Speed, WidthConfig};
 pub use error::HetDptError;
 pub use importance::{Kind, RemovalOrder, Round};
 pub use map::{Candidate, Choice, MapFit, MapPoint, Polynomial};
-pub use pipeline::{HetDptReport, ModelSummary, Outcome, Timing, Training, prune};
+pub use pipeline::{HetDptReport, ModelSummary, Outcome, Task, Timing, Training, compress};
 pub use pruned::{AttentionBranch, PrunedBlock, PrunedMlp, PrunedViT, Removal, merge};
 pub use width::WidthReport;

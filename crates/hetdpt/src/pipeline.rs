@@ -110,23 +110,39 @@ pub struct HetDptReport {
     pub timing: Timing,
 }
 
-/// Runs HetDPT on `base` (a trained ViT built from `vit`, on the plain `device`), all random
-/// choices seeded from `seed`:
+/// What HetDPT compresses and learns from.
+#[derive(Debug, Clone, Copy)]
+pub struct Task<'a> {
+    /// The trained ViT, on the plain `device`.
+    pub base: &'a VisionTransformer,
+    /// The config `base` was built from.
+    pub vit: &'a ViTConfig,
+    /// The fine-tunes' data (the MAP's points on a seeded subset of it).
+    pub train: ImageData<'a>,
+    /// Where accuracy is measured (the MAP's points, the unpruned and the returned model).
+    pub val: ImageData<'a>,
+    /// Plain; trainings run on its autodiff twin.
+    pub device: &'a Device,
+    /// Every random choice derives from it.
+    pub seed: u64,
+}
+
+/// Runs HetDPT on `task.base`:
 /// 1. removal orders of attention branches and GELUs (learnable gate scores, alternating kinds);
 /// 2. the MAP: the measured (n_a, n_g) of the grid merged, fine-tuned briefly on a subset of
 ///    `train`, their `val` accuracy measured; a polynomial fitted; (n_a, n_g) chosen by budget
 ///    over every point of the grid (the search, `search.rs`);
 /// 3. the chosen model merged (and width-pruned for HetDPT+), then fine-tuned on `train` with
 ///    distillation from `base`.
-pub fn prune(
-    base: &VisionTransformer,
-    vit: &ViTConfig,
-    train: ImageData<'_>,
-    val: ImageData<'_>,
-    cfg: &HetDptConfig,
-    device: &Device,
-    seed: u64,
-) -> Result<Outcome, HetDptError> {
+pub fn compress(task: &Task<'_>, cfg: &HetDptConfig) -> Result<Outcome, HetDptError> {
+    let Task {
+        base,
+        vit,
+        train,
+        val,
+        device,
+        seed,
+    } = *task;
     let start = Instant::now();
     check(base, vit, train, val, cfg)?;
     let layers = vit.n_layers;

@@ -37,15 +37,15 @@ impl Method for HetDpt {
 
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {
         ctx.say("learning removal orders, fitting the accuracy predictor, fine-tuning");
-        let outcome = hetdpt::prune(
-            ctx.base_vit()?,
-            ctx.vit()?,
-            ctx.images(ctx.train)?,
-            ctx.images(ctx.val)?,
-            &self.0,
-            ctx.device,
-            ctx.seed_for("hetdpt"),
-        )?;
+        let task = hetdpt::Task {
+            base: ctx.base_vit()?,
+            vit: ctx.vit()?,
+            train: ctx.images(ctx.train)?,
+            val: ctx.images(ctx.val)?,
+            device: ctx.device,
+            seed: ctx.seed_for("hetdpt"),
+        };
+        let outcome = hetdpt::compress(&task, &self.0)?;
         let report = &outcome.report;
         ctx.say(&format!(
             "chose n_a = {}, n_g = {}; MAP R² {:.3}; measured speed-up {:.2}x",

@@ -55,7 +55,8 @@ fn pipeline_is_consistent_and_deterministic() {
         }),
         ..small_config()
     };
-    let Outcome { model, report } = prune(&base, &vit, train, val, &cfg, &device, 7).unwrap();
+    let Outcome { model, report } =
+        compress(&task(&base, &vit, train, val, &device, 7), &cfg).unwrap();
 
     // Measured points n_a major; the search scores all 3 x 3 points of the grid, measuring the
     // speed (here FLOPs) of only those it checks.
@@ -139,7 +140,7 @@ fn pipeline_is_consistent_and_deterministic() {
     let json = serde_json::to_value(&report).unwrap();
     assert_eq!(json["choice"]["n_attn"], c.n_attn);
 
-    let again = prune(&base, &vit, train, val, &cfg, &device, 7)
+    let again = compress(&task(&base, &vit, train, val, &device, 7), &cfg)
         .unwrap()
         .report;
     assert_eq!(again.importance, report.importance);
@@ -163,13 +164,13 @@ fn bad_inputs_are_errors() {
         norm: &norm,
     };
     let cfg = small_config();
-    let err = prune(&base, &vit, data, none, &cfg, &device, 1).unwrap_err();
+    let err = compress(&task(&base, &vit, data, none, &device, 1), &cfg).unwrap_err();
     assert!(err.to_string().contains("validation set"), "{err}");
     let deeper = vit.clone().with_n_layers(4);
-    let err = prune(&base, &deeper, data, data, &cfg, &device, 1).unwrap_err();
+    let err = compress(&task(&base, &deeper, data, data, &device, 1), &cfg).unwrap_err();
     assert!(err.to_string().contains("n_layers = 4"), "{err}");
     let bad = HetDptConfig { degree: 2, ..cfg };
-    let err = prune(&base, &vit, data, data, &bad, &device, 1).unwrap_err();
+    let err = compress(&task(&base, &vit, data, data, &device, 1), &bad).unwrap_err();
     assert!(err.to_string().contains("hetdpt.max_attn"), "{err}");
 }
 
@@ -221,4 +222,22 @@ fn finetune_trains_the_merged_model() {
     let after = tuned.shell.head.weight.val();
     assert!(!after.device().is_autodiff());
     assert!(max_rel_diff(&after, &before) > 1e-3);
+}
+
+fn task<'a>(
+    base: &'a VisionTransformer,
+    vit: &'a ViTConfig,
+    train: ImageData<'a>,
+    val: ImageData<'a>,
+    device: &'a Device,
+    seed: u64,
+) -> Task<'a> {
+    Task {
+        base,
+        vit,
+        train,
+        val,
+        device,
+        seed,
+    }
 }
