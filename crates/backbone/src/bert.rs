@@ -18,6 +18,7 @@ use crate::input::{Input, Modality};
 use crate::kernels::linear;
 use crate::traits::{Backbone, Members, StemLayout};
 
+mod sentence;
 mod stem;
 pub use stem::TokenStem;
 

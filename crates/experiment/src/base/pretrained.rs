@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use backbone::{BertClassifier, BertConfig, BertModel, Classifier, Dropout};
+use backbone::{BertClassifier, Classifier, Dropout};
 use burn::nn::LinearConfig;
 use burn::tensor::Device;
 use data::{Dataset, Modality, WordPiece};
@@ -63,13 +63,13 @@ fn hf_bert(config: &ExperimentConfig, dir: &Path, name: &str, data: &Dataset) ->
     let tokenizer =
         WordPiece::from_vocab_file(&dir.join("vocab.txt")).context("backbone.pretrained")?;
     let mut bert =
-        BertConfig::from_hf_config(&dir.join("config.json")).context("backbone.pretrained")?;
+        importers::hf_bert_config(&dir.join("config.json")).context("backbone.pretrained")?;
     bert.dropout = config.backbone.dropout;
     bert.attention_dropout = config.backbone.attention_dropout;
     let (weights, classes) = (dir.join("model.safetensors"), texts.num_classes);
     let mut spec = BaseSpec::pretrained(name, bert.clone(), move |_, device| {
-        let encoder =
-            BertModel::load_safetensors(&weights, &bert, device).context("backbone.pretrained")?;
+        let encoder = importers::load_bert_safetensors(&weights, &bert, device)
+            .context("backbone.pretrained")?;
         Ok(BertClassifier {
             bert: encoder,
             dropout: Dropout { prob: bert.dropout },
@@ -109,7 +109,7 @@ fn dinov2_onnx(
         n => return Err(fail(format!("expected one *.onnx file, found {n}"))),
     };
     let side = image_side(train)?;
-    let (vit, _) = backbone::load_dinov2_onnx(
+    let (vit, _) = importers::load_dinov2_onnx(
         &path,
         side,
         train.dims[0],
@@ -124,7 +124,7 @@ fn dinov2_onnx(
         .with_attention_dropout(attention_dropout);
     let shape = vit.clone();
     let mut spec = BaseSpec::pretrained(name, &vit, move |seed, device| {
-        let (_, model) = backbone::load_dinov2_onnx(
+        let (_, model) = importers::load_dinov2_onnx(
             &path,
             shape.image_size,
             shape.channels,

@@ -20,20 +20,22 @@
 //! `decoder.*`) are ignored; `embeddings.mask_token` (masked-image pretraining only) too.
 //! Register tokens have no place in the model and are reported as unexpected.
 
+mod bicubic;
+mod structure;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use backbone::{BackboneError, ViTConfig, VisionTransformer};
 use burn::module::Param;
 use burn::tensor::{Device, Tensor, TensorData};
 
-use super::structure::{
+use crate::error::ImportError;
+use crate::onnx::{OnnxGraph, OnnxTensor};
+use structure::{
     check_exact_gelu, check_patch_conv, check_resize, layer_norm_eps, matmul_weights,
     position_tables,
 };
-use super::{OnnxGraph, OnnxTensor, bicubic};
-use crate::error::BackboneError;
-use crate::safetensors::ImportError;
-use crate::vit::{ViTConfig, VisionTransformer};
 
 /// DINOv2's attention head width, the same for ViT-S/B/L/g.
 const HEAD_WIDTH: usize = 64;

