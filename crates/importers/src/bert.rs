@@ -1,5 +1,9 @@
 //! Hugging Face BERT checkpoints (`config.json` + `model.safetensors`, e.g. all-MiniLM-L6-v2)
-//! into a [`BertModel`].
+//! into a [`BertModel`]: the config read into [`HfBertConfig`], the tensors mapped by name.
+
+mod config;
+
+pub use config::HfBertConfig;
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -8,7 +12,6 @@ use backbone::{BertConfig, BertModel};
 use burn::module::Param;
 use burn::nn::{Embedding, LayerNorm, Linear};
 use burn::tensor::{Device, Tensor, TensorData};
-use serde_json::{Map, Value};
 
 use crate::error::ImportError;
 use crate::safetensors::SafeTensors;
@@ -23,79 +26,9 @@ const IGNORED: [&str; 3] = [
 
 /// Reads `DIR/config.json` and `DIR/model.safetensors` (a Hugging Face BERT checkpoint).
 pub fn load_hf_bert(dir: &Path, device: &Device) -> Result<(BertConfig, BertModel), ImportError> {
-    let config = hf_bert_config(&dir.join("config.json"))?;
+    let config = BertConfig::from(HfBertConfig::read(&dir.join("config.json"))?);
     let model = load_bert_safetensors(&dir.join("model.safetensors"), &config, device)?;
     Ok((config, model))
-}
-
-/// Reads a Hugging Face BERT `config.json`. `vocab_size`, `hidden_size`,
-/// `num_hidden_layers`, `num_attention_heads` and `intermediate_size` are required; the
-/// others default as in Hugging Face (`max_position_embeddings` 512, `type_vocab_size` 2,
-/// `layer_norm_eps` 1e-12, dropouts 0.1). `model_type` must be "bert", `hidden_act` "gelu"
-/// (erf) and `position_embedding_type` "absolute" when given.
-pub fn hf_bert_config(path: &Path) -> Result<BertConfig, ImportError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ImportError::file(path, format!("cannot read the file: {e}")))?;
-    let json: Map<String, Value> = serde_json::from_str(&text)
-        .map_err(|e| ImportError::file(path, format!("expected a JSON object: {e}")))?;
-    let fields = HfFields { path, json: &json };
-    fields.text_is("model_type", "bert")?;
-    fields.text_is("hidden_act", "gelu")?;
-    fields.text_is("position_embedding_type", "absolute")?;
-    Ok(BertConfig {
-        vocab_size: fields.count("vocab_size", None)?,
-        d_model: fields.count("hidden_size", None)?,
-        n_layers: fields.count("num_hidden_layers", None)?,
-        n_heads: fields.count("num_attention_heads", None)?,
-        d_mlp: fields.count("intermediate_size", None)?,
-        max_position: fields.count("max_position_embeddings", Some(512))?,
-        type_vocab_size: fields.count("type_vocab_size", Some(2))?,
-        layer_norm_eps: fields.real("layer_norm_eps", 1e-12)?,
-        dropout: fields.real("hidden_dropout_prob", 0.1)?,
-        attention_dropout: fields.real("attention_probs_dropout_prob", 0.1)?,
-    })
-}
-
-/// Typed access to the fields of a config.json, with errors naming the file and field.
-struct HfFields<'a> {
-    path: &'a Path,
-    json: &'a Map<String, Value>,
-}
-
-impl HfFields<'_> {
-    fn fail(&self, field: &str, message: String) -> ImportError {
-        ImportError::file(self.path, format!("{field}: {message}"))
-    }
-
-    fn count(&self, field: &str, default: Option<usize>) -> Result<usize, ImportError> {
-        match (self.json.get(field), default) {
-            (None, Some(default)) => Ok(default),
-            (None, None) => Err(self.fail(field, "missing; expected a positive integer".into())),
-            (Some(value), _) => value
-                .as_u64()
-                .and_then(|n| usize::try_from(n).ok())
-                .ok_or_else(|| self.fail(field, format!("= {value}: expected an integer >= 0"))),
-        }
-    }
-
-    fn real(&self, field: &str, default: f64) -> Result<f64, ImportError> {
-        match self.json.get(field) {
-            None => Ok(default),
-            Some(value) => value
-                .as_f64()
-                .ok_or_else(|| self.fail(field, format!("= {value}: expected a number"))),
-        }
-    }
-
-    /// A text field that, when present, must equal the one value this import supports.
-    fn text_is(&self, field: &str, supported: &str) -> Result<(), ImportError> {
-        match self.json.get(field) {
-            Some(value) if value.as_str() != Some(supported) => {
-                Err(self.fail(field, format!("= {value}: only {supported:?} is supported")))
-            }
-            _ => Ok(()),
-        }
-    }
 }
 
 /// Loads a Hugging Face BERT checkpoint into a model built from `config` (validated first).

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use backbone::{BertClassifier, Classifier, Dropout};
+use backbone::{BertClassifier, BertConfig, Classifier, Dropout};
 use burn::nn::LinearConfig;
 use burn::tensor::Device;
 use data::{Dataset, Modality, WordPiece};
@@ -62,8 +62,8 @@ fn hf_bert(config: &ExperimentConfig, dir: &Path, name: &str, data: &Dataset) ->
     };
     let tokenizer =
         WordPiece::from_vocab_file(&dir.join("vocab.txt")).context("backbone.pretrained")?;
-    let mut bert =
-        importers::hf_bert_config(&dir.join("config.json")).context("backbone.pretrained")?;
+    let hf = importers::HfBertConfig::read(&dir.join("config.json"));
+    let mut bert = BertConfig::from(hf.context("backbone.pretrained")?);
     bert.dropout = config.backbone.dropout;
     bert.attention_dropout = config.backbone.attention_dropout;
     let (weights, classes) = (dir.join("model.safetensors"), texts.num_classes);

@@ -1,9 +1,9 @@
 //! The safetensors reader and the BERT import on tiny files written here byte by byte.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use backbone::{BertConfig, BertModel};
-use importers::{ImportError, SafeTensors, hf_bert_config, load_bert_safetensors};
+use importers::{HfBertConfig, ImportError, SafeTensors, load_bert_safetensors};
 use serde_json::json;
 
 use crate::{test_device, values};
@@ -363,6 +363,11 @@ fn malformed_files_are_named() {
     );
 }
 
+/// A config.json read and turned into the model's configuration.
+fn read_config(path: &Path) -> Result<BertConfig, ImportError> {
+    HfBertConfig::read(path).map(BertConfig::from)
+}
+
 #[test]
 fn hf_config_json() {
     let minilm = json!({
@@ -375,7 +380,7 @@ fn hf_config_json() {
     let config_file = |name: &str, value: &serde_json::Value| {
         write(name, serde_json::to_string(value).unwrap().as_bytes())
     };
-    let read = hf_bert_config(&config_file("minilm.json", &minilm)).unwrap();
+    let read = read_config(&config_file("minilm.json", &minilm)).unwrap();
     // The MiniLM file gives exactly the crate's defaults (the minilm_l6 preset).
     assert_eq!(format!("{read:?}"), format!("{:?}", BertConfig::new()));
 
@@ -389,13 +394,13 @@ fn hf_config_json() {
             variant(&|m| {
                 m.remove("hidden_size");
             }),
-            "hidden_size: missing",
+            "missing field `hidden_size`",
         ),
         (
             variant(&|m| {
                 m.insert("num_hidden_layers".into(), json!(-1));
             }),
-            "num_hidden_layers: = -1",
+            "num_hidden_layers: invalid value: integer `-1`",
         ),
         (
             variant(&|m| {
@@ -412,7 +417,7 @@ fn hf_config_json() {
     ];
     for (i, (value, message)) in cases.iter().enumerate() {
         let path = config_file(&format!("bad{i}.json"), value);
-        let err = hf_bert_config(&path).unwrap_err().to_string();
+        let err = read_config(&path).unwrap_err().to_string();
         assert!(
             err.starts_with(&path.display().to_string()) && err.contains(message),
             "{err}"
@@ -420,7 +425,7 @@ fn hf_config_json() {
     }
 
     // A config the model cannot be built with fails before the weights are read.
-    let heads = hf_bert_config(&config_file(
+    let heads = read_config(&config_file(
         "heads.json",
         &variant(&|m| {
             m.insert("num_attention_heads".into(), json!(5));
