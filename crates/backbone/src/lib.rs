@@ -24,9 +24,10 @@
 //! [`GroupedLayerNorm`]). [`Classifier`] is the base model: the registered backbones, one line
 //! each in `classifier.rs`'s `backbones!` (the ViT and the BERT classifier).
 //!
-//! [`BertModel::sentence_embeddings`] gives sentence-transformers' normalised mean-pooled
-//! embeddings. Pretrained checkpoints (their readers and the imports into these modules) are the
-//! `importers` crate's.
+//! Presets name the ViTs trained from scratch ([`ViTConfig::vit_tiny_28`], ...,
+//! [`ViTConfig::preset`]). [`BertModel::sentence_embeddings`] gives sentence-transformers'
+//! normalised mean-pooled embeddings. Pretrained checkpoints (their readers, the imports into
+//! these modules and their registry) are the `importers` crate's.
 //!
 //! ```no_run
 //! use backbone::{Gates, Mode, ViTConfig};

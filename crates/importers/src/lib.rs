@@ -11,7 +11,8 @@
 //!   [`backbone::VisionTransformer`] at any multiple of the patch size, read by the own
 //!   [`OnnxGraph`] protobuf reader (LayerScale folded, position embeddings resized bicubically).
 //! - [`PRETRAINED`]: every backbone `[backbone] pretrained = "<name>"` can name, with the loader
-//!   that reads its folder into a [`Checkpoint`] fitted to a [`Target`].
+//!   that reads its folder into a [`Checkpoint`] fitted to a [`Target`]; [`minilm_l6`] is
+//!   all-MiniLM-L6-v2's shape without its weights.
 //!
 //! Every failure is an [`ImportError`] naming the file and, for tensors, every offending name.
 
@@ -26,5 +27,5 @@ pub use bert::{HfBertConfig, load_bert_safetensors, load_hf_bert};
 pub use dinov2::{dinov2_from_onnx, load_dinov2_onnx};
 pub use error::ImportError;
 pub use onnx::{Attribute, Dim, Node, ONNX_DOUBLE, ONNX_FLOAT, OnnxGraph, OnnxTensor, ValueInfo};
-pub use pretrained::{Checkpoint, CheckpointInit, PRETRAINED, Pretrained, Target};
+pub use pretrained::{Checkpoint, CheckpointInit, PRETRAINED, Pretrained, Target, minilm_l6};
 pub use safetensors::{SafeTensors, TensorInfo};

@@ -81,6 +81,13 @@ pub const PRETRAINED: &[Pretrained] = &[
     },
 ];
 
+/// all-MiniLM-L6-v2's shape (what its `config.json` gives, and [`BertConfig`]'s defaults):
+/// vocabulary 30522, width 384, 6 blocks, 12 heads, MLP 1536, 512 positions, LayerNorm eps
+/// 1e-12; for a model of that shape without the weights (benchmarks, tests).
+pub fn minilm_l6() -> BertConfig {
+    BertConfig::new()
+}
+
 /// A Hugging Face BERT folder (`vocab.txt`, `config.json`, `model.safetensors`, the vocabulary
 /// checked first).
 fn hf_bert(dir: &Path, _name: &str, target: &Target) -> Result<Checkpoint, ImportError> {
