@@ -15,6 +15,13 @@
 //!   all-MiniLM-L6-v2's shape without its weights.
 //!
 //! Every failure is an [`ImportError`] naming the file and, for tensors, every offending name.
+//!
+//! The BERT mapping is written by hand rather than with burn-store's `SafetensorsStore` and key
+//! remapping: burn-store reports missing, unused and mis-shaped tensors by the module's paths
+//! after remapping and transposing, and keeps an F16/BF16 checkpoint's dtype in the loaded
+//! parameters, where this import names every offending key as the checkpoint spells it (a test
+//! pins the lists) and converts every tensor to f32. It would also compile burn-store into every
+//! crate of the workspace, through burn's `safetensors` feature.
 
 mod bert;
 mod dinov2;
