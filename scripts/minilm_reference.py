@@ -8,7 +8,7 @@ Writes two committed fixtures:
 - crates/data/tests/fixtures/wordpiece_minilm.json: token ids from the shipped tokenizer.json
   (Hugging Face `tokenizers`, padding and truncation off unless a case sets max_len) for
   sentences with punctuation, accents, unknown words, numbers, emoji, CJK and control chars.
-- crates/backbone/tests/fixtures/minilm_reference.json: a BERT forward written here in plain
+- crates/importers/tests/fixtures/minilm_reference.json: a BERT forward written here in plain
   numpy (float64) on the safetensors file parsed by hand: per sentence the ids, the first 8
   values of the last hidden state at tokens 0 and 1 and the first 16 values of the mean-pooled,
   L2-normalised embedding; and, for paraphrase pairs, the ids and the cosine matrix.
@@ -202,7 +202,7 @@ def main():
     assert min(paired) > max(unrelated), (paired, unrelated)
     print(f"paraphrase cosines {np.round(paired, 3)}, unrelated max {max(unrelated):.3f}")
     write(
-        ROOT / "crates/backbone/tests/fixtures/minilm_reference.json",
+        ROOT / "crates/importers/tests/fixtures/minilm_reference.json",
         {
             "sentences": sentences,
             "paraphrases": {"texts": texts, "ids": ids, "cosine": cosine.tolist()},

@@ -18,11 +18,12 @@ use crate::input::{Input, Modality};
 use crate::kernels::linear;
 use crate::traits::{Backbone, Members, StemLayout};
 
+mod sentence;
 mod stem;
 pub use stem::TokenStem;
 
-/// Configuration of a [`BertModel`]; the defaults are the `minilm_l6` preset
-/// (all-MiniLM-L6-v2).
+/// Configuration of a [`BertModel`]; the defaults are all-MiniLM-L6-v2's shape (`importers`'
+/// `minilm_l6`).
 #[derive(Config, Debug)]
 pub struct BertConfig {
     /// Vocabulary size.

@@ -6,7 +6,7 @@ pub enum BackboneError {
     /// `name` is not a known preset; `valid` lists the names that are.
     #[error("unknown {family} preset {name:?}; valid names: {names}", names = valid.join(", "))]
     UnknownPreset {
-        /// Which family of presets was asked for ("vit" or "bert").
+        /// Which family of presets was asked for ("vit").
         family: &'static str,
         /// The name given.
         name: String,

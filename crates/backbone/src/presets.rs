@@ -1,9 +1,11 @@
-use crate::bert::BertConfig;
+//! Presets of the Vision Transformers trained from scratch: named constructors of [`ViTConfig`]
+//! and [`ViTConfig::preset`], the lookup by name for experiment files. Pretrained checkpoints'
+//! shapes come with their importers.
+
 use crate::error::BackboneError;
 use crate::vit::ViTConfig;
 
 const VIT_NAMES: &[&str] = &["vit_tiny_28", "vit_tiny_32", "vit_s_16"];
-const BERT_NAMES: &[&str] = &["minilm_l6"];
 
 impl ViTConfig {
     /// 28x28x1 (Fashion-MNIST): patch 7 (16 patches), width 64, 4 blocks, 4 heads, MLP 256;
@@ -55,30 +57,5 @@ impl ViTConfig {
     /// Names accepted by [`ViTConfig::preset`].
     pub fn preset_names() -> &'static [&'static str] {
         VIT_NAMES
-    }
-}
-
-impl BertConfig {
-    /// all-MiniLM-L6-v2: vocab 30522, width 384, 6 blocks, 12 heads, MLP 1536, 512 positions,
-    /// LayerNorm eps 1e-12.
-    pub fn minilm_l6() -> Self {
-        Self::new()
-    }
-
-    /// The preset called `name` (one of [`BertConfig::preset_names`]).
-    pub fn preset(name: &str) -> Result<Self, BackboneError> {
-        match name {
-            "minilm_l6" => Ok(Self::minilm_l6()),
-            _ => Err(BackboneError::UnknownPreset {
-                family: "bert",
-                name: name.to_string(),
-                valid: BERT_NAMES,
-            }),
-        }
-    }
-
-    /// Names accepted by [`BertConfig::preset`].
-    pub fn preset_names() -> &'static [&'static str] {
-        BERT_NAMES
     }
 }

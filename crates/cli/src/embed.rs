@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
-use backbone::load_hf_bert;
 use clap::Args;
 use data::WordPiece;
+use importers::load_hf_bert;
 use serde::Serialize;
 
 #[derive(Args, Debug)]

@@ -15,7 +15,7 @@ pub enum CliError {
     #[error("{0}")]
     Backbone(#[from] backbone::BackboneError),
     #[error("{0}")]
-    Import(#[from] backbone::ImportError),
+    Import(#[from] importers::ImportError),
     #[error("{0}")]
     Json(#[from] serde_json::Error),
     #[error("{0}")]

@@ -1,7 +1,7 @@
 //! `uqformer list`: what an experiment file can name.
 
-use backbone::ViTConfig;
-use data::{Catalog, Corruption, Modality, Source};
+use backbone::{Modality, ViTConfig};
+use data::{Catalog, Corruption, Source};
 use uq_metrics::OodScore;
 
 pub fn run() -> crate::error::Result<()> {
@@ -27,8 +27,8 @@ pub fn run() -> crate::error::Result<()> {
     println!("\npretrained backbones ([backbone] pretrained = ..., from `datasets/fetch`):");
     for p in experiment::PRETRAINED {
         let serves = match p.modality {
-            Modality::Image => "image datasets",
-            Modality::Text => "text datasets",
+            Modality::Images => "image datasets",
+            Modality::Tokens => "text datasets",
         };
         println!("  {:<16} {} ({serves})", p.name, p.about);
     }

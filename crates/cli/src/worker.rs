@@ -16,5 +16,5 @@ pub fn run(args: &WorkerArgs) -> crate::error::Result<()> {
     train::interrupt::install(false).map_err(|e| format!("installing the signal handlers: {e}"))?;
     // The main process's progress line owns the terminal: a worker prints whole epoch lines.
     train::epoch_lines(&format!("[worker {}] ", spec.job));
-    Ok(spec.run()?)
+    Ok(experiment::run_worker(&spec)?)
 }

@@ -26,7 +26,7 @@ fn uqformer(args: &[&str]) -> Output {
 #[test]
 fn json_matches_the_numpy_reference() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../backbone/tests/fixtures/minilm_reference.json");
+        .join("../importers/tests/fixtures/minilm_reference.json");
     let fixture: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let sentences = fixture["sentences"].as_array().unwrap();
     let weights = weights().display().to_string();

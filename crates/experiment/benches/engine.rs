@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::Instant;
 
-use backbone::{BertConfig, Classifier, Gates, Input, Mode, ViTConfig};
+use backbone::{Classifier, Gates, Input, Mode, ViTConfig};
 use burn::module::Module;
 use data::{ImageDataset, Normalization, Pixels, TextDataset, WordPiece};
 use train::{Data, FitOptions, ImageData, TextData, TrainConfig, fit};
@@ -167,7 +167,7 @@ fn measure(model: &str, backend: &str, seed: u64) {
         "vit_tiny_28" => (vit(ViTConfig::vit_tiny_28()), 960, 256),
         "vit_192x12" => (vit(ViTConfig::vit_tiny_32().with_n_layers(12)), 320, 64),
         "minilm_l6" => {
-            let bert = BertConfig::minilm_l6().init_classifier(10, &autodiff);
+            let bert = importers::minilm_l6().init_classifier(10, &autodiff);
             ((Classifier::Bert(bert.expect("bert")), None), 320, 64)
         }
         other => panic!("unknown model {other}"),
@@ -274,7 +274,7 @@ fn synthetic_images(n: usize, dims: [usize; 3], seed: u64) -> ImageDataset {
 
 /// Texts of `TOKENS - 2` words from MiniLM-sized vocabulary of made-up words, one token each.
 fn synthetic_texts(n: usize, seed: u64) -> (TextDataset, WordPiece) {
-    let vocab_size = BertConfig::minilm_l6().vocab_size;
+    let vocab_size = importers::minilm_l6().vocab_size;
     let specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"];
     let words: Vec<String> = (specials.len()..vocab_size)
         .map(|i| format!("w{i}"))

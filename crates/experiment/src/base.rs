@@ -20,7 +20,7 @@ use crate::results::TrainCost;
 use crate::workers::{Job, Pool};
 
 mod pretrained;
-pub use pretrained::{PRETRAINED, Pretrained};
+pub use importers::{PRETRAINED, Pretrained};
 
 /// A fresh base model from a seed, on a device.
 type Init = Arc<ModelInit>;
@@ -55,7 +55,7 @@ impl BaseSpec {
         match (&config.backbone.pretrained, train_full) {
             (Some(name), data) => {
                 let entry = pretrained::find(name)?;
-                (entry.load)(config, &data_root.join(name), name, data)
+                pretrained::load(config, data_root, entry, data)
             }
             (None, Dataset::Images(images)) => {
                 let vit = vit_config(config, images)?;

@@ -57,7 +57,7 @@ pub enum ExperimentError {
     #[error("{0}")]
     Backbone(#[from] backbone::BackboneError),
     #[error("{0}")]
-    Import(#[from] backbone::ImportError),
+    Import(#[from] importers::ImportError),
     #[error("{0}")]
     Train(#[from] train::TrainError),
     #[error("{0}")]

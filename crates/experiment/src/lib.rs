@@ -43,6 +43,6 @@ pub use results::{
     Comparison, Cost, Decision, DiversityMetrics, IdMetrics, MethodResult, OodMetrics,
     ShiftMetrics, Summary, TrainCost, Variant,
 };
-pub use runner::{RunOptions, RunOutput, run, run_job};
+pub use runner::{RunOptions, RunOutput, run, run_job, run_worker};
 pub use store::write_run;
 pub use workers::{Job, WorkerSpec, Workers};

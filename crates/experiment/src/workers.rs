@@ -20,9 +20,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::ExperimentConfig;
 use crate::error::ExperimentError;
-use crate::runner::{RunOptions, run_job};
 
 /// Worker processes for a run: `exe worker ...` (the `uqformer` binary) and how many at once.
 #[derive(Debug, Clone)]
@@ -76,19 +74,6 @@ impl WorkerSpec {
     pub fn parse(text: &str) -> Result<Self, ExperimentError> {
         serde_json::from_str(text)
             .map_err(|e| ExperimentError::invalid(format!("worker spec {text}: {e}")))
-    }
-
-    /// Loads the config and trains the job into the cache.
-    pub fn run(&self) -> Result<(), ExperimentError> {
-        let config = ExperimentConfig::load(&self.config)?;
-        let options = RunOptions {
-            data_root: self.data_root.clone(),
-            results_root: self.cache_root.clone(),
-            cache_root: self.cache_root.clone(),
-            quiet: self.quiet,
-            workers: None,
-        };
-        run_job(&config, &options, self.seed, self.job)
     }
 }
 

@@ -1,4 +1,4 @@
-use backbone::{BackboneError, BertConfig, Gates, Mode, ViTConfig, mean_pool};
+use backbone::{BackboneError, Gates, Mode, ViTConfig, mean_pool};
 use burn::module::Module;
 use burn::tensor::{Int, Tensor};
 
@@ -132,27 +132,6 @@ fn presets_parse_and_match_their_specs() {
     );
     let t32 = ViTConfig::preset("vit_tiny_32").unwrap();
     assert_eq!((t32.image_size, t32.channels, t32.patch_size), (32, 3, 4));
-    let mini = BertConfig::preset("minilm_l6").unwrap();
-    assert_eq!(
-        (
-            mini.vocab_size,
-            mini.d_model,
-            mini.n_layers,
-            mini.n_heads,
-            mini.d_mlp,
-            mini.max_position
-        ),
-        (30522, 384, 6, 12, 1536, 512)
-    );
-    assert_eq!(mini.layer_norm_eps, 1e-12);
-}
-
-#[test]
-fn minilm_l6_has_the_published_parameter_count() {
-    // all-MiniLM-L6-v2 has 22,713,216 parameters (22.7M) including its pooler (384·384 + 384),
-    // which this encoder leaves out.
-    let model = BertConfig::minilm_l6().init(&test_device()).unwrap();
-    assert_eq!(model.num_params(), 22_713_216 - (384 * 384 + 384));
 }
 
 #[test]
@@ -164,8 +143,6 @@ fn unknown_preset_lists_the_valid_names() {
     for name in ViTConfig::preset_names() {
         assert!(text.contains(name), "{text}");
     }
-    let text = BertConfig::preset("bert_base").unwrap_err().to_string();
-    assert!(text.contains("minilm_l6"), "{text}");
 }
 
 #[test]

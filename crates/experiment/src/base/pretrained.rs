@@ -1,48 +1,16 @@
-//! The pretrained backbones `[backbone] pretrained = "<name>"` can name, one line each in
-//! [`PRETRAINED`]: the modality it serves and its loader, which reads the checkpoint folder
-//! `<data root>/<name>` (put there by `datasets/fetch <name>`). The runner, the config check and
-//! `uqformer list` read the same table.
+//! A pretrained backbone as a base model: the entry of [`importers::PRETRAINED`] that
+//! `[backbone] pretrained = "<name>"` names, fitted to the training set and the experiment's
+//! dropouts, its checkpoint folder `<data root>/<name>` read into a [`BaseSpec`].
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use backbone::{BertClassifier, BertConfig, BertModel, Classifier, Dropout};
-use burn::nn::LinearConfig;
-use burn::tensor::Device;
-use data::{Dataset, Modality, WordPiece};
+use backbone::Modality;
+use data::{Dataset, WordPiece};
+use importers::{PRETRAINED, Pretrained, Target};
 
 use super::{BaseSpec, image_side};
 use crate::config::ExperimentConfig;
 use crate::error::{Context, ExperimentError, Result};
-
-/// Reads a pretrained backbone's folder into the base-model recipe for a training set.
-type Loader = fn(&ExperimentConfig, &Path, &str, &Dataset) -> Result<BaseSpec>;
-
-/// A pretrained backbone.
-pub struct Pretrained {
-    /// The `[backbone] pretrained` value and the folder name under the data root.
-    pub name: &'static str,
-    /// The datasets it serves.
-    pub modality: Modality,
-    /// A one-line description for `uqformer list`.
-    pub about: &'static str,
-    pub(super) load: Loader,
-}
-
-/// Every pretrained backbone.
-pub const PRETRAINED: &[Pretrained] = &[
-    Pretrained {
-        name: "all-minilm-l6-v2",
-        modality: Modality::Text,
-        about: "all-MiniLM-L6-v2, a 6-block BERT (safetensors)",
-        load: hf_bert,
-    },
-    Pretrained {
-        name: "dinov2-s",
-        modality: Modality::Image,
-        about: "DINOv2-S/14, a 12-block ViT (ONNX)",
-        load: dinov2_onnx,
-    },
-];
 
 /// The registered backbone called `name`, or an error listing them.
 pub fn find(name: &str) -> Result<&'static Pretrained> {
@@ -55,92 +23,41 @@ pub fn find(name: &str) -> Result<&'static Pretrained> {
     })
 }
 
-/// A Hugging Face BERT folder (`config.json`, `model.safetensors`, `vocab.txt`).
-fn hf_bert(config: &ExperimentConfig, dir: &Path, name: &str, data: &Dataset) -> Result<BaseSpec> {
-    let Dataset::Text(texts) = data else {
-        return Err(wrong_modality(name, Modality::Text));
-    };
-    let tokenizer =
-        WordPiece::from_vocab_file(&dir.join("vocab.txt")).context("backbone.pretrained")?;
-    let mut bert =
-        BertConfig::from_hf_config(&dir.join("config.json")).context("backbone.pretrained")?;
-    bert.dropout = config.backbone.dropout;
-    bert.attention_dropout = config.backbone.attention_dropout;
-    let (weights, classes) = (dir.join("model.safetensors"), texts.num_classes);
-    let mut spec = BaseSpec::pretrained(name, bert.clone(), move |_, device| {
-        let encoder =
-            BertModel::load_safetensors(&weights, &bert, device).context("backbone.pretrained")?;
-        Ok(BertClassifier {
-            bert: encoder,
-            dropout: Dropout { prob: bert.dropout },
-            classifier: LinearConfig::new(bert.d_model, classes).init(device),
-        }
-        .into())
-    });
-    spec.tokenizer = Some(tokenizer);
-    Ok(spec)
-}
-
-/// A folder holding one DINOv2 `.onnx` graph; the ViT's shape comes from the graph, fitted to
-/// the images' side, channels and classes.
-fn dinov2_onnx(
+/// The base-model recipe of the pretrained backbone `entry` for the training set `data`.
+pub fn load(
     config: &ExperimentConfig,
-    dir: &Path,
-    name: &str,
+    data_root: &Path,
+    entry: &Pretrained,
     data: &Dataset,
 ) -> Result<BaseSpec> {
-    let Dataset::Images(train) = data else {
-        return Err(wrong_modality(name, Modality::Image));
+    let images = match (entry.modality, data) {
+        (Modality::Images, Dataset::Images(train)) => Some([train.dims[0], image_side(train)?]),
+        (Modality::Tokens, Dataset::Text(_)) => None,
+        (serves, _) => {
+            return Err(ExperimentError::invalid(format!(
+                "backbone.pretrained: `{}` is a backbone for {serves}, not this dataset's",
+                entry.name
+            )));
+        }
     };
-    let fail = |what: String| {
-        ExperimentError::invalid(format!("backbone.pretrained: {}: {what}", dir.display()))
+    let target = Target {
+        num_classes: data.num_classes(),
+        images,
+        dropout: config.backbone.dropout,
+        attention_dropout: config.backbone.attention_dropout,
     };
-    let entries = std::fs::read_dir(dir).map_err(|e| {
-        fail(format!(
-            "cannot read the folder ({e}); run `datasets/fetch {name}`"
-        ))
-    })?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "onnx"))
-        .collect();
-    let path = match files.len() {
-        1 => files.remove(0),
-        n => return Err(fail(format!("expected one *.onnx file, found {n}"))),
-    };
-    let side = image_side(train)?;
-    let (vit, _) = backbone::load_dinov2_onnx(
-        &path,
-        side,
-        train.dims[0],
-        train.num_classes,
-        0,
-        &Device::flex(),
-    )
-    .context("backbone.pretrained")?;
-    let (dropout, attention_dropout) = (config.backbone.dropout, config.backbone.attention_dropout);
-    let vit = vit
-        .with_dropout(dropout)
-        .with_attention_dropout(attention_dropout);
-    let shape = vit.clone();
-    let mut spec = BaseSpec::pretrained(name, &vit, move |seed, device| {
-        let (_, model) = backbone::load_dinov2_onnx(
-            &path,
-            shape.image_size,
-            shape.channels,
-            shape.num_classes,
-            seed,
-            device,
-        )
+    let checkpoint = entry
+        .open(data_root, &target)
         .context("backbone.pretrained")?;
-        Ok(Classifier::from(model).with_dropout(dropout, attention_dropout))
+    let tokenizer = (checkpoint.vocab.as_deref())
+        .map(WordPiece::from_vocab_file)
+        .transpose()
+        .context("backbone.pretrained")?;
+    let init = checkpoint.init;
+    let mut spec = BaseSpec::pretrained(entry.name, checkpoint.config, move |seed, device| {
+        init(seed, device).context("backbone.pretrained")
     });
-    spec.vit = Some(vit);
+    spec.vit = checkpoint.vit;
+    spec.tokenizer = tokenizer;
     Ok(spec)
-}
-
-fn wrong_modality(name: &str, serves: Modality) -> ExperimentError {
-    ExperimentError::invalid(format!(
-        "backbone.pretrained: `{name}` is a backbone for {serves:?} datasets, not this one's"
-    ))
 }

@@ -146,6 +146,20 @@ pub fn run_job(config: &ExperimentConfig, opts: &RunOptions, seed: u64, job: Job
     Ok(())
 }
 
+/// What a worker process does with its spec: loads the config and trains the job into the
+/// cache.
+pub fn run_worker(spec: &WorkerSpec) -> Result<()> {
+    let config = ExperimentConfig::load(&spec.config)?;
+    let options = RunOptions {
+        data_root: spec.data_root.clone(),
+        results_root: spec.cache_root.clone(),
+        cache_root: spec.cache_root.clone(),
+        quiet: spec.quiet,
+        workers: None,
+    };
+    run_job(&config, &options, spec.seed, spec.job)
+}
+
 /// Runs the whole experiment and writes its results.
 pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput> {
     let setup = Setup::new(config, opts)?;

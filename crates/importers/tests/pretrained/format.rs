@@ -1,8 +1,9 @@
 //! The safetensors reader and the BERT import on tiny files written here byte by byte.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use backbone::{BertConfig, BertModel, ImportError, SafeTensors};
+use backbone::{BertConfig, BertModel};
+use importers::{HfBertConfig, ImportError, SafeTensors, load_bert_safetensors};
 use serde_json::json;
 
 use crate::{test_device, values};
@@ -174,7 +175,7 @@ fn every_tensor_lands_in_its_place() {
         bytes: (0..5i64).flat_map(|i| i.to_le_bytes()).collect(),
     });
     let path = write("tiny_bert.safetensors", &encode(&tensors));
-    let model = BertModel::load_safetensors(&path, &config, &test_device()).unwrap();
+    let model = load_bert_safetensors(&path, &config, &test_device()).unwrap();
     for (k, (name, shape)) in hf_names(&config).iter().enumerate() {
         let len = shape.iter().product();
         assert_eq!(model_values(&model, name), fill(k, len), "{name}");
@@ -204,7 +205,7 @@ fn every_offending_key_is_listed_in_one_error() {
         &[0.0; 4],
     ));
     let path = write("offending.safetensors", &encode(&tensors));
-    let err = BertModel::load_safetensors(&path, &config, &test_device()).unwrap_err();
+    let err = load_bert_safetensors(&path, &config, &test_device()).unwrap_err();
     let ImportError::Tensors {
         missing,
         unexpected,
@@ -293,7 +294,7 @@ fn half_precision_and_f64_convert_exactly() {
         })
         .collect();
     let path = write("tiny_bf16.safetensors", &encode(&bf16));
-    let model = BertModel::load_safetensors(&path, &config, &test_device()).unwrap();
+    let model = load_bert_safetensors(&path, &config, &test_device()).unwrap();
     assert_eq!(
         values(&model.embeddings.token_type_embeddings.weight.val()),
         fill(2, 8)
@@ -362,6 +363,11 @@ fn malformed_files_are_named() {
     );
 }
 
+/// A config.json read and turned into the model's configuration.
+fn read_config(path: &Path) -> Result<BertConfig, ImportError> {
+    HfBertConfig::read(path).map(BertConfig::from)
+}
+
 #[test]
 fn hf_config_json() {
     let minilm = json!({
@@ -374,7 +380,7 @@ fn hf_config_json() {
     let config_file = |name: &str, value: &serde_json::Value| {
         write(name, serde_json::to_string(value).unwrap().as_bytes())
     };
-    let read = BertConfig::from_hf_config(&config_file("minilm.json", &minilm)).unwrap();
+    let read = read_config(&config_file("minilm.json", &minilm)).unwrap();
     // The MiniLM file gives exactly the crate's defaults (the minilm_l6 preset).
     assert_eq!(format!("{read:?}"), format!("{:?}", BertConfig::new()));
 
@@ -388,13 +394,13 @@ fn hf_config_json() {
             variant(&|m| {
                 m.remove("hidden_size");
             }),
-            "hidden_size: missing",
+            "missing field `hidden_size`",
         ),
         (
             variant(&|m| {
                 m.insert("num_hidden_layers".into(), json!(-1));
             }),
-            "num_hidden_layers: = -1",
+            "num_hidden_layers: invalid value: integer `-1`",
         ),
         (
             variant(&|m| {
@@ -411,7 +417,7 @@ fn hf_config_json() {
     ];
     for (i, (value, message)) in cases.iter().enumerate() {
         let path = config_file(&format!("bad{i}.json"), value);
-        let err = BertConfig::from_hf_config(&path).unwrap_err().to_string();
+        let err = read_config(&path).unwrap_err().to_string();
         assert!(
             err.starts_with(&path.display().to_string()) && err.contains(message),
             "{err}"
@@ -419,16 +425,15 @@ fn hf_config_json() {
     }
 
     // A config the model cannot be built with fails before the weights are read.
-    let heads = BertConfig::from_hf_config(&config_file(
+    let heads = read_config(&config_file(
         "heads.json",
         &variant(&|m| {
             m.insert("num_attention_heads".into(), json!(5));
         }),
     ))
     .unwrap();
-    let err =
-        BertModel::load_safetensors(&write("unused.safetensors", b""), &heads, &test_device())
-            .unwrap_err();
+    let err = load_bert_safetensors(&write("unused.safetensors", b""), &heads, &test_device())
+        .unwrap_err();
     assert!(
         matches!(&err, ImportError::Config { .. }) && err.to_string().contains("n_heads = 5"),
         "{err}"

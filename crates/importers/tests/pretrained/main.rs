@@ -1,13 +1,14 @@
 //! Importing pretrained checkpoints: the safetensors reader and BERT key mapping on small
 //! files written here (`format`), all-MiniLM-L6-v2 against an independent numpy forward
 //! (`minilm`, needs `datasets/fetch`), the ONNX reader on hand-encoded protobuf
-//! (`onnx_format`) and DINOv2-S/14 against onnxruntime running the ONNX graph itself
-//! (`dinov2`, needs `datasets/fetch dinov2-s`).
+//! (`onnx_format`), DINOv2-S/14 against onnxruntime running the ONNX graph itself
+//! (`dinov2`, needs `datasets/fetch dinov2-s`), and the checkpoints' shapes (`presets`).
 
 mod dinov2;
 mod format;
 mod minilm;
 mod onnx_format;
+mod presets;
 
 use burn::tensor::{Device, Tensor};
 

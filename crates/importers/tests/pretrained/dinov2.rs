@@ -7,12 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use backbone::{
-    Dim, Gates, ImportError, Mode, OnnxGraph, ViTConfig, VisionTransformer, dinov2_from_onnx,
-    load_dinov2_onnx,
-};
+use backbone::{Gates, Mode, ViTConfig, VisionTransformer};
 use burn::module::Module;
 use burn::tensor::{Tensor, TensorData};
+use importers::{Dim, ImportError, OnnxGraph, dinov2_from_onnx, load_dinov2_onnx};
 use serde_json::Value;
 
 use crate::{max_diff, numbers, test_device, values};
@@ -200,7 +198,7 @@ fn error_after(edit: impl FnOnce(&mut OnnxGraph)) -> (ImportError, String) {
     (err, text)
 }
 
-fn find<'a>(graph: &'a mut OnnxGraph, name: &str) -> &'a mut backbone::OnnxTensor {
+fn find<'a>(graph: &'a mut OnnxGraph, name: &str) -> &'a mut importers::OnnxTensor {
     graph
         .initializers
         .iter_mut()

@@ -1,76 +1,11 @@
-//! Reading Hugging Face checkpoints: a safetensors file read with the `safetensors` crate
-//! ([`SafeTensors`]: the tensors by name, as f32) and, in [`bert`], the BERT-family import built
-//! on it. Every failure is an [`ImportError`] naming the file.
-
-mod bert;
-
-pub use bert::load_hf_bert;
+//! Reading a safetensors file with the `safetensors` crate ([`SafeTensors`]: the tensors by
+//! name, as f32), what the BERT import reads. Every failure is an [`ImportError`] naming the file.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use crate::error::BackboneError;
-
-/// Why a checkpoint could not be imported.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ImportError {
-    /// The file cannot be read or is not valid: truncated, bad header, bad config field.
-    #[error("{}: {message}", path.display())]
-    File {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong and what was expected.
-        message: String,
-    },
-    /// The tensors in the file do not fit the model; every offending name is listed.
-    #[error(
-        "{}: the tensors do not fit the model{}",
-        path.display(),
-        tensor_lists(missing, unexpected, mismatched)
-    )]
-    Tensors {
-        /// The file.
-        path: PathBuf,
-        /// Names the model needs that the file lacks.
-        missing: Vec<String>,
-        /// Names in the file the model has no place for.
-        unexpected: Vec<String>,
-        /// `name: expected .., found ..` for tensors of the wrong shape or dtype.
-        mismatched: Vec<String>,
-    },
-    /// The configuration read from the file cannot build a model.
-    #[error("{}: {error}", path.display())]
-    Config {
-        /// The file.
-        path: PathBuf,
-        /// The rejected field.
-        #[source]
-        error: BackboneError,
-    },
-}
-
-impl ImportError {
-    pub(crate) fn file(path: &Path, message: impl Into<String>) -> Self {
-        Self::File {
-            path: path.to_path_buf(),
-            message: message.into(),
-        }
-    }
-}
-
-/// `: missing (2): a, b; unexpected (1): c` for the lists that are not empty.
-fn tensor_lists(missing: &[String], unexpected: &[String], mismatched: &[String]) -> String {
-    let lists = [
-        ("missing", missing),
-        ("unexpected", unexpected),
-        ("wrong shape or dtype", mismatched),
-    ];
-    (lists.iter())
-        .filter(|(_, names)| !names.is_empty())
-        .map(|(label, names)| format!("; {label} ({}): {}", names.len(), names.join(", ")))
-        .collect()
-}
+use crate::error::ImportError;
 
 /// The dtype and shape of one tensor in a [`SafeTensors`] file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,6 +52,11 @@ impl SafeTensors {
             bytes,
             tensors,
         })
+    }
+
+    /// The file it was read from.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Every tensor, by name (sorted).

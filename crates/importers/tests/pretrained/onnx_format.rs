@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use backbone::{Attribute, Dim, Node, OnnxGraph, OnnxTensor, ValueInfo};
+use importers::{Attribute, Dim, Node, OnnxGraph, OnnxTensor, ValueInfo};
 
 fn varint(mut v: u64, out: &mut Vec<u8>) {
     loop {

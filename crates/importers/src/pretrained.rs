@@ -1,0 +1,163 @@
+//! The pretrained backbones `[backbone] pretrained = "<name>"` can name, one entry each in
+//! [`PRETRAINED`]: the modality it reads, a line for `uqformer list`, and its loader, which reads
+//! the checkpoint folder `<data root>/<name>` (put there by `datasets/fetch <name>`) into a
+//! [`Checkpoint`] fitted to a [`Target`]. The runner and `uqformer list` read the same table.
+
+use std::path::{Path, PathBuf};
+
+use backbone::{BertClassifier, BertConfig, Classifier, Dropout, Modality, ViTConfig};
+use burn::nn::LinearConfig;
+use burn::tensor::Device;
+
+use crate::bert::{HfBertConfig, load_bert_safetensors};
+use crate::dinov2::load_dinov2_onnx;
+use crate::error::ImportError;
+
+/// What a pretrained backbone is fitted to: the training set's classes and images, and the
+/// fine-tuning dropouts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Target {
+    /// Classes of the fresh head.
+    pub num_classes: usize,
+    /// `[channels, side]` of the square images of an image backbone; `None` for texts.
+    pub images: Option<[usize; 2]>,
+    /// Dropout on embeddings and on attention/MLP outputs.
+    pub dropout: f64,
+    /// Dropout on attention probabilities.
+    pub attention_dropout: f64,
+}
+
+/// A fresh model from a seed, on a device: the pretrained weights and a head drawn from the
+/// seed (the caller seeds the device).
+pub type CheckpointInit = dyn Fn(u64, &Device) -> Result<Classifier, ImportError> + Send + Sync;
+
+/// A checkpoint folder read and fitted to a [`Target`].
+pub struct Checkpoint {
+    /// The fitted model's configuration (a [`BertConfig`] or [`ViTConfig`]), which a cache key
+    /// records.
+    pub config: serde_json::Value,
+    /// The Vision Transformer's configuration, for an image backbone.
+    pub vit: Option<ViTConfig>,
+    /// The WordPiece vocabulary file, for a text backbone.
+    pub vocab: Option<PathBuf>,
+    /// Builds the model.
+    pub init: Box<CheckpointInit>,
+}
+
+/// Reads a checkpoint folder (named in messages by the backbone's name) for a target.
+type Loader = fn(&Path, &str, &Target) -> Result<Checkpoint, ImportError>;
+
+/// A pretrained backbone.
+pub struct Pretrained {
+    /// The `[backbone] pretrained` value and the folder name under the data root.
+    pub name: &'static str,
+    /// What it reads.
+    pub modality: Modality,
+    /// A one-line description for `uqformer list`.
+    pub about: &'static str,
+    load: Loader,
+}
+
+impl Pretrained {
+    /// Reads `<data_root>/<name>` into a checkpoint fitted to `target`.
+    pub fn open(&self, data_root: &Path, target: &Target) -> Result<Checkpoint, ImportError> {
+        (self.load)(&data_root.join(self.name), self.name, target)
+    }
+}
+
+/// Every pretrained backbone.
+pub const PRETRAINED: &[Pretrained] = &[
+    Pretrained {
+        name: "all-minilm-l6-v2",
+        modality: Modality::Tokens,
+        about: "all-MiniLM-L6-v2, a 6-block BERT (safetensors)",
+        load: hf_bert,
+    },
+    Pretrained {
+        name: "dinov2-s",
+        modality: Modality::Images,
+        about: "DINOv2-S/14, a 12-block ViT (ONNX)",
+        load: dinov2_onnx,
+    },
+];
+
+/// all-MiniLM-L6-v2's shape (what its `config.json` gives, and [`BertConfig`]'s defaults):
+/// vocabulary 30522, width 384, 6 blocks, 12 heads, MLP 1536, 512 positions, LayerNorm eps
+/// 1e-12; for a model of that shape without the weights (benchmarks, tests).
+pub fn minilm_l6() -> BertConfig {
+    BertConfig::new()
+}
+
+/// A Hugging Face BERT folder (`vocab.txt`, `config.json`, `model.safetensors`, the vocabulary
+/// checked first).
+fn hf_bert(dir: &Path, _name: &str, target: &Target) -> Result<Checkpoint, ImportError> {
+    let vocab = dir.join("vocab.txt");
+    std::fs::metadata(&vocab)
+        .map_err(|e| ImportError::file(&vocab, format!("cannot read the vocabulary: {e}")))?;
+    let mut bert = BertConfig::from(HfBertConfig::read(&dir.join("config.json"))?);
+    bert.dropout = target.dropout;
+    bert.attention_dropout = target.attention_dropout;
+    let (weights, classes) = (dir.join("model.safetensors"), target.num_classes);
+    let config = serde_json::to_value(&bert).expect("a BertConfig serialises");
+    let init = move |_: u64, device: &Device| {
+        let encoder = load_bert_safetensors(&weights, &bert, device)?;
+        Ok(BertClassifier {
+            bert: encoder,
+            dropout: Dropout { prob: bert.dropout },
+            classifier: LinearConfig::new(bert.d_model, classes).init(device),
+        }
+        .into())
+    };
+    Ok(Checkpoint {
+        config,
+        vit: None,
+        vocab: Some(vocab),
+        init: Box::new(init),
+    })
+}
+
+/// A folder holding one DINOv2 `.onnx` graph; the ViT's shape comes from the graph, fitted to
+/// the images' side, channels and classes.
+fn dinov2_onnx(dir: &Path, name: &str, target: &Target) -> Result<Checkpoint, ImportError> {
+    let fail = |what: String| ImportError::file(dir, what);
+    let Some([channels, side]) = target.images else {
+        return Err(fail(format!("`{name}` is a backbone for images")));
+    };
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        fail(format!(
+            "cannot read the folder ({e}); run `datasets/fetch {name}`"
+        ))
+    })?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "onnx"))
+        .collect();
+    let path = match files.len() {
+        1 => files.remove(0),
+        n => return Err(fail(format!("expected one *.onnx file, found {n}"))),
+    };
+    let flex = Device::flex();
+    let (vit, _) = load_dinov2_onnx(&path, side, channels, target.num_classes, 0, &flex)?;
+    let (dropout, attention_dropout) = (target.dropout, target.attention_dropout);
+    let vit = vit
+        .with_dropout(dropout)
+        .with_attention_dropout(attention_dropout);
+    let shape = vit.clone();
+    let init = move |seed: u64, device: &Device| {
+        let (_, model) = load_dinov2_onnx(
+            &path,
+            shape.image_size,
+            shape.channels,
+            shape.num_classes,
+            seed,
+            device,
+        )?;
+        Ok(Classifier::from(model).with_dropout(dropout, attention_dropout))
+    };
+    Ok(Checkpoint {
+        config: serde_json::to_value(&vit).expect("a ViTConfig serialises"),
+        vit: Some(vit),
+        vocab: None,
+        init: Box::new(init),
+    })
+}
