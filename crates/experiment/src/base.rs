@@ -14,7 +14,7 @@ use train::Data;
 
 use crate::cache::{Fit, Trainer, fingerprint};
 use crate::config::ExperimentConfig;
-use crate::error::{Context, ExperimentError, Result};
+use crate::error::{ErrorContext, ExperimentError, Result};
 use crate::methods::ModelInit;
 use crate::results::TrainCost;
 use crate::workers::{Job, Pool};

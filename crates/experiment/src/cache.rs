@@ -14,7 +14,7 @@ use seam::Trainable;
 use train::{Checkpoint, Data, Distill, FitOptions, TrainConfig, fit_with_report};
 
 use crate::curves::TrainingLog;
-use crate::error::{Context, Result};
+use crate::error::{ErrorContext, Result};
 use crate::results::TrainCost;
 
 mod manage;

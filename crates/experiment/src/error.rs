@@ -111,11 +111,11 @@ pub type Result<T, E = ExperimentError> = std::result::Result<T, E>;
 
 /// Says where an error happened: `load().context("data.dataset")?` reads
 /// `data.dataset: <the error>`.
-pub trait Context<T> {
+pub trait ErrorContext<T> {
     fn context(self, place: impl fmt::Display) -> Result<T>;
 }
 
-impl<T, E: Into<ExperimentError>> Context<T> for std::result::Result<T, E> {
+impl<T, E: Into<ExperimentError>> ErrorContext<T> for std::result::Result<T, E> {
     fn context(self, place: impl fmt::Display) -> Result<T> {
         self.map_err(|e| ExperimentError::At {
             place: place.to_string(),

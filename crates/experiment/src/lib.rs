@@ -15,7 +15,6 @@ mod cache;
 pub mod compare;
 pub mod config;
 pub mod curves;
-pub mod data;
 pub mod device;
 pub mod error;
 pub mod eval;
@@ -27,6 +26,7 @@ pub mod prep;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod sets;
 pub mod store;
 pub mod workers;
 
@@ -36,7 +36,7 @@ pub use cache::{
 };
 pub use config::ExperimentConfig;
 pub use error::{ConfigError, ExperimentError};
-pub use methods::{Built, Calibration, Context, KINDS, Method, MethodSpec, Setting, Sweep};
+pub use methods::{Built, Context, KINDS, Method, MethodSpec, Recalibration, Setting, Sweep};
 
 pub use report::{render_markdown, render_terminal};
 pub use results::{

@@ -5,7 +5,7 @@
 use data::{Dataset, Normalization, WordPiece};
 use train::{Data, ImageData, TextData};
 
-use crate::error::{Context, Result};
+use crate::error::{ErrorContext, Result};
 
 /// How a run's samples become model input: images normalised with the training statistics, or
 /// texts tokenised.

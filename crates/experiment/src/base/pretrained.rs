@@ -10,7 +10,7 @@ use importers::{PRETRAINED, Pretrained, Target};
 
 use super::{BaseSpec, image_side};
 use crate::config::ExperimentConfig;
-use crate::error::{Context, ExperimentError, Result};
+use crate::error::{ErrorContext, ExperimentError, Result};
 
 /// The registered backbone called `name`, or an error listing them.
 pub fn find(name: &str) -> Result<&'static Pretrained> {

@@ -10,7 +10,7 @@ use std::time::UNIX_EPOCH;
 use serde::{Deserialize, Serialize};
 use train::CheckpointState;
 
-use crate::error::{Context, ExperimentError, Result};
+use crate::error::{ErrorContext, ExperimentError, Result};
 
 /// One folder of the model cache, as `uqformer cache list` shows it.
 #[derive(Debug, Clone, PartialEq)]

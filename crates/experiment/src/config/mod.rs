@@ -19,7 +19,7 @@ use train::TrainConfig;
 use uq_metrics::OodScore;
 
 use crate::error::ConfigError;
-use crate::methods::{Calibration, MethodSpec, Setting};
+use crate::methods::{MethodSpec, Recalibration, Setting};
 
 /// A whole experiment file, after validation.
 #[derive(Debug, Clone, Serialize)]
@@ -114,8 +114,8 @@ impl ExperimentConfig {
 
     /// Whether `method` gets a temperature-scaled entry, by its own key or by `[eval]`.
     pub fn calibrates(&self, method: &MethodSpec) -> bool {
-        method.calibration == Calibration::Temperature
-            || self.eval.calibration == Calibration::Temperature
+        method.calibration == Recalibration::Temperature
+            || self.eval.calibration == Recalibration::Temperature
     }
 
     /// Whether the in-distribution dataset holds images or texts (an error for unknown names).

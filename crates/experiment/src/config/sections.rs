@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use uq_metrics::ConformalScore;
 
-use crate::methods::Calibration;
+use crate::methods::Recalibration;
 
 /// `[eval]`: what the evaluation adds to every method, and how methods are compared and timed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -13,7 +13,7 @@ use crate::methods::Calibration;
 pub struct EvalSection {
     /// `temperature` adds a temperature-scaled entry `<method>+ts` for every method (a method's
     /// own `calibration` key does it for that method alone).
-    pub calibration: Calibration,
+    pub calibration: Recalibration,
     /// The method every other is compared with, paired by seed (absent from the run: none).
     pub reference: String,
     /// Equivalence margins by metric (`id.accuracy`, `ood.auroc`, `ood.<set>.auroc`, ...),
@@ -45,7 +45,7 @@ pub enum Precision {
 impl Default for EvalSection {
     fn default() -> Self {
         Self {
-            calibration: Calibration::None,
+            calibration: Recalibration::None,
             reference: "deep_ensemble".into(),
             margins: BTreeMap::new(),
             conformal_alpha: 0.1,

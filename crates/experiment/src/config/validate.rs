@@ -6,7 +6,7 @@ use data::Modality;
 use super::{ExperimentConfig, Precision, modality_of};
 use crate::compare::DEFAULT_MARGINS;
 use crate::error::ConfigError;
-use crate::methods::Calibration;
+use crate::methods::Recalibration;
 use crate::results::Variant;
 
 fn fail(field: &str, what: impl Into<String>) -> Result<(), ConfigError> {
@@ -53,8 +53,8 @@ impl ExperimentConfig {
         if self.eval.timing_rounds == 0 {
             return fail("eval.timing_rounds", "must be at least 1");
         }
-        let calibrates = self.eval.calibration == Calibration::Temperature
-            || (self.methods.iter()).any(|m| m.calibration == Calibration::Temperature);
+        let calibrates = self.eval.calibration == Recalibration::Temperature
+            || (self.methods.iter()).any(|m| m.calibration == Recalibration::Temperature);
         if calibrates && self.data.val_fraction == 0.0 {
             return fail(
                 "data.val_fraction",

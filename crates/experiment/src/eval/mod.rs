@@ -26,9 +26,9 @@ use uq_metrics::{ConformalScore, OodScore, Score};
 
 use crate::config::OodGroups;
 use crate::curves::MethodCurves;
-use crate::data::{EvalSets, Prep};
-use crate::error::{Context, ExperimentError, Result};
+use crate::error::{ErrorContext, ExperimentError, Result};
 use crate::results::{Cost, GroupMetrics, MethodResult, OodMetrics, Variant};
+use crate::sets::{EvalSets, Prep};
 use metrics::{conformal_metrics, diversity_metrics};
 use scoring::set_scores;
 

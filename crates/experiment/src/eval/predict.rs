@@ -7,7 +7,7 @@ use seam::EnsembleModel;
 use train::Data;
 use uq_metrics::{Features, Logits, MemberProbs, scale_logits, softmax_probs};
 
-use crate::error::{Context, ExperimentError, Result};
+use crate::error::{ErrorContext, ExperimentError, Result};
 
 /// A method's predictions on one set.
 #[derive(Debug, Clone)]

@@ -6,7 +6,7 @@ use uq_metrics::{Detector, DetectorOptions, OodScore, Score};
 
 use super::metrics::scores;
 use super::predict::Predictions;
-use crate::error::{Context, ExperimentError, Result};
+use crate::error::{ErrorContext, ExperimentError, Result};
 
 /// The per-sample scores (higher = more OOD) of the test set and of each OOD set.
 pub struct SetScores {

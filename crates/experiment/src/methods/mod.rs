@@ -38,7 +38,7 @@ use crate::error::{ConfigError, ExperimentError, Result};
 /// Post-hoc calibration of a method's predictions (`calibration` of a method or of `[eval]`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Calibration {
+pub enum Recalibration {
     #[default]
     None,
     /// One temperature for every member, fitted on the validation split.
@@ -169,7 +169,7 @@ pub struct MethodSpec {
     /// Keys of `[train]` this method overrides for what it trains.
     pub train: toml::Table,
     /// `temperature`: also report the method temperature-scaled, as `<name>+ts`.
-    pub calibration: Calibration,
+    pub calibration: Recalibration,
     pub method: Arc<dyn Method>,
 }
 
@@ -209,7 +209,7 @@ impl MethodSpec {
             None => toml::Table::new(),
         };
         let calibration = match table.remove("calibration") {
-            Some(value) => Calibration::deserialize(value.clone()).map_err(|_| {
+            Some(value) => Recalibration::deserialize(value.clone()).map_err(|_| {
                 // Hydra's number of calibration samples was once called `calibration`.
                 let hint = match value {
                     toml::Value::Integer(_) => " (a number of samples is `calibration_samples`)",
@@ -219,7 +219,7 @@ impl MethodSpec {
                     "method `{name}`: calibration = {value}: expected \"none\" or \"temperature\"{hint}"
                 ))
             })?,
-            None => Calibration::None,
+            None => Recalibration::None,
         };
         let Some(registered) = KINDS.iter().find(|k| k.name == kind) else {
             return Err(ConfigError::msg(format!(
@@ -279,7 +279,7 @@ impl Serialize for MethodSpec {
         if !self.train.is_empty() {
             table.insert("train".into(), self.train.clone().into());
         }
-        if self.calibration != Calibration::None {
+        if self.calibration != Recalibration::None {
             table.insert("calibration".into(), "temperature".into());
         }
         table.serialize(serializer)

@@ -1,5 +1,5 @@
 //! The runner: the seed loop over the stages, in order —
-//! [`data`](crate::data) (load, split, limit) → [`base`](crate::base) (train or load the base
+//! [`data`](crate::sets) (load, split, limit) → [`base`](crate::base) (train or load the base
 //! models) → [`methods`](crate::methods) (build) → [`eval`](crate::eval) (predict, metrics, cost)
 //! → [`store`](crate::store) (the run directory) with the [`report`](crate::report) rendered from
 //! the summary.
@@ -14,12 +14,12 @@ use crate::cache::{Trainer, fingerprint};
 use crate::compare::compare;
 use crate::config::ExperimentConfig;
 use crate::curves::{CURVES_FILE, RunCurves};
-use crate::data::{Loaded, SeedData, load};
 use crate::device::device;
-use crate::error::{Context as _, ExperimentError, Result, check_stop};
+use crate::error::{ErrorContext as _, ExperimentError, Result, check_stop};
 use crate::methods::{Context, MethodSpec};
 use crate::report::render;
 use crate::results::Summary;
+use crate::sets::{Loaded, SeedData, load};
 use crate::store::write_run;
 use crate::workers::{Job, Pool, Spawn, WorkerSpec, Workers, command};
 

@@ -11,11 +11,11 @@ use super::{RunOptions, Setup, start_pool};
 use crate::base::{Base, needed_base_models};
 use crate::config::Precision;
 use crate::curves::{MethodCurves, PredictorGrid, SweepTable};
-use crate::data::SeedData;
-use crate::error::{Context as _, Result, check_stop};
+use crate::error::{ErrorContext as _, Result, check_stop};
 use crate::eval::Evaluator;
 use crate::methods::{Built, MethodSpec};
 use crate::results::{MethodResult, TrainCost, Variant};
+use crate::sets::SeedData;
 use crate::workers::{Job, Pool};
 
 /// What one seed gives the run.

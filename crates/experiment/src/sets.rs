@@ -11,7 +11,7 @@ use train::Data;
 pub use crate::prep::Prep;
 
 use crate::config::ExperimentConfig;
-use crate::error::{Context, ExperimentError, Result};
+use crate::error::{ErrorContext, ExperimentError, Result};
 
 /// The data sets every seed draws from, loaded once.
 pub struct Loaded {
