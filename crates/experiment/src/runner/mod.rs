@@ -1,5 +1,5 @@
 //! The runner: the seed loop over the stages, in order —
-//! [`data`](crate::sets) (load, split, limit) → [`base`](crate::base) (train or load the base
+//! [`sets`](crate::sets) (load, split, limit) → [`base`](crate::base) (train or load the base
 //! models) → [`methods`](crate::methods) (build) → [`eval`](crate::eval) (predict, metrics, cost)
 //! → [`store`](crate::store) (the run directory) with the [`report`](crate::report) rendered from
 //! the summary.
