@@ -11,6 +11,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// Stack of the pool's threads: the size of a main thread's, since the whole program body runs
 /// on one of them (rayon's default is 2 MiB).
@@ -54,22 +55,56 @@ fn hot_counted<R>(work: impl FnOnce() -> R, live: Arc<AtomicUsize>) -> R {
         }
     }
     let stop = Stop(Arc::new(AtomicBool::new(false)));
-    let flag = stop.0.clone();
+    let spinner = Spinner {
+        stop: stop.0.clone(),
+        live,
+        caller,
+    };
     // One spinner on every thread of the pool (a spawned job could be taken back by the caller
     // and lost); the caller's own returns at once, or `work` would never resume.
     rayon::spawn_broadcast(move |context| {
-        if context.index() == caller {
-            return;
+        if context.index() != caller {
+            spinner.clone().spin();
         }
-        live.fetch_add(1, Ordering::AcqRel);
-        while !flag.load(Ordering::Acquire) {
-            if rayon::yield_now() != Some(rayon::Yield::Executed) {
-                std::hint::spin_loop();
-            }
-        }
-        live.fetch_sub(1, Ordering::AcqRel);
     });
     work()
+}
+
+/// How long a spinner spins before it lets its thread go back to what lies under it.
+const SLICE: Duration = Duration::from_micros(200);
+
+/// One thread's share of [`hot`]'s spinning, a job that requeues itself slice by slice.
+///
+/// Why slices: rayon lets a thread that waits inside a job (a `join` whose other half was
+/// stolen) run queued work meanwhile, its spinner included. A spinner that spun until `work`
+/// ended would then bury that job, and `work` may need it: a deadlock. A slice ends, the thread
+/// resumes the job under it if it can, and the requeued spinner runs again when it is free.
+#[derive(Clone)]
+struct Spinner {
+    stop: Arc<AtomicBool>,
+    live: Arc<AtomicUsize>,
+    caller: usize,
+}
+
+impl Spinner {
+    fn spin(self) {
+        if self.stop.load(Ordering::Acquire) {
+            return;
+        }
+        // Stolen by the caller (which takes queued work while it waits): it must not spin over
+        // `work`, so the spinner is queued again for another thread to take back.
+        if rayon::current_thread_index() != Some(self.caller) {
+            self.live.fetch_add(1, Ordering::AcqRel);
+            let start = Instant::now();
+            while !self.stop.load(Ordering::Acquire) && start.elapsed() < SLICE {
+                if rayon::yield_now() != Some(rayon::Yield::Executed) {
+                    std::hint::spin_loop();
+                }
+            }
+            self.live.fetch_sub(1, Ordering::AcqRel);
+        }
+        rayon::spawn(move || self.spin());
+    }
 }
 
 #[cfg(test)]
@@ -79,9 +114,9 @@ mod tests {
 
     /// Waits (a bounded while, so a failure fails rather than hangs) until `live` is `n`.
     fn reaches(live: &AtomicUsize, n: usize) -> bool {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let deadline = Instant::now() + Duration::from_secs(30);
         while live.load(Ordering::Acquire) != n {
-            if std::time::Instant::now() > deadline {
+            if Instant::now() > deadline {
                 return false;
             }
             std::thread::yield_now();
@@ -121,5 +156,54 @@ mod tests {
         }
         // Off the pool: the work runs as it is.
         assert_eq!(super::hot(|| 7), 7);
+    }
+
+    /// A thread that takes its spinner while it waits inside a job of its own must get back to
+    /// that job: here a pool thread runs `b`, whose spawned half the caller stole inside `hot`,
+    /// and `hot`'s work waits for `b` to end. A spinner that spun until the work ended would
+    /// never let `b` end (checked: with the slice removed, this test fails at its deadline).
+    #[test]
+    fn a_thread_under_its_spinner_still_finishes_its_job() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let (b_started, half_taken, b_done): (AtomicBool, AtomicBool, AtomicBool) =
+            Default::default();
+        // Waits a bounded while for `f`; `helping` takes queued rayon work meanwhile (as a
+        // waiting pool thread does), else the thread only spins and takes nothing.
+        let wait = |f: &AtomicBool, helping: bool| {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while !f.load(Ordering::Acquire) && Instant::now() < deadline {
+                if !helping || rayon::yield_now() != Some(rayon::Yield::Executed) {
+                    std::hint::spin_loop();
+                }
+            }
+            f.load(Ordering::Acquire)
+        };
+        let finished = pool.install(|| {
+            rayon::join(
+                || {
+                    assert!(wait(&b_started, false), "the other thread never took b");
+                    // The spinner is queued for the other thread now, while it is inside b;
+                    // stealing b's spawned half sends it to wait, where it takes the spinner.
+                    hot(|| wait(&b_done, true))
+                },
+                || {
+                    b_started.store(true, Ordering::Release);
+                    rayon::scope(|s| {
+                        s.spawn(|_| {
+                            half_taken.store(true, Ordering::Release);
+                            std::thread::sleep(Duration::from_millis(50));
+                        });
+                        // Let the caller steal the half rather than running it here.
+                        assert!(wait(&half_taken, false), "the caller never took b's half");
+                    });
+                    b_done.store(true, Ordering::Release);
+                },
+            )
+            .0
+        });
+        assert!(finished, "hot's work waited for b in vain");
     }
 }
