@@ -32,6 +32,8 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once per process: the size of the largest arguments' variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run an experiment file: train, build every method, evaluate, write results/<name>/<run-id>/.

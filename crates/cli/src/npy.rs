@@ -77,6 +77,26 @@ pub fn read_integers(path: &Path) -> Result<ArrayD<i128>, String> {
     )
 }
 
+/// Integer labels `[n]`, matching `what` (named in the error).
+pub(crate) fn load_labels(path: &Path, n: usize, what: &str) -> Result<Vec<usize>, String> {
+    let labels = read_integers(path)?;
+    if labels.shape() != [n] {
+        return Err(format!(
+            "{}: shape {:?}, expected [{n}] to match {what}",
+            path.display(),
+            labels.shape(),
+        ));
+    }
+    labels
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            usize::try_from(v)
+                .map_err(|_| format!("{}: label {v} at index {i} is negative", path.display()))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;
@@ -180,24 +200,4 @@ mod tests {
         let e = read_floats(&junk).unwrap_err();
         assert!(e.contains("junk.npy: not a valid .npy file"), "{e}");
     }
-}
-
-/// Integer labels `[n]`, matching `what` (named in the error).
-pub(crate) fn load_labels(path: &Path, n: usize, what: &str) -> Result<Vec<usize>, String> {
-    let labels = read_integers(path)?;
-    if labels.shape() != [n] {
-        return Err(format!(
-            "{}: shape {:?}, expected [{n}] to match {what}",
-            path.display(),
-            labels.shape(),
-        ));
-    }
-    labels
-        .iter()
-        .enumerate()
-        .map(|(i, &v)| {
-            usize::try_from(v)
-                .map_err(|_| format!("{}: label {v} at index {i} is negative", path.display()))
-        })
-        .collect()
 }

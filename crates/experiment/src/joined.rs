@@ -255,7 +255,7 @@ fn continues_on_other_seeds(earlier: &[Run], run: &Run) -> Result<bool> {
             t.remove("seeds");
         }
         if let Some(toml::Value::Table(t)) = table.get_mut("data") {
-            t.retain(|k, _| !MAY_DIFFER.contains(&k.as_ref()));
+            t.retain(|k, _| !MAY_DIFFER.contains(&k));
         }
         Ok(table)
     };

@@ -9,6 +9,8 @@ use crate::error::{ErrorContext, Result};
 
 /// How a run's samples become model input: images normalised with the training statistics, or
 /// texts tokenised.
+// One per run, so the size of the tokenizer's variant costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Prep {
     Pixels(Normalization),

@@ -167,7 +167,7 @@ fn cdf_pdf(x: f32) -> (f32, f32) {
         -1.453_152,
         1.061_405_4,
     ];
-    const INV_SQRT_2PI: f32 = 0.398_942_28;
+    const INV_SQRT_2PI: f32 = 0.398_942_3;
     let z = x.abs() * FRAC_1_SQRT_2;
     let t = 1.0 / (1.0 + P * z);
     let poly = t * (A[0] + t * (A[1] + t * (A[2] + t * (A[3] + t * A[4]))));

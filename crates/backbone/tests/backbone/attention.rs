@@ -144,7 +144,7 @@ fn the_fused_kernel_runs_in_plain_evaluation() {
     let fused = run(&device);
     let gap: f32 = (fused - mean_of_values).abs().max().into_scalar();
     assert!(
-        !(gap < 1e-3),
+        gap >= 1e-3 || gap.is_nan(),
         "plain flex took the explicit path (gap {gap})"
     );
 }

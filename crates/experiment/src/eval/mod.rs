@@ -33,7 +33,7 @@ use metrics::{conformal_metrics, diversity_metrics};
 use scoring::set_scores;
 
 /// The seed stream of the AUROC bootstrap.
-const BOOTSTRAP_STREAM: u64 = 0xB00_75;
+const BOOTSTRAP_STREAM: u64 = 0xB0075;
 
 /// How a seed's models are evaluated: on which sets, in which batches, with which scores.
 pub struct Evaluator<'a> {

@@ -62,7 +62,7 @@ pub(super) fn parse<T: LibraryParams>(
         .map_err(|e| ConfigError::msg(e.message()))?;
     let mut resolved =
         toml::Table::try_from(&config).map_err(|e| ConfigError::msg(e.to_string()))?;
-    resolved.retain(|k, _| !T::INTERNAL.contains(&k.as_ref()));
+    resolved.retain(|k, _| !T::INTERNAL.contains(&k));
     // What the table gave of the method's own keys stays as given (an absent one keeps its
     // default, which may depend on the experiment).
     resolved.extend(own.clone());

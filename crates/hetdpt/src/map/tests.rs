@@ -79,8 +79,8 @@ fn leave_one_out_errors_match_the_hat_matrix() {
     };
     let d = det(&m);
     let mut inv = [[0.0; 3]; 3];
-    for i in 0..3 {
-        for j in 0..3 {
+    for (i, row) in inv.iter_mut().enumerate() {
+        for (j, entry) in row.iter_mut().enumerate() {
             // Cofactor C_ji / det: entry (i, j) of the inverse.
             let minor: Vec<f64> = (0..3)
                 .filter(|&r| r != j)
@@ -88,7 +88,7 @@ fn leave_one_out_errors_match_the_hat_matrix() {
                 .map(|(r, c)| m[r][c])
                 .collect();
             let sign = if (i + j) % 2 == 0 { 1.0 } else { -1.0 };
-            inv[i][j] = sign * (minor[0] * minor[3] - minor[1] * minor[2]) / d;
+            *entry = sign * (minor[0] * minor[3] - minor[1] * minor[2]) / d;
         }
     }
     let mut worst = 0.0f64;

@@ -229,7 +229,7 @@ fn confidence_is_the_mean_peak_attention_weight() {
         );
         let rows: Vec<&[f32]> = x.chunks(8).collect(); // [B·5] rows of width 8
         for sample in rows.chunks(5) {
-            for h in 0..HEADS {
+            for (h, peak) in expected.iter_mut().enumerate() {
                 let cols = h * dh..(h + 1) * dh;
                 let q: Vec<Vec<f64>> = (sample.iter())
                     .map(|r| cols.clone().map(|j| project(r, &wq, &bq, j)).collect())
@@ -244,7 +244,7 @@ fn confidence_is_the_mean_peak_attention_weight() {
                         .collect();
                     let max = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
                     let total: f64 = s.iter().map(|v| (v - max).exp()).sum();
-                    expected[h] += 1.0 / total; // the peak weight: exp(0) / Σ exp(s - max)
+                    *peak += 1.0 / total; // the peak weight: exp(0) / Σ exp(s - max)
                 }
             }
             tokens += 5;

@@ -226,11 +226,7 @@ impl Fitted {
     }
 }
 
-fn checked_logits<'a>(
-    detector: Detector,
-    logits: Option<&'a Logits>,
-    n: usize,
-) -> Result<&'a Logits> {
+fn checked_logits(detector: Detector, logits: Option<&Logits>, n: usize) -> Result<&Logits> {
     match logits {
         Some(l) if l.n() == n => Ok(l),
         Some(l) => Err(fit_error(
