@@ -14,9 +14,9 @@ use crate::cost::{BlockShape, block_flops, head_flops};
 use crate::dropout::{Dropout, Mode};
 use crate::error::{BackboneError, positive};
 use crate::gates::Gates;
-use crate::input::{Input, Modality};
+use crate::input::Input;
 use crate::kernels::linear;
-use crate::traits::{Backbone, Members, StemLayout};
+use crate::traits::{Architecture, Backbone, Members, StemLayout};
 
 mod sentence;
 mod stem;
@@ -232,12 +232,8 @@ impl BertClassifier {
 }
 
 impl Backbone for BertClassifier {
-    fn modality(&self) -> Modality {
-        Modality::Tokens
-    }
-
-    fn name(&self) -> &'static str {
-        "a BERT classifier"
+    fn architecture(&self) -> Architecture {
+        Architecture::Bert
     }
 
     fn embed(&self, input: &Input, mode: Mode) -> Tensor<3> {

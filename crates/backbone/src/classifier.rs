@@ -14,9 +14,9 @@ use crate::cost::{BlockShape, block_flops, head_flops};
 use crate::dropout::Mode;
 use crate::error::BackboneError;
 use crate::gates::Gates;
-use crate::input::{Input, Modality};
+use crate::input::{Input, InputKind};
 use crate::kernels::linear;
-use crate::traits::{Backbone, GroupedStem, Members};
+use crate::traits::{Architecture, Backbone, GroupedStem, Members};
 use crate::vit::{PatchStem, VisionTransformer};
 
 /// A base model: one of the registered backbones. A new backbone is a variant here, one in
@@ -169,20 +169,25 @@ impl Classifier {
         self.backbone_mut().head_mut()
     }
 
+    /// Which family the model is.
+    pub fn architecture(&self) -> Architecture {
+        self.backbone().architecture()
+    }
+
     /// What the model reads.
-    pub fn modality(&self) -> Modality {
-        self.backbone().modality()
+    pub fn reads(&self) -> InputKind {
+        self.architecture().reads()
     }
 
     /// What it is and reads, for messages: "a Vision Transformer (images)".
     pub fn kind(&self) -> String {
-        let backbone = self.backbone();
-        format!("{} ({})", backbone.name(), backbone.modality())
+        let architecture = self.architecture();
+        format!("{architecture} ({})", architecture.reads())
     }
 
     /// Whether the model reads token sequences.
     pub fn is_text(&self) -> bool {
-        self.modality() == Modality::Tokens
+        self.reads() == InputKind::Tokens
     }
 
     /// Only the head trains: every other parameter stops requiring gradients (so the
@@ -249,12 +254,12 @@ impl Classifier {
     /// Checks that the model reads `input` (named `field` in errors): its modality, then what
     /// the backbone checks (BERT: ids in the vocabulary, no longer than the position table).
     pub fn check_input(&self, input: &Input, field: &str) -> Result<(), BackboneError> {
-        let backbone = self.backbone();
-        if input.modality() != backbone.modality() {
+        let (backbone, architecture) = (self.backbone(), self.architecture());
+        if input.kind() != architecture.reads() {
             return Err(BackboneError::invalid(
                 field,
-                input.modality(),
-                format!("{}: the model is {}", backbone.modality(), backbone.name()),
+                input.kind(),
+                format!("{}: the model is {architecture}", architecture.reads()),
             ));
         }
         backbone.check_input(input, field)
@@ -262,13 +267,12 @@ impl Classifier {
 
     /// The backbone, after checking that it reads `input`.
     fn expect(&self, input: &Input) -> &dyn Backbone {
-        let backbone = self.backbone();
-        if input.modality() != backbone.modality() {
+        let (backbone, architecture) = (self.backbone(), self.architecture());
+        if input.kind() != architecture.reads() {
             panic!(
-                "{} takes {}, not {}",
-                backbone.name(),
-                backbone.modality(),
-                input.modality()
+                "{architecture} takes {}, not {}",
+                architecture.reads(),
+                input.kind()
             );
         }
         backbone

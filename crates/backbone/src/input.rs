@@ -19,14 +19,14 @@ pub enum Input {
     },
 }
 
-/// What a model reads.
+/// What an [`Input`] holds, and so what a model reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Modality {
+pub enum InputKind {
     Images,
     Tokens,
 }
 
-impl std::fmt::Display for Modality {
+impl std::fmt::Display for InputKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             Self::Images => "images",
@@ -50,10 +50,10 @@ impl Input {
         }
     }
 
-    pub fn modality(&self) -> Modality {
+    pub fn kind(&self) -> InputKind {
         match self {
-            Self::Images(_) => Modality::Images,
-            Self::Tokens { .. } => Modality::Tokens,
+            Self::Images(_) => InputKind::Images,
+            Self::Tokens { .. } => InputKind::Tokens,
         }
     }
 

@@ -9,18 +9,45 @@ use burn::tensor::Tensor;
 use crate::block::Encoder;
 use crate::dropout::Mode;
 use crate::error::BackboneError;
-use crate::input::{Input, Modality};
+use crate::input::{Input, InputKind};
+
+/// The families of backbones, each an implementor of [`Backbone`]: what a model reads and
+/// which methods apply to it follow from its family (HetDPT, BatchEnsemble, MIMO and Packed
+/// need a ViT).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Architecture {
+    /// A Vision Transformer ([`crate::VisionTransformer`]).
+    Vit,
+    /// A BERT encoder with a pooled head ([`crate::BertClassifier`]).
+    Bert,
+}
+
+impl Architecture {
+    /// What a model of this family reads.
+    pub fn reads(self) -> InputKind {
+        match self {
+            Self::Vit => InputKind::Images,
+            Self::Bert => InputKind::Tokens,
+        }
+    }
+}
+
+impl std::fmt::Display for Architecture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Vit => "a Vision Transformer",
+            Self::Bert => "a BERT classifier",
+        })
+    }
+}
 
 /// What a method needs from a transformer classifier: `forward(x) = head(features(encoder(
 /// embed(x)), x))`, the pieces exposed so that callers can run the blocks themselves (fused
 /// members, adapted attention). The blocks are the shared [`Encoder`]; what differs between
 /// backbones is the input they read, how they embed it and how they read a feature out.
 pub trait Backbone {
-    /// What the model reads.
-    fn modality(&self) -> Modality;
-
-    /// What it is, for messages: "a Vision Transformer".
-    fn name(&self) -> &'static str;
+    /// Which family it is, and so what it reads.
+    fn architecture(&self) -> Architecture;
 
     /// The tokens `[B, T, D]` entering the first block. The input is of the model's modality
     /// ([`crate::Classifier`] checks it before calling).

@@ -11,9 +11,9 @@ use crate::cost::{BlockShape, block_flops, head_flops, patch_embed_flops};
 use crate::dropout::{Dropout, Mode};
 use crate::error::{BackboneError, positive};
 use crate::gates::Gates;
-use crate::input::{Input, Modality};
+use crate::input::Input;
 use crate::kernels::linear;
-use crate::traits::{Backbone, Members, StemLayout};
+use crate::traits::{Architecture, Backbone, Members, StemLayout};
 
 mod stem;
 pub use stem::{PatchStem, patchify};
@@ -199,12 +199,8 @@ impl VisionTransformer {
 }
 
 impl Backbone for VisionTransformer {
-    fn modality(&self) -> Modality {
-        Modality::Images
-    }
-
-    fn name(&self) -> &'static str {
-        "a Vision Transformer"
+    fn architecture(&self) -> Architecture {
+        Architecture::Vit
     }
 
     fn embed(&self, input: &Input, mode: Mode) -> Tensor<3> {

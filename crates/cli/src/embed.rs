@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use data::WordPiece;
+use experiment::device::Backend;
 use importers::load_hf_bert;
 use serde::Serialize;
 
@@ -21,9 +22,9 @@ pub struct EmbedArgs {
     /// (256 is sentence-transformers' limit for all-MiniLM-L6-v2).
     #[arg(long, default_value_t = 256)]
     max_len: usize,
-    /// Compute device: flex, ndarray, wgpu or cuda (as compiled in).
+    /// Compute device: flex, ndarray, wgpu, cuda, tch or tch-cuda (as compiled in).
     #[arg(long, default_value = "flex")]
-    backend: String,
+    backend: Backend,
     /// The texts to embed.
     #[arg(required = true)]
     texts: Vec<String>,
@@ -49,7 +50,7 @@ pub fn run(args: &EmbedArgs) -> crate::error::Result<()> {
         .into());
     }
     let tokenizer = WordPiece::from_vocab_file(&dir.join("vocab.txt"))?;
-    let device = experiment::device::device(&args.backend)?;
+    let device = args.backend.device()?;
     let (config, model) = load_hf_bert(dir, &device)?;
     if tokenizer.vocab_size() != config.vocab_size {
         return Err(format!(

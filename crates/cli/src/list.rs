@@ -1,6 +1,6 @@
 //! `uqformer list`: what an experiment file can name.
 
-use backbone::{Modality, ViTConfig};
+use backbone::{InputKind, ViTConfig};
 use data::{Catalog, Corruption, Source};
 use uq_metrics::OodScore;
 
@@ -26,9 +26,9 @@ pub fn run() -> crate::error::Result<()> {
     }
     println!("\npretrained backbones ([backbone] pretrained = ..., from `datasets/fetch`):");
     for p in experiment::PRETRAINED {
-        let serves = match p.modality {
-            Modality::Images => "image datasets",
-            Modality::Tokens => "text datasets",
+        let serves = match p.architecture.reads() {
+            InputKind::Images => "image datasets",
+            InputKind::Tokens => "text datasets",
         };
         println!("  {:<16} {} ({serves})", p.name, p.about);
     }
@@ -58,8 +58,8 @@ pub fn run() -> crate::error::Result<()> {
         println!("  {:<20} {kind:<9} {}", score.name(), score.describe());
     }
     println!("\nbackends ([experiment] backend = ... or --backend):");
-    for (name, what) in experiment::device::BACKENDS {
-        println!("  {name:<16} {what}");
+    for backend in experiment::device::Backend::ALL {
+        println!("  {:<16} {}", backend.name(), backend.about());
     }
     println!("\nhead-importance strategies ([[method]] kind = \"hydra\", importance = ...):");
     for strategy in hydra::STRATEGIES {

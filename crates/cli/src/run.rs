@@ -4,15 +4,17 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
+use experiment::device::Backend;
 use experiment::{ExperimentConfig, RunOptions, Workers, render_terminal};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// The experiment file (TOML).
     file: PathBuf,
-    /// Override `[experiment] backend`: flex, ndarray, wgpu or cuda (as compiled in).
+    /// Override `[experiment] backend`: flex, ndarray, wgpu, cuda, tch or tch-cuda (as compiled
+    /// in).
     #[arg(long)]
-    backend: Option<String>,
+    backend: Option<Backend>,
     /// Override `[experiment] seeds`, comma-separated (e.g. 0,1,2).
     #[arg(long, value_delimiter = ',')]
     seeds: Option<Vec<u64>>,
@@ -48,7 +50,7 @@ pub fn run(args: &RunArgs) -> crate::error::Result<()> {
         .map_err(|e| format!("{}: {e}", args.file.display()))?;
     if let Some(toml::Value::Table(section)) = doc.get_mut("experiment") {
         if let Some(backend) = &args.backend {
-            section.insert("backend".into(), backend.clone().into());
+            section.insert("backend".into(), backend.name().into());
         }
         if let Some(seeds) = &args.seeds {
             let seeds: Vec<toml::Value> = seeds

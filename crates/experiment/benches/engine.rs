@@ -155,7 +155,9 @@ fn run(command: &mut Command, threads: &str) -> BTreeMap<String, f64> {
 
 /// One round of one model in this process: train, then time evaluation.
 fn measure(model: &str, backend: &str, seed: u64) {
-    let device = experiment::device::device(backend).unwrap_or_else(|e| panic!("{e}"));
+    let device = (backend.parse::<experiment::device::Backend>())
+        .and_then(|b| b.device())
+        .unwrap_or_else(|e| panic!("{e}"));
     let autodiff = device.clone().autodiff();
     autodiff.seed(seed);
     let vit = |config: ViTConfig| {

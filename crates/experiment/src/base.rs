@@ -53,8 +53,10 @@ impl BaseSpec {
     /// The base model of `[backbone]` for the training set `train_full`.
     pub fn new(config: &ExperimentConfig, data_root: &Path, train_full: &Dataset) -> Result<Self> {
         match (&config.backbone.pretrained, train_full) {
-            (Some(name), data) => {
-                let entry = pretrained::find(name)?;
+            (Some(_), data) => {
+                let entry = config
+                    .pretrained()?
+                    .expect("a pretrained backbone is named");
                 pretrained::load(config, data_root, entry, data)
             }
             (None, Dataset::Images(images)) => {

@@ -2,66 +2,118 @@
 //! prefers a GPU backend).
 
 use burn::tensor::Device;
+use serde::{Deserialize, Serialize};
 
 use crate::error::ExperimentError;
 
-/// Backend names and the cargo feature each needs.
-pub const BACKENDS: &[(&str, &str)] = &[
-    ("flex", "CPU, default (burn-flex)"),
-    ("ndarray", "CPU (burn-ndarray); cargo feature `ndarray`"),
-    (
-        "wgpu",
-        "GPU through wgpu (Vulkan, Metal, DX12; lavapipe on CPU); cargo feature `wgpu`",
-    ),
-    ("cuda", "NVIDIA GPU (burn-cuda); cargo feature `cuda`"),
-    (
-        "tch",
-        "LibTorch's CPU kernels (burn-tch); cargo feature `tch`, a pip-installed torch",
-    ),
-    (
-        "tch-cuda",
-        "NVIDIA GPU through LibTorch (burn-tch); cargo feature `tch`, torch built for CUDA",
-    ),
-];
+/// A compute backend, as `[experiment] backend` and `--backend` name it; every one but `flex`
+/// needs its cargo feature.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Backend {
+    /// CPU, burn-flex.
+    #[default]
+    Flex,
+    Ndarray,
+    Wgpu,
+    Cuda,
+    Tch,
+    TchCuda,
+}
 
-/// The device for a backend name, or why it cannot be had in this build.
-pub fn device(name: &str) -> Result<Device, ExperimentError> {
-    let not_built = |feature: &str| {
-        Err(ExperimentError::invalid(format!(
-            "backend `{name}` is not compiled into this build; rebuild with `--features {feature}` \
-             (e.g. cargo run --release -p uqformer --features {feature} -- run ...)"
-        )))
-    };
-    match name {
-        "flex" => Ok(Device::flex()),
-        #[cfg(feature = "ndarray")]
-        "ndarray" => Ok(Device::ndarray()),
-        #[cfg(not(feature = "ndarray"))]
-        "ndarray" => not_built("ndarray"),
-        #[cfg(feature = "wgpu")]
-        "wgpu" => Ok(Device::wgpu(Default::default())),
-        #[cfg(not(feature = "wgpu"))]
-        "wgpu" => not_built("wgpu"),
-        #[cfg(feature = "cuda")]
-        "cuda" => Ok(Device::cuda(0)),
-        #[cfg(not(feature = "cuda"))]
-        "cuda" => not_built("cuda"),
-        // burn-tch is deprecated in Burn 0.22.1 but still the only LibTorch route.
-        #[cfg(feature = "tch")]
-        #[allow(deprecated)]
-        "tch" => Ok(Device::libtorch()),
-        #[cfg(feature = "tch")]
-        #[allow(deprecated)]
-        "tch-cuda" => Ok(Device::libtorch_cuda(0)),
-        #[cfg(not(feature = "tch"))]
-        "tch" | "tch-cuda" => not_built("tch"),
-        other => {
-            let names: Vec<_> = BACKENDS.iter().map(|(n, _)| *n).collect();
-            Err(ExperimentError::invalid(format!(
-                "unknown backend `{other}`; valid backends: {}",
-                names.join(", ")
-            )))
+impl Backend {
+    pub const ALL: [Self; 6] = [
+        Self::Flex,
+        Self::Ndarray,
+        Self::Wgpu,
+        Self::Cuda,
+        Self::Tch,
+        Self::TchCuda,
+    ];
+
+    /// Its name in experiment files (serde's, so the two cannot drift: a test checks it).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Flex => "flex",
+            Self::Ndarray => "ndarray",
+            Self::Wgpu => "wgpu",
+            Self::Cuda => "cuda",
+            Self::Tch => "tch",
+            Self::TchCuda => "tch-cuda",
         }
+    }
+
+    /// What it runs on and the cargo feature it needs, for `uqformer list`.
+    pub fn about(self) -> &'static str {
+        match self {
+            Self::Flex => "CPU, default (burn-flex)",
+            Self::Ndarray => "CPU (burn-ndarray); cargo feature `ndarray`",
+            Self::Wgpu => {
+                "GPU through wgpu (Vulkan, Metal, DX12; lavapipe on CPU); cargo feature `wgpu`"
+            }
+            Self::Cuda => "NVIDIA GPU (burn-cuda); cargo feature `cuda`",
+            Self::Tch => {
+                "LibTorch's CPU kernels (burn-tch); cargo feature `tch`, a pip-installed torch"
+            }
+            Self::TchCuda => {
+                "NVIDIA GPU through LibTorch (burn-tch); cargo feature `tch`, torch built for CUDA"
+            }
+        }
+    }
+
+    /// Its device, or why it cannot be had in this build.
+    pub fn device(self) -> Result<Device, ExperimentError> {
+        let not_built = |feature: &str| {
+            Err(ExperimentError::invalid(format!(
+                "backend `{self}` is not compiled into this build; rebuild with `--features \
+                 {feature}` (e.g. cargo run --release -p uqformer --features {feature} -- run ...)"
+            )))
+        };
+        match self {
+            Self::Flex => Ok(Device::flex()),
+            #[cfg(feature = "ndarray")]
+            Self::Ndarray => Ok(Device::ndarray()),
+            #[cfg(not(feature = "ndarray"))]
+            Self::Ndarray => not_built("ndarray"),
+            #[cfg(feature = "wgpu")]
+            Self::Wgpu => Ok(Device::wgpu(Default::default())),
+            #[cfg(not(feature = "wgpu"))]
+            Self::Wgpu => not_built("wgpu"),
+            #[cfg(feature = "cuda")]
+            Self::Cuda => Ok(Device::cuda(0)),
+            #[cfg(not(feature = "cuda"))]
+            Self::Cuda => not_built("cuda"),
+            // burn-tch is deprecated in Burn 0.22.1 but still the only LibTorch route.
+            #[cfg(feature = "tch")]
+            #[allow(deprecated)]
+            Self::Tch => Ok(Device::libtorch()),
+            #[cfg(feature = "tch")]
+            #[allow(deprecated)]
+            Self::TchCuda => Ok(Device::libtorch_cuda(0)),
+            #[cfg(not(feature = "tch"))]
+            Self::Tch | Self::TchCuda => not_built("tch"),
+        }
+    }
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// For `--backend` on the command line.
+impl std::str::FromStr for Backend {
+    type Err = ExperimentError;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        (Self::ALL.into_iter().find(|b| b.name() == name)).ok_or_else(|| {
+            let names: Vec<_> = Self::ALL.iter().map(|b| b.name()).collect();
+            ExperimentError::invalid(format!(
+                "unknown backend `{name}`; valid backends: {}",
+                names.join(", ")
+            ))
+        })
     }
 }
 
@@ -80,38 +132,43 @@ pub fn on_rust_heap(device: &Device) -> bool {
 mod tests {
     use super::*;
 
-    fn error(name: &str) -> String {
-        device(name).expect_err(name).to_string()
+    fn error(backend: Backend) -> String {
+        backend.device().expect_err(backend.name()).to_string()
     }
 
     #[test]
     fn a_backend_missing_from_the_build_names_its_feature() {
-        assert!(device("flex").is_ok());
+        assert!(Backend::Flex.device().is_ok());
         #[cfg(not(feature = "tch"))]
-        for name in ["tch", "tch-cuda"] {
-            let e = error(name);
+        for backend in [Backend::Tch, Backend::TchCuda] {
+            let e = error(backend);
             assert!(
-                e.contains(&format!("`{name}`")) && e.contains("--features tch"),
+                e.contains(&format!("`{backend}`")) && e.contains("--features tch"),
                 "{e}"
             );
         }
         #[cfg(not(feature = "cuda"))]
-        assert!(error("cuda").contains("--features cuda"));
+        assert!(error(Backend::Cuda).contains("--features cuda"));
     }
 
     #[test]
     fn only_cpu_backends_of_burn_count_on_the_heap() {
         assert!(on_rust_heap(&Device::flex()));
         #[cfg(feature = "tch")]
-        assert!(!on_rust_heap(&device("tch").unwrap()));
+        assert!(!on_rust_heap(&Backend::Tch.device().unwrap()));
     }
 
     #[test]
-    fn an_unknown_backend_lists_every_valid_one() {
-        let e = error("tpu");
+    fn names_are_serdes_and_an_unknown_one_lists_every_valid_one() {
+        for backend in Backend::ALL {
+            let json = serde_json::to_value(backend).unwrap();
+            assert_eq!(json, backend.name(), "serde and name() disagree");
+            assert_eq!(backend.name().parse::<Backend>().unwrap(), backend);
+        }
+        let e = "tpu".parse::<Backend>().unwrap_err().to_string();
         assert!(e.contains("unknown backend `tpu`"), "{e}");
-        for (name, _) in BACKENDS {
-            assert!(e.contains(name), "{name} missing from: {e}");
+        for backend in Backend::ALL {
+            assert!(e.contains(backend.name()), "{backend} missing from: {e}");
         }
     }
 }

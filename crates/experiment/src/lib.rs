@@ -36,7 +36,9 @@ pub use cache::{
 };
 pub use config::ExperimentConfig;
 pub use error::{ConfigError, ExperimentError};
-pub use methods::{Built, Context, KINDS, Method, MethodSpec, Recalibration, Setting, Sweep};
+pub use methods::{
+    Built, Context, KINDS, Method, MethodSpec, Needs, Recalibration, Setting, Sweep,
+};
 
 pub use report::{render_markdown, render_terminal};
 pub use results::{

@@ -10,7 +10,7 @@ use burn::module::Module;
 use burn::tensor::activation::log_softmax;
 use burn::tensor::{Device, Distribution, Tensor};
 use data::{ImageDataset, Normalization, Pixels};
-use experiment::device::device;
+use experiment::device::Backend;
 use train::{FitOptions, ImageData, TrainConfig, fit};
 
 fn tiny(device: &Device) -> VisionTransformer {
@@ -29,18 +29,18 @@ fn tiny(device: &Device) -> VisionTransformer {
 #[cfg(feature = "wgpu")]
 #[test]
 fn wgpu_forward_matches_the_cpu_and_a_training_step_runs() {
-    forward_matches_the_cpu_and_a_training_step_runs("wgpu");
+    forward_matches_the_cpu_and_a_training_step_runs(Backend::Wgpu);
 }
 
 #[cfg(feature = "tch")]
 #[test]
 fn tch_forward_matches_the_cpu_and_a_training_step_runs() {
-    forward_matches_the_cpu_and_a_training_step_runs("tch");
+    forward_matches_the_cpu_and_a_training_step_runs(Backend::Tch);
 }
 
-fn forward_matches_the_cpu_and_a_training_step_runs(backend: &str) {
+fn forward_matches_the_cpu_and_a_training_step_runs(backend: Backend) {
     let cpu = Device::flex();
-    let other = device(backend).expect("the backend is compiled in");
+    let other = backend.device().expect("the backend is compiled in");
     cpu.seed(1);
     let model = tiny(&cpu);
     let images = Tensor::<4>::random([4, 1, 8, 8], Distribution::Uniform(0.0, 1.0), &cpu);

@@ -42,7 +42,7 @@ fn error_of(text: &str) -> String {
 fn valid_file_parses_with_defaults() {
     let c = ExperimentConfig::parse(VALID).unwrap();
     assert_eq!(c.experiment.seeds, vec![1, 2]);
-    assert_eq!(c.experiment.backend, "flex");
+    assert_eq!(c.experiment.backend, experiment::device::Backend::Flex);
     assert_eq!(c.train.epochs, 2);
     assert_eq!(
         c.train.batch_size, 128,

@@ -219,13 +219,16 @@ fn text_refuses_image_only_kinds_and_settings() {
         err.contains("data.image_size") && err.contains("texts"),
         "{err}"
     );
-    refuse(
-        "\n[[method]]\nkind = \"mimo\"\nmembers = 2\n",
-        "works on image datasets only",
-    );
-    refuse(
-        "\n[[method]]\nkind = \"hetdpt\"\n",
-        "works on image datasets only",
+    let needs_vit = "needs a Vision Transformer; the backbone is a BERT classifier";
+    refuse("\n[[method]]\nkind = \"mimo\"\nmembers = 2\n", needs_vit);
+    refuse("\n[[method]]\nkind = \"hetdpt\"\n", needs_vit);
+    let vit_on_text = BASE.replace("\"all-minilm-l6-v2\"", "\"dinov2-s\"");
+    let err = ExperimentConfig::parse(&format!("{vit_on_text}{single}"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("backbone.pretrained") && err.contains("reads images"),
+        "{err}"
     );
     let with_preset = BASE.replace("[backbone]", "[backbone]\npreset = \"vit_tiny_28\"");
     let err = ExperimentConfig::parse(&format!("{with_preset}{single}"))

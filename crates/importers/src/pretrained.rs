@@ -1,11 +1,11 @@
 //! The pretrained backbones `[backbone] pretrained = "<name>"` can name, one entry each in
-//! [`PRETRAINED`]: the modality it reads, a line for `uqformer list`, and its loader, which reads
+//! [`PRETRAINED`]: its architecture, a line for `uqformer list`, and its loader, which reads
 //! the checkpoint folder `<data root>/<name>` (put there by `datasets/fetch <name>`) into a
 //! [`Checkpoint`] fitted to a [`Target`]. The runner and `uqformer list` read the same table.
 
 use std::path::{Path, PathBuf};
 
-use backbone::{BertClassifier, BertConfig, Classifier, Dropout, Modality, ViTConfig};
+use backbone::{Architecture, BertClassifier, BertConfig, Classifier, Dropout, ViTConfig};
 use burn::nn::LinearConfig;
 use burn::tensor::Device;
 
@@ -51,8 +51,8 @@ type Loader = fn(&Path, &str, &Target) -> Result<Checkpoint, ImportError>;
 pub struct Pretrained {
     /// The `[backbone] pretrained` value and the folder name under the data root.
     pub name: &'static str,
-    /// What it reads.
-    pub modality: Modality,
+    /// Its family, which decides what it reads and which methods apply.
+    pub architecture: Architecture,
     /// A one-line description for `uqformer list`.
     pub about: &'static str,
     load: Loader,
@@ -69,13 +69,13 @@ impl Pretrained {
 pub const PRETRAINED: &[Pretrained] = &[
     Pretrained {
         name: "all-minilm-l6-v2",
-        modality: Modality::Tokens,
+        architecture: Architecture::Bert,
         about: "all-MiniLM-L6-v2, a 6-block BERT (safetensors)",
         load: hf_bert,
     },
     Pretrained {
         name: "dinov2-s",
-        modality: Modality::Images,
+        architecture: Architecture::Vit,
         about: "DINOv2-S/14, a 12-block ViT (ONNX)",
         load: dinov2_onnx,
     },

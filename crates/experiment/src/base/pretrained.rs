@@ -4,24 +4,13 @@
 
 use std::path::Path;
 
-use backbone::Modality;
+use backbone::InputKind;
 use data::{Dataset, WordPiece};
-use importers::{PRETRAINED, Pretrained, Target};
+use importers::{Pretrained, Target};
 
 use super::{BaseSpec, image_side};
 use crate::config::ExperimentConfig;
 use crate::error::{ErrorContext, ExperimentError, Result};
-
-/// The registered backbone called `name`, or an error listing them.
-pub fn find(name: &str) -> Result<&'static Pretrained> {
-    PRETRAINED.iter().find(|p| p.name == name).ok_or_else(|| {
-        let names: Vec<_> = PRETRAINED.iter().map(|p| p.name).collect();
-        ExperimentError::invalid(format!(
-            "backbone.pretrained: unknown backbone {name:?}; valid: {}",
-            names.join(", ")
-        ))
-    })
-}
 
 /// The base-model recipe of the pretrained backbone `entry` for the training set `data`.
 pub fn load(
@@ -30,9 +19,9 @@ pub fn load(
     entry: &Pretrained,
     data: &Dataset,
 ) -> Result<BaseSpec> {
-    let images = match (entry.modality, data) {
-        (Modality::Images, Dataset::Images(train)) => Some([train.dims[0], image_side(train)?]),
-        (Modality::Tokens, Dataset::Text(_)) => None,
+    let images = match (entry.architecture.reads(), data) {
+        (InputKind::Images, Dataset::Images(train)) => Some([train.dims[0], image_side(train)?]),
+        (InputKind::Tokens, Dataset::Text(_)) => None,
         (serves, _) => {
             return Err(ExperimentError::invalid(format!(
                 "backbone.pretrained: `{}` is a backbone for {serves}, not this dataset's",

@@ -13,7 +13,9 @@ pub use sections::{
 
 use std::path::Path;
 
+use backbone::Architecture;
 use data::{Catalog, Modality};
+use importers::{PRETRAINED, Pretrained};
 use serde::{Deserialize, Serialize};
 use train::TrainConfig;
 use uq_metrics::OodScore;
@@ -116,6 +118,29 @@ impl ExperimentConfig {
     pub fn calibrates(&self, method: &MethodSpec) -> bool {
         method.calibration == Recalibration::Temperature
             || self.eval.calibration == Recalibration::Temperature
+    }
+
+    /// The registered pretrained backbone `[backbone] pretrained` names, if any (an error
+    /// listing the registered ones for an unknown name).
+    pub fn pretrained(&self) -> Result<Option<&'static Pretrained>, ConfigError> {
+        let Some(name) = &self.backbone.pretrained else {
+            return Ok(None);
+        };
+        let entry = PRETRAINED.iter().find(|p| p.name == name);
+        entry.map(Some).ok_or_else(|| {
+            let names: Vec<_> = PRETRAINED.iter().map(|p| p.name).collect();
+            ConfigError::msg(format!(
+                "backbone.pretrained: unknown backbone {name:?}; valid: {}",
+                names.join(", ")
+            ))
+        })
+    }
+
+    /// The backbone's family: the pretrained checkpoint's, else a ViT (every preset is one).
+    pub fn architecture(&self) -> Result<Architecture, ConfigError> {
+        Ok(self
+            .pretrained()?
+            .map_or(Architecture::Vit, |p| p.architecture))
     }
 
     /// Whether the in-distribution dataset holds images or texts (an error for unknown names).

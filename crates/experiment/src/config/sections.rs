@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use uq_metrics::ConformalScore;
 
+use crate::device::Backend;
 use crate::methods::Recalibration;
 
 /// `[eval]`: what the evaluation adds to every method, and how methods are compared and timed.
@@ -64,9 +65,9 @@ pub struct ExperimentSection {
     /// One full run (training, methods, evaluation) per seed; results give mean ± std over them.
     #[serde(default = "default_seeds")]
     pub seeds: Vec<u64>,
-    /// `flex` (CPU, default), `ndarray`, `wgpu` or `cuda`, as compiled in.
-    #[serde(default = "default_backend")]
-    pub backend: String,
+    /// `flex` (CPU, default), `ndarray`, `wgpu`, `cuda`, `tch` or `tch-cuda`, as compiled in.
+    #[serde(default)]
+    pub backend: Backend,
 }
 
 /// `[data]`: the in-distribution set, OOD sets and shift corruptions.
@@ -194,9 +195,6 @@ pub struct BackboneSection {
 
 fn default_seeds() -> Vec<u64> {
     vec![0]
-}
-fn default_backend() -> String {
-    "flex".into()
 }
 fn default_val_fraction() -> f64 {
     0.1

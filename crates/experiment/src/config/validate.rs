@@ -1,10 +1,12 @@
 //! The checks that the types alone do not make (ranges, uniqueness, what fits the data), each
 //! naming the field and what was expected.
 
+use backbone::InputKind;
 use data::Modality;
 
 use super::{ExperimentConfig, Precision, modality_of};
 use crate::compare::DEFAULT_MARGINS;
+use crate::device::Backend;
 use crate::error::ConfigError;
 use crate::methods::Recalibration;
 use crate::results::Variant;
@@ -70,14 +72,14 @@ impl ExperimentConfig {
     /// The backend is compiled in and can evaluate the requested precision.
     fn validate_backend(&self) -> Result<(), ConfigError> {
         // Before the backend check, so that it holds whichever backends are compiled in.
-        if self.eval.precision == Precision::Bf16 && self.experiment.backend == "ndarray" {
+        if self.eval.precision == Precision::Bf16 && self.experiment.backend == Backend::Ndarray {
             return fail(
                 "eval.precision",
                 "\"bf16\" needs bf16 tensors, which the ndarray backend lacks; use flex, tch or \
                  cuda, or leave precision at \"f32\"",
             );
         }
-        match crate::device::device(&self.experiment.backend) {
+        match self.experiment.backend.device() {
             Err(e) => fail("experiment.backend", e.to_string()),
             Ok(_) => Ok(()),
         }
@@ -135,15 +137,22 @@ impl ExperimentConfig {
         Ok(())
     }
 
-    /// At least one method, each valid for this experiment.
+    /// At least one method, each valid for this experiment and its backbone.
     fn validate_methods(&self) -> Result<(), ConfigError> {
         if self.methods.is_empty() {
             return fail("[[method]]", "the experiment lists no method");
         }
         let setting = self.setting();
+        let architecture = self.architecture()?;
         for (i, m) in self.methods.iter().enumerate() {
-            (m.check(&self.train, &setting))
-                .map_err(|e| e.at(&format!("[[method]] #{}", i + 1)))?;
+            let at = |e: ConfigError| e.at(&format!("[[method]] #{}", i + 1));
+            m.check(&self.train, &setting).map_err(at)?;
+            if !m.method.needs().met_by(architecture) {
+                return Err(at(ConfigError::msg(format!(
+                    "method `{}` (kind `{}`) needs a Vision Transformer; the backbone is {}",
+                    m.name, m.kind, architecture
+                ))));
+            }
         }
         Ok(())
     }
@@ -256,6 +265,24 @@ impl ExperimentConfig {
                  backbone has the shape of its pretrained checkpoint",
             );
         }
+        if let Some(name) = &b.pretrained {
+            let architecture = self.architecture()?;
+            let fits = match modality {
+                Modality::Image => architecture.reads() == InputKind::Images,
+                Modality::Text => architecture.reads() == InputKind::Tokens,
+            };
+            if !fits {
+                return fail(
+                    "backbone.pretrained",
+                    format!(
+                        "`{name}` is {architecture}, which reads {}; the dataset `{}` holds \
+                         {modality:?} data",
+                        architecture.reads(),
+                        self.data.dataset
+                    ),
+                );
+            }
+        }
         match modality {
             Modality::Image => self.validate_image_backbone(),
             Modality::Text => self.validate_text(),
@@ -282,7 +309,7 @@ impl ExperimentConfig {
         }
     }
 
-    /// Texts: a pretrained BERT, no image corruptions or resizing, methods that take text.
+    /// Texts: a pretrained BERT, no image corruptions or resizing.
     fn validate_text(&self) -> Result<(), ConfigError> {
         if self.backbone.pretrained.is_none() {
             return fail(
@@ -305,16 +332,6 @@ impl ExperimentConfig {
                 "data.image_size",
                 "images are resized; this dataset holds texts",
             );
-        }
-        for (i, m) in self.methods.iter().enumerate() {
-            if !m.method.supports_text() {
-                return Err(ConfigError::msg(format!(
-                    "method `{}` (kind `{}`) works on image datasets only; the dataset `{}` \
-                     holds texts",
-                    m.name, m.kind, self.data.dataset
-                ))
-                .at(&format!("[[method]] #{}", i + 1)));
-            }
         }
         Ok(())
     }

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Built, Context, Method, Setting, at_least_two};
+use super::{Built, Context, Method, Needs, Setting, at_least_two};
 use crate::error::{ExperimentError, Result};
 
 /// `single`: the base model alone.
@@ -15,8 +15,8 @@ impl Method for Single {
         1
     }
 
-    fn supports_text(&self) -> bool {
-        true
+    fn needs(&self) -> Needs {
+        Needs::AnyClassifier
     }
 
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {
@@ -43,8 +43,8 @@ impl Method for DeepEnsemble {
         self.members
     }
 
-    fn supports_text(&self) -> bool {
-        true
+    fn needs(&self) -> Needs {
+        Needs::AnyClassifier
     }
 
     fn check(&self, _setting: &Setting) -> Result<()> {
@@ -77,8 +77,8 @@ impl Method for McDropout {
         self.samples
     }
 
-    fn supports_text(&self) -> bool {
-        true
+    fn needs(&self) -> Needs {
+        Needs::AnyClassifier
     }
 
     fn check(&self, setting: &Setting) -> Result<()> {

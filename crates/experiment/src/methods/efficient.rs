@@ -15,7 +15,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::params::LibraryParams;
-use super::{Built, Context, Method, Setting, at_least_two};
+use super::{Built, Context, Method, Needs, Setting, at_least_two};
 use crate::error::{ExperimentError, Result};
 
 /// The library config of an ensemble trained from scratch on the base model's shape.
@@ -53,6 +53,10 @@ impl<C: ScratchConfig> LibraryParams for FromScratch<C> {
 impl<C: ScratchConfig> Method for FromScratch<C> {
     fn members(&self) -> usize {
         self.0.members()
+    }
+
+    fn needs(&self) -> Needs {
+        Needs::Vit
     }
 
     fn trains(&self) -> bool {

@@ -8,7 +8,7 @@
 use hetdpt::HetDptConfig;
 use serde::{Deserialize, Serialize};
 
-use super::{Built, Context, Method, Setting};
+use super::{Built, Context, Method, Needs, Setting};
 use crate::error::{ExperimentError, Result};
 use crate::results::TrainCost;
 
@@ -19,6 +19,10 @@ pub struct HetDpt(pub HetDptConfig);
 impl Method for HetDpt {
     fn members(&self) -> usize {
         1
+    }
+
+    fn needs(&self) -> Needs {
+        Needs::Vit
     }
 
     fn measures_latency(&self) -> bool {

@@ -14,7 +14,7 @@ use hydra::{Calibration, Finetune, HydraConfig};
 use serde::{Deserialize, Serialize};
 
 use super::gated::Gated;
-use super::{Built, Context, Method, Setting, Sweep};
+use super::{Built, Context, Method, Needs, Setting, Sweep};
 use crate::error::{ExperimentError, Result};
 
 /// Every key of `hydra::HydraConfig` (`members` required, the rest with its defaults).
@@ -31,8 +31,8 @@ impl Method for Hydra {
         true
     }
 
-    fn supports_text(&self) -> bool {
-        true
+    fn needs(&self) -> Needs {
+        Needs::AnyClassifier
     }
 
     fn check(&self, _setting: &Setting) -> Result<()> {

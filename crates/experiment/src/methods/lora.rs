@@ -11,7 +11,7 @@ use lora_ensemble::LoraConfig;
 use serde::{Deserialize, Serialize};
 
 use super::params::LibraryParams;
-use super::{Built, Context, Method, Setting};
+use super::{Built, Context, Method, Needs, Setting};
 use crate::error::{ConfigError, ExperimentError, Result};
 
 /// Which weights the members' adapters are learnt on.
@@ -95,8 +95,8 @@ impl Method for LoraEnsemble {
         true
     }
 
-    fn supports_text(&self) -> bool {
-        true
+    fn needs(&self) -> Needs {
+        Needs::AnyClassifier
     }
 
     fn check(&self, setting: &Setting) -> Result<()> {

@@ -45,6 +45,23 @@ pub enum Recalibration {
     Temperature,
 }
 
+/// What a method kind needs of the backbone, checked against the experiment's before anything
+/// runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    /// Any backbone (a ViT or a BERT): it uses only what [`backbone::Classifier`] offers.
+    AnyClassifier,
+    /// A Vision Transformer: its shape, patch stem or blocks are part of the method.
+    Vit,
+}
+
+impl Needs {
+    /// Whether a backbone of `architecture` serves.
+    pub fn met_by(self, architecture: backbone::Architecture) -> bool {
+        self == Self::AnyClassifier || architecture == backbone::Architecture::Vit
+    }
+}
+
 /// What a method's parameters are checked against besides themselves: the few settings of the
 /// experiment a kind depends on.
 #[derive(Debug, Clone, Copy)]
@@ -80,10 +97,8 @@ pub trait Method: Debug + Send + Sync {
         false
     }
 
-    /// Whether it works on text datasets (BERT base models) as well as on images.
-    fn supports_text(&self) -> bool {
-        false
-    }
+    /// What it needs of the backbone.
+    fn needs(&self) -> Needs;
 
     /// Whether building it times models, so that no worker process may share the CPU meanwhile.
     fn measures_latency(&self) -> bool {

@@ -14,7 +14,6 @@ use crate::cache::{Trainer, fingerprint};
 use crate::compare::compare;
 use crate::config::ExperimentConfig;
 use crate::curves::{CURVES_FILE, RunCurves};
-use crate::device::device;
 use crate::error::{ErrorContext as _, ExperimentError, Result, check_stop};
 use crate::methods::{Context, MethodSpec};
 use crate::report::render;
@@ -58,7 +57,7 @@ struct Setup<'a> {
 
 impl<'a> Setup<'a> {
     fn new(config: &'a ExperimentConfig, opts: &RunOptions) -> Result<Self> {
-        let device = device(&config.experiment.backend)?;
+        let device = config.experiment.backend.device()?;
         let loaded = load(config, &opts.data_root)?;
         let spec = BaseSpec::new(config, &opts.data_root, &loaded.train_full)?;
         let trainer = Trainer::new(
