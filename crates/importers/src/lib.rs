@@ -27,6 +27,7 @@ mod bert;
 mod dinov2;
 mod error;
 mod onnx;
+mod onnx_structure;
 mod pretrained;
 mod safetensors;
 
