@@ -1,11 +1,22 @@
-//! What the ONNX imports (DINOv2) read from a graph's structure rather than from names:
+//! What the ONNX imports (DINOv2, BERT) read from a graph's structure rather than from names:
 //! the roles of the anonymous projection weights, scalar constants, and checks that the graph
-//! computes what the model computes (exact GELU, one LayerNorm epsilon).
+//! computes what the model computes (exact GELU, one LayerNorm epsilon); and where a checkpoint
+//! folder keeps its graph.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use crate::error::ImportError;
 use crate::onnx::{OnnxGraph, OnnxTensor};
+
+/// The `*.onnx` files of a checkpoint folder (which holds one, named as its package named it).
+pub(crate) fn onnx_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    Ok(
+        (std::fs::read_dir(dir)?.filter_map(|e| e.ok().map(|e| e.path())))
+            .filter(|p| p.extension().is_some_and(|x| x == "onnx"))
+            .collect(),
+    )
+}
 
 /// Every `MatMul(x, W)` weight initialiser, keyed `{module}.weight` by the `{module}.bias`
 /// initialiser added to its product. `torch.onnx` names these weights `onnx::MatMul_N`, and
