@@ -24,7 +24,6 @@ import numpy as np
 from tokenizers import Tokenizer
 
 ROOT = Path(__file__).resolve().parent.parent
-WEIGHTS = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "datasets/all-minilm-l6-v2"
 
 TOKENIZER_CASES = [
     ("Hello, world!", None),
@@ -76,8 +75,8 @@ PARAPHRASE_PAIRS = [
 ]
 
 
-def tokenizer():
-    tok = Tokenizer.from_file(str(WEIGHTS / "tokenizer.json"))
+def tokenizer(weights):
+    tok = Tokenizer.from_file(str(weights / "tokenizer.json"))
     tok.no_padding()
     tok.no_truncation()
     return tok
@@ -167,20 +166,13 @@ def write(path, value):
     print(f"wrote {path.relative_to(ROOT)}")
 
 
-def main():
-    tok = tokenizer()
-    cases = [
-        {"text": text, "max_len": max_len, "ids": encode(tok, text, max_len)}
-        for text, max_len in TOKENIZER_CASES
-    ]
-    write(ROOT / "crates/data/tests/fixtures/wordpiece_minilm.json", {"cases": cases})
-
-    config = json.loads((WEIGHTS / "config.json").read_text())
-    w = read_safetensors(WEIGHTS / "model.safetensors")
+def bert_fixture(tok, hidden_state):
+    """The import fixture of a BERT whose last hidden state [T, D] for one unpadded sentence's
+    ids is `hidden_state(ids)` (also used by scripts/paraphrase_reference.py)."""
     sentences = []
     for text in REFERENCE_SENTENCES:
         ids = encode(tok, text)
-        hidden = bert_forward(w, config, ids)
+        hidden = hidden_state(ids)
         sentences.append(
             {
                 "text": text,
@@ -192,7 +184,7 @@ def main():
         )
     texts = [s for pair in PARAPHRASE_PAIRS for s in pair]
     ids = [encode(tok, s) for s in texts]
-    emb = np.stack([embedding(bert_forward(w, config, i)) for i in ids])
+    emb = np.stack([embedding(hidden_state(i)) for i in ids])
     cosine = emb @ emb.T
     # The property the Rust test checks must hold for the reference itself.
     paired = [cosine[2 * i, 2 * i + 1] for i in range(len(PARAPHRASE_PAIRS))]
@@ -201,14 +193,27 @@ def main():
     ]
     assert min(paired) > max(unrelated), (paired, unrelated)
     print(f"paraphrase cosines {np.round(paired, 3)}, unrelated max {max(unrelated):.3f}")
+    return {
+        "sentences": sentences,
+        "paraphrases": {"texts": texts, "ids": ids, "cosine": cosine.tolist()},
+    }
+
+
+def main():
+    weights = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "datasets/all-minilm-l6-v2"
+    tok = tokenizer(weights)
+    cases = [
+        {"text": text, "max_len": max_len, "ids": encode(tok, text, max_len)}
+        for text, max_len in TOKENIZER_CASES
+    ]
+    write(ROOT / "crates/data/tests/fixtures/wordpiece_minilm.json", {"cases": cases})
+
+    config = json.loads((weights / "config.json").read_text())
+    w = read_safetensors(weights / "model.safetensors")
     write(
         ROOT / "crates/importers/tests/fixtures/minilm_reference.json",
-        {
-            "sentences": sentences,
-            "paraphrases": {"texts": texts, "ids": ids, "cosine": cosine.tolist()},
-        },
+        bert_fixture(tok, lambda ids: bert_forward(w, config, ids)),
     )
-
 
 if __name__ == "__main__":
     main()

@@ -1,5 +1,6 @@
-//! `uqformer embed`: token ids and sentence embeddings from a Hugging Face BERT checkpoint, to
-//! check an import against one's own reference (e.g. sentence-transformers).
+//! `uqformer embed`: token ids and sentence embeddings from a Hugging Face BERT checkpoint
+//! (safetensors or ONNX), to check an import against one's own reference (e.g.
+//! sentence-transformers).
 
 use std::path::PathBuf;
 
@@ -11,8 +12,8 @@ use serde::Serialize;
 
 #[derive(Args, Debug)]
 pub struct EmbedArgs {
-    /// Checkpoint folder with config.json, model.safetensors and vocab.txt (e.g.
-    /// datasets/all-minilm-l6-v2, from `datasets/fetch`).
+    /// Checkpoint folder with vocab.txt and config.json + model.safetensors or one *.onnx
+    /// graph (e.g. datasets/all-minilm-l6-v2, from `datasets/fetch`).
     #[arg(long)]
     weights: PathBuf,
     /// Print a JSON list of {"text", "ids", "embedding"} instead of a summary.
@@ -42,9 +43,9 @@ pub fn run(args: &EmbedArgs) -> crate::error::Result<()> {
     let dir = &args.weights;
     if !dir.is_dir() {
         return Err(format!(
-            "{}: not a directory; expected a BERT checkpoint folder with config.json, \
-             model.safetensors and vocab.txt (run `datasets/fetch all-minilm-l6-v2` for \
-             datasets/all-minilm-l6-v2)",
+            "{}: not a directory; expected a BERT checkpoint folder with vocab.txt and \
+             config.json + model.safetensors or one *.onnx graph (run `datasets/fetch \
+             all-minilm-l6-v2` for datasets/all-minilm-l6-v2)",
             dir.display()
         )
         .into());
@@ -54,7 +55,7 @@ pub fn run(args: &EmbedArgs) -> crate::error::Result<()> {
     let (config, model) = load_hf_bert(dir, &device)?;
     if tokenizer.vocab_size() != config.vocab_size {
         return Err(format!(
-            "{}: {} tokens, but config.json says vocab_size = {}",
+            "{}: {} tokens, but the checkpoint's vocab_size is {}",
             dir.join("vocab.txt").display(),
             tokenizer.vocab_size(),
             config.vocab_size

@@ -25,12 +25,17 @@ pub fn run() -> crate::error::Result<()> {
         );
     }
     println!("\npretrained backbones ([backbone] pretrained = ..., from `datasets/fetch`):");
+    // As wide as the longest name, so that a new entry needs no change here.
+    let width = (experiment::PRETRAINED.iter())
+        .map(|p| p.name.len())
+        .max()
+        .unwrap_or(0);
     for p in experiment::PRETRAINED {
         let serves = match p.architecture.reads() {
             InputKind::Images => "image datasets",
             InputKind::Tokens => "text datasets",
         };
-        println!("  {:<16} {} ({serves})", p.name, p.about);
+        println!("  {:<width$} {} ({serves})", p.name, p.about);
     }
     println!("\ndatasets ([data] dataset / ood = ...):");
     for info in Catalog::names() {

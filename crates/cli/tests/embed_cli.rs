@@ -1,16 +1,21 @@
-//! `uqformer embed` end to end on the fetched all-MiniLM-L6-v2: ids and embeddings equal the
-//! numpy reference of scripts/minilm_reference.py, and bad paths fail naming the path.
+//! `uqformer embed` end to end on the fetched all-MiniLM-L6-v2 and paraphrase-MiniLM-L3-v2 (an
+//! ONNX graph): ids and embeddings equal the references of scripts/minilm_reference.py and
+//! scripts/paraphrase_reference.py, and bad paths fail naming the path.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn weights() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/all-minilm-l6-v2");
+const MINILM: &str = "all-minilm-l6-v2";
+
+fn weights(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../datasets")
+        .join(name);
     assert!(
-        dir.join("model.safetensors").exists() && dir.join("vocab.txt").exists(),
-        "{} is incomplete: run `datasets/fetch all-minilm-l6-v2` first (CI fetches it)",
+        dir.join("vocab.txt").exists(),
+        "{} is incomplete: run `datasets/fetch {name}` first (CI fetches it)",
         dir.display()
     );
     dir
@@ -25,11 +30,23 @@ fn uqformer(args: &[&str]) -> Output {
 
 #[test]
 fn json_matches_the_numpy_reference() {
+    json_matches(MINILM, "minilm_reference.json");
+}
+
+#[test]
+fn json_of_an_onnx_checkpoint_matches_onnx_runtime() {
+    json_matches("paraphrase-minilm-l3-v2", "paraphrase_reference.json");
+}
+
+/// `--json` on checkpoint `datasets/NAME` gives the ids and embeddings of the importers'
+/// fixture `FIXTURE`.
+fn json_matches(name: &str, fixture: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../importers/tests/fixtures/minilm_reference.json");
+        .join("../importers/tests/fixtures")
+        .join(fixture);
     let fixture: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let sentences = fixture["sentences"].as_array().unwrap();
-    let weights = weights().display().to_string();
+    let weights = weights(name).display().to_string();
     let mut args = vec!["embed", "--weights", &weights, "--json"];
     args.extend(sentences.iter().map(|s| s["text"].as_str().unwrap()));
     let out = uqformer(&args);
@@ -60,7 +77,7 @@ fn json_matches_the_numpy_reference() {
             let w = w.as_f64().unwrap();
             assert!(
                 (embedding[i] - w).abs() < 1e-4,
-                "{}: value {i} {} vs numpy {w}",
+                "{}: value {i} {} vs reference {w}",
                 want["text"],
                 embedding[i]
             );
@@ -70,7 +87,7 @@ fn json_matches_the_numpy_reference() {
 
 #[test]
 fn summary_shows_tokens_and_the_first_values() {
-    let weights = weights().display().to_string();
+    let weights = weights(MINILM).display().to_string();
     let out = uqformer(&["embed", "--weights", &weights, "Café naïve résumé!"]);
     assert!(
         out.status.success(),
@@ -93,17 +110,19 @@ fn missing_paths_are_named() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(!out.status.success() && err.contains(&absent), "{err}");
 
-    // A folder with the vocabulary and config but no weights names the weights file.
+    // A folder with the vocabulary and config but no weights names the folder and the layouts
+    // expected.
     let partial = Path::new(env!("CARGO_TARGET_TMPDIR")).join("embed-partial");
     std::fs::create_dir_all(&partial).unwrap();
     for file in ["vocab.txt", "config.json"] {
-        std::fs::copy(weights().join(file), partial.join(file)).unwrap();
+        std::fs::copy(weights(MINILM).join(file), partial.join(file)).unwrap();
     }
     let out = uqformer(&["embed", "--weights", partial.to_str().unwrap(), "hello"]);
     let err = String::from_utf8(out.stderr).unwrap();
-    let expected = partial.join("model.safetensors").display().to_string();
-    assert!(
-        !out.status.success() && err.contains(&expected) && err.contains("cannot read"),
-        "{err}"
+    let expected = format!(
+        "{}: expected config.json with model.safetensors, or one *.onnx graph; found no \
+         model.safetensors and 0 *.onnx files",
+        partial.display()
     );
+    assert!(!out.status.success() && err.contains(&expected), "{err}");
 }

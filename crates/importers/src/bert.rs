@@ -1,12 +1,15 @@
-//! Hugging Face BERT checkpoints (`config.json` + `model.safetensors`, e.g. all-MiniLM-L6-v2)
-//! into a [`BertModel`]: the config read into [`HfBertConfig`], the tensors mapped by name.
+//! Hugging Face BERT checkpoints into a [`BertModel`]: a folder with `config.json` and
+//! `model.safetensors` (e.g. all-MiniLM-L6-v2), or one with a single ONNX graph exported from a
+//! `BertModel` ([`graph`], e.g. paraphrase-MiniLM-L3-v2); the config read into
+//! [`HfBertConfig`] or from the graph, the tensors mapped by name.
 
 mod config;
+mod graph;
 
 pub use config::HfBertConfig;
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use backbone::{BertConfig, BertModel};
 use burn::module::Param;
@@ -14,7 +17,10 @@ use burn::nn::{Embedding, LayerNorm, Linear};
 use burn::tensor::{Device, Tensor, TensorData};
 
 use crate::error::ImportError;
+use crate::onnx::OnnxGraph;
+use crate::onnx_structure::onnx_files;
 use crate::safetensors::SafeTensors;
+use graph::GraphTensors;
 
 /// Checkpoint tensors the encoder has no use for: the next-sentence pooler and a buffer of
 /// position ids.
@@ -24,11 +30,80 @@ const IGNORED: [&str; 3] = [
     "embeddings.position_ids",
 ];
 
-/// Reads `DIR/config.json` and `DIR/model.safetensors` (a Hugging Face BERT checkpoint).
+/// Reads a BERT checkpoint folder (see [`BertWeights::find`]) into its configuration and model.
 pub fn load_hf_bert(dir: &Path, device: &Device) -> Result<(BertConfig, BertModel), ImportError> {
-    let config = BertConfig::from(HfBertConfig::read(&dir.join("config.json"))?);
-    let model = load_bert_safetensors(&dir.join("model.safetensors"), &config, device)?;
+    let weights = BertWeights::find(dir)?;
+    let config = weights.config()?;
+    let model = weights.load(&config, device)?;
     Ok((config, model))
+}
+
+/// A BERT graph already read ([`graph`]): the configuration it computes (dropouts at their
+/// defaults) and the model holding its weights. Every missing, unexpected or mis-shaped tensor
+/// is listed in one [`ImportError::Tensors`], by the names the checkpoint had.
+pub fn bert_from_onnx(
+    graph: &OnnxGraph,
+    device: &Device,
+) -> Result<(BertConfig, BertModel), ImportError> {
+    let config = graph::config(graph)?;
+    let model = load_bert(&graph.path, &config, device, || {
+        Ok(GraphTensors::new(graph))
+    })?;
+    Ok((config, model))
+}
+
+/// The weights of a BERT checkpoint folder, in one of the two layouts it may have.
+#[derive(Debug, Clone)]
+pub(crate) enum BertWeights {
+    /// `config.json` and `model.safetensors` (the folder).
+    Safetensors(PathBuf),
+    /// One `*.onnx` graph exported from a `BertModel`, which also gives the configuration.
+    Onnx(Box<OnnxGraph>),
+}
+
+impl BertWeights {
+    /// `DIR/model.safetensors` (with `DIR/config.json`) when there is one, else the folder's one
+    /// `*.onnx` file, read; an error names the folder and both layouts when it has neither.
+    pub(crate) fn find(dir: &Path) -> Result<Self, ImportError> {
+        if dir.join("model.safetensors").is_file() {
+            return Ok(Self::Safetensors(dir.to_path_buf()));
+        }
+        let expected = "expected config.json with model.safetensors, or one *.onnx graph";
+        let mut graphs = onnx_files(dir).map_err(|e| {
+            ImportError::file(dir, format!("cannot read the folder ({e}); {expected}"))
+        })?;
+        match graphs.len() {
+            1 => Ok(Self::Onnx(Box::new(OnnxGraph::read(&graphs.remove(0))?))),
+            n => Err(ImportError::file(
+                dir,
+                format!("{expected}; found no model.safetensors and {n} *.onnx files"),
+            )),
+        }
+    }
+
+    /// The checkpoint's configuration (`config.json`, or read from the graph).
+    pub(crate) fn config(&self) -> Result<BertConfig, ImportError> {
+        match self {
+            Self::Safetensors(dir) => Ok(HfBertConfig::read(&dir.join("config.json"))?.into()),
+            Self::Onnx(graph) => graph::config(graph),
+        }
+    }
+
+    /// A model of `config` (validated first; its dropouts are free) holding the weights.
+    pub(crate) fn load(
+        &self,
+        config: &BertConfig,
+        device: &Device,
+    ) -> Result<BertModel, ImportError> {
+        match self {
+            Self::Safetensors(dir) => {
+                load_bert_safetensors(&dir.join("model.safetensors"), config, device)
+            }
+            Self::Onnx(graph) => {
+                load_bert(&graph.path, config, device, || Ok(GraphTensors::new(graph)))
+            }
+        }
+    }
 }
 
 /// Loads a Hugging Face BERT checkpoint into a model built from `config` (validated first).
@@ -41,17 +116,68 @@ pub fn load_bert_safetensors(
     config: &BertConfig,
     device: &Device,
 ) -> Result<BertModel, ImportError> {
+    load_bert(path, config, device, || SafeTensors::read(path))
+}
+
+/// Where the mapping reads a checkpoint's tensors, by the names the checkpoint gave them.
+trait Source {
+    /// The file, for messages.
+    fn path(&self) -> &Path;
+    /// Every tensor's name.
+    fn names(&self) -> Vec<&str>;
+    /// One tensor's stored shape.
+    fn shape(&self, name: &str) -> Option<&[usize]>;
+    /// A tensor's values as f32, or its dtype when it is not a float tensor.
+    fn values(&self, name: &str) -> Result<Vec<f32>, String>;
+    /// Whether linear weights are stored `[out, in]` (PyTorch's `nn.Linear`), not `[in, out]`
+    /// (ONNX's `MatMul(x, W)`, Burn's layout).
+    fn out_in(&self) -> bool;
+}
+
+impl Source for SafeTensors {
+    fn path(&self) -> &Path {
+        self.path()
+    }
+
+    fn names(&self) -> Vec<&str> {
+        self.tensors().map(|(name, _)| name).collect()
+    }
+
+    fn shape(&self, name: &str) -> Option<&[usize]> {
+        self.info(name).map(|info| info.shape.as_slice())
+    }
+
+    fn values(&self, name: &str) -> Result<Vec<f32>, String> {
+        self.to_f32(name).map_err(|_| {
+            self.info(name)
+                .map_or_else(String::new, |i| i.dtype.clone())
+        })
+    }
+
+    fn out_in(&self) -> bool {
+        true
+    }
+}
+
+/// The mapping onto a model of `config` (checkpoint `path`), which is validated before `read`
+/// reads the tensors.
+fn load_bert<S: Source>(
+    path: &Path,
+    config: &BertConfig,
+    device: &Device,
+    read: impl FnOnce() -> Result<S, ImportError>,
+) -> Result<BertModel, ImportError> {
     let mut model = config.init(device).map_err(|error| ImportError::Config {
         path: path.to_path_buf(),
         error,
     })?;
-    let file = SafeTensors::read(path)?;
-    let prefix = file
-        .tensors()
-        .find_map(|(name, _)| name.strip_suffix("embeddings.word_embeddings.weight"))
+    let file = &read()?;
+    let names = file.names();
+    let prefix = (names.iter())
+        .find_map(|name| name.strip_suffix("embeddings.word_embeddings.weight"))
         .unwrap_or("");
     let mut load = Loader {
-        file: &file,
+        file,
         prefix,
         used: BTreeSet::new(),
         missing: Vec::new(),
@@ -84,7 +210,7 @@ pub fn load_bert_safetensors(
 /// Moves checkpoint tensors into a model's parameters, collecting every missing or
 /// mismatched name instead of stopping at the first.
 struct Loader<'a> {
-    file: &'a SafeTensors,
+    file: &'a dyn Source,
     prefix: &'a str,
     used: BTreeSet<String>,
     missing: Vec<String>,
@@ -93,7 +219,8 @@ struct Loader<'a> {
 
 impl Loader<'_> {
     fn linear(&mut self, name: &str, linear: &mut Linear) {
-        self.param(&format!("{name}.weight"), &mut linear.weight, true);
+        let out_in = self.file.out_in();
+        self.param(&format!("{name}.weight"), &mut linear.weight, out_in);
         if let Some(bias) = &mut linear.bias {
             self.param(&format!("{name}.bias"), bias, false);
         }
@@ -119,24 +246,22 @@ impl Loader<'_> {
         if transpose {
             stored.reverse();
         }
-        let Some(info) = self.file.info(&key) else {
+        let Some(found) = self.file.shape(&key) else {
             self.missing.push(key);
             return;
         };
         self.used.insert(key.clone());
-        if info.shape != stored {
-            self.mismatched.push(format!(
-                "{key}: expected shape {stored:?}, found {:?}",
-                info.shape
-            ));
+        if found != stored {
+            self.mismatched
+                .push(format!("{key}: expected shape {stored:?}, found {found:?}"));
             return;
         }
-        let Ok(mut values) = self.file.to_f32(&key) else {
-            self.mismatched.push(format!(
-                "{key}: dtype {}, expected a float type",
-                info.dtype
-            ));
-            return;
+        let mut values = match self.file.values(&key) {
+            Ok(values) => values,
+            Err(dtype) => {
+                let found = format!("{key}: dtype {dtype}, expected a float type");
+                return self.mismatched.push(found);
+            }
         };
         if transpose {
             values = transposed(&values, stored[0], stored[1]);
@@ -151,11 +276,9 @@ impl Loader<'_> {
             .iter()
             .map(|n| format!("{}{n}", self.prefix))
             .collect();
-        let unexpected: Vec<String> = self
-            .file
-            .tensors()
-            .map(|(name, _)| name.to_string())
-            .filter(|name| !self.used.contains(name) && !ignored.contains(name))
+        let unexpected: Vec<String> = (self.file.names().into_iter())
+            .filter(|name| !self.used.contains(*name) && !ignored.iter().any(|i| i == name))
+            .map(String::from)
             .collect();
         if self.missing.is_empty() && unexpected.is_empty() && self.mismatched.is_empty() {
             return Ok(());

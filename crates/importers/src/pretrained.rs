@@ -9,9 +9,10 @@ use backbone::{Architecture, BertClassifier, BertConfig, Classifier, Dropout, Vi
 use burn::nn::LinearConfig;
 use burn::tensor::Device;
 
-use crate::bert::{HfBertConfig, load_bert_safetensors};
+use crate::bert::BertWeights;
 use crate::dinov2::load_dinov2_onnx;
 use crate::error::ImportError;
+use crate::onnx_structure::onnx_files;
 
 /// What a pretrained backbone is fitted to: the training set's classes and images, and the
 /// fine-tuning dropouts.
@@ -74,6 +75,12 @@ pub const PRETRAINED: &[Pretrained] = &[
         load: hf_bert,
     },
     Pretrained {
+        name: "paraphrase-minilm-l3-v2",
+        architecture: Architecture::Bert,
+        about: "paraphrase-MiniLM-L3-v2, a 3-block BERT (ONNX)",
+        load: hf_bert,
+    },
+    Pretrained {
         name: "dinov2-s",
         architecture: Architecture::Vit,
         about: "DINOv2-S/14, a 12-block ViT (ONNX)",
@@ -88,19 +95,20 @@ pub fn minilm_l6() -> BertConfig {
     BertConfig::new()
 }
 
-/// A Hugging Face BERT folder (`vocab.txt`, `config.json`, `model.safetensors`, the vocabulary
-/// checked first).
+/// A Hugging Face BERT folder: `vocab.txt` (checked first) and either `config.json` with
+/// `model.safetensors` or one ONNX graph ([`BertWeights::find`]).
 fn hf_bert(dir: &Path, _name: &str, target: &Target) -> Result<Checkpoint, ImportError> {
     let vocab = dir.join("vocab.txt");
     std::fs::metadata(&vocab)
         .map_err(|e| ImportError::file(&vocab, format!("cannot read the vocabulary: {e}")))?;
-    let mut bert = BertConfig::from(HfBertConfig::read(&dir.join("config.json"))?);
+    let weights = BertWeights::find(dir)?;
+    let mut bert = weights.config()?;
     bert.dropout = target.dropout;
     bert.attention_dropout = target.attention_dropout;
-    let (weights, classes) = (dir.join("model.safetensors"), target.num_classes);
+    let classes = target.num_classes;
     let config = serde_json::to_value(&bert).expect("a BertConfig serialises");
     let init = move |_: u64, device: &Device| {
-        let encoder = load_bert_safetensors(&weights, &bert, device)?;
+        let encoder = weights.load(&bert, device)?;
         Ok(BertClassifier {
             bert: encoder,
             dropout: Dropout { prob: bert.dropout },
@@ -123,15 +131,11 @@ fn dinov2_onnx(dir: &Path, name: &str, target: &Target) -> Result<Checkpoint, Im
     let Some([channels, side]) = target.images else {
         return Err(fail(format!("`{name}` is a backbone for images")));
     };
-    let entries = std::fs::read_dir(dir).map_err(|e| {
+    let mut files = onnx_files(dir).map_err(|e| {
         fail(format!(
             "cannot read the folder ({e}); run `datasets/fetch {name}`"
         ))
     })?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "onnx"))
-        .collect();
     let path = match files.len() {
         1 => files.remove(0),
         n => return Err(fail(format!("expected one *.onnx file, found {n}"))),

@@ -177,7 +177,8 @@ pub struct BackboneSection {
     pub preset: Option<String>,
     /// Pretrained weights: a folder under the data root, fine-tuned with a fresh classifier head
     /// (the checkpoint gives the architecture). Text datasets need a Hugging Face BERT checkpoint
-    /// there (`config.json`, `model.safetensors`, `vocab.txt`, e.g. `all-minilm-l6-v2`); image
+    /// there (`vocab.txt` with `config.json` and `model.safetensors`, e.g. `all-minilm-l6-v2`, or
+    /// with one ONNX graph, e.g. `paraphrase-minilm-l3-v2`); image
     /// datasets a DINOv2 ONNX file (one `*.onnx`, e.g. `dinov2-s`), at the dataset's image size
     /// (a multiple of its patch size).
     #[serde(default)]

@@ -39,7 +39,7 @@ fn set<const D: usize>(param: &mut Param<Tensor<D>>, values: Vec<f32>) {
 pub(super) struct Loader<'a> {
     graph: &'a OnnxGraph,
     prefix: &'a str,
-    /// The anonymous projection weights by role ([`matmul_weights`](super::structure::matmul_weights)).
+    /// The anonymous projection weights by role ([`matmul_weights`](crate::onnx_structure::matmul_weights)).
     weights: BTreeMap<String, &'a OnnxTensor>,
     used: BTreeSet<&'a str>,
     missing: Vec<String>,

@@ -1,38 +1,11 @@
-//! What the DINOv2 import reads from the graph's structure rather than from names: the
-//! roles of the anonymous projection weights, the split position table, and checks that the
-//! graph computes what the [`VisionTransformer`](backbone::VisionTransformer) computes.
-
-use std::collections::BTreeMap;
+//! What the DINOv2 import reads from the graph's structure rather than from names, beside
+//! what every ONNX import reads ([`crate::onnx_structure`]): the split position table, and
+//! checks that the graph computes what the [`VisionTransformer`](backbone::VisionTransformer)
+//! computes.
 
 use super::bicubic;
 use crate::error::ImportError;
 use crate::onnx::{Node, OnnxGraph, OnnxTensor};
-
-/// Every `MatMul(x, W)` weight initialiser, keyed `{module}.weight` by the `{module}.bias`
-/// initialiser added to its product.
-pub(super) fn matmul_weights(graph: &OnnxGraph) -> BTreeMap<String, &OnnxTensor> {
-    let mut weights = BTreeMap::new();
-    for node in graph.nodes.iter().filter(|n| n.op_type == "MatMul") {
-        let (Some(w), Some(product)) = (
-            node.inputs.get(1).and_then(|i| graph.initializer(i)),
-            node.outputs.first(),
-        ) else {
-            continue;
-        };
-        let module = graph
-            .consumers(product)
-            .filter(|n| n.op_type == "Add")
-            .flat_map(|n| &n.inputs)
-            .find_map(|i| {
-                i.strip_suffix(".bias")
-                    .filter(|_| graph.initializer(i).is_some())
-            });
-        if let Some(module) = module {
-            weights.insert(format!("{module}.weight"), w);
-        }
-    }
-    weights
-}
 
 /// The anonymous class position `[1, 1, D]` and patch positions `[1, g², D]`, and g.
 pub(super) fn position_tables(
@@ -62,22 +35,6 @@ pub(super) fn position_tables(
             ),
         )),
     }
-}
-
-/// The graph's GELU must be the exact one (`x/2 · (1 + erf(x/√2))`), once per block.
-pub(super) fn check_exact_gelu(graph: &OnnxGraph, n_layers: usize) -> Result<(), ImportError> {
-    let count = |op: &str| graph.nodes.iter().filter(|n| n.op_type == op).count();
-    let (erf, tanh) = (count("Erf"), count("Tanh"));
-    if erf == n_layers && tanh == 0 {
-        return Ok(());
-    }
-    Err(ImportError::file(
-        &graph.path,
-        format!(
-            "expected exact GELU: one Erf node per block ({n_layers}) and no Tanh, found {erf} \
-             Erf and {tanh} Tanh nodes"
-        ),
-    ))
 }
 
 /// The patch embedding must be a Conv with stride = kernel, no padding, one group.
@@ -110,44 +67,6 @@ pub(super) fn check_patch_conv(
             conv.map(|c| &c.attributes)
         ),
     ))
-}
-
-/// The one epsilon of all `expected` LayerNorms, read from their `Sqrt(Add(variance, eps))`.
-pub(super) fn layer_norm_eps(graph: &OnnxGraph, expected: usize) -> Result<f64, ImportError> {
-    let scalar = |name: &str| -> Option<f32> {
-        let tensor = match graph.producer(name) {
-            Some(node) if node.op_type == "Constant" => node.attribute("value")?.t.as_ref()?,
-            Some(_) => return None,
-            None => graph.initializer(name)?,
-        };
-        match tensor.floats.as_deref() {
-            Some(&[v]) => Some(v),
-            _ => None,
-        }
-    };
-    let eps: Vec<f32> = graph
-        .nodes
-        .iter()
-        .filter(|n| n.op_type == "Sqrt")
-        .filter_map(|sqrt| {
-            let add = graph.producer(sqrt.inputs.first()?)?;
-            (add.op_type == "Add")
-                .then(|| add.inputs.iter().find_map(|i| scalar(i)))
-                .flatten()
-        })
-        .collect();
-    match eps.first() {
-        Some(&first) if eps.len() == expected && eps.iter().all(|&e| e == first) => {
-            Ok(f64::from(first))
-        }
-        _ => Err(ImportError::file(
-            &graph.path,
-            format!(
-                "expected {expected} LayerNorms (Sqrt(Add(variance, eps))) sharing one eps, \
-                 found eps values {eps:?}"
-            ),
-        )),
-    }
 }
 
 /// The patch positions must reach a `Resize` whose mode is the bicubic one of

@@ -295,7 +295,7 @@ fn graph_faults_are_named() {
                     .unwrap();
                 eps.floats = Some(vec![1e-5]);
             }),
-            "expected 25 LayerNorms (Sqrt(Add(variance, eps))) sharing one eps",
+            "expected 25 LayerNorms (LayerNormalization nodes, or Sqrt(Add(variance, eps))) sharing one eps",
         ),
         (
             Box::new(|g| {

@@ -1,13 +1,17 @@
 //! Importing pretrained checkpoints: the safetensors reader and BERT key mapping on small
 //! files written here (`format`), all-MiniLM-L6-v2 against an independent numpy forward
-//! (`minilm`, needs `datasets/fetch`), the ONNX reader on hand-encoded protobuf
+//! (`minilm`, needs `datasets/fetch`), paraphrase-MiniLM-L3-v2 (a BERT in ONNX) against
+//! onnxruntime running its graph (`paraphrase`, needs `datasets/fetch paraphrase-minilm-l3-v2`),
+//! both through the checks of `bert_checks`, the ONNX reader on hand-encoded protobuf
 //! (`onnx_format`), DINOv2-S/14 against onnxruntime running the ONNX graph itself
 //! (`dinov2`, needs `datasets/fetch dinov2-s`), and the checkpoints' shapes (`presets`).
 
+mod bert_checks;
 mod dinov2;
 mod format;
 mod minilm;
 mod onnx_format;
+mod paraphrase;
 mod presets;
 
 use burn::tensor::{Device, Tensor};
