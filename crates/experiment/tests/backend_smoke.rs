@@ -83,7 +83,7 @@ fn forward_matches_the_cpu_and_a_training_step_runs(backend: Backend) {
         let opts = FitOptions {
             device: autodiff.clone(),
             seed: 2,
-            label: backend.into(),
+            label: backend.name().into(),
             checkpoint: None,
             quiet: true,
             stop_after: None,
