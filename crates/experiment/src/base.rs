@@ -52,13 +52,8 @@ impl std::fmt::Debug for BaseSpec {
 impl BaseSpec {
     /// The base model of `[backbone]` for the training set `train_full`.
     pub fn new(config: &ExperimentConfig, data_root: &Path, train_full: &Dataset) -> Result<Self> {
-        match (&config.backbone.pretrained, train_full) {
-            (Some(_), data) => {
-                let entry = config
-                    .pretrained()?
-                    .expect("a pretrained backbone is named");
-                pretrained::load(config, data_root, entry, data)
-            }
+        match (config.pretrained()?, train_full) {
+            (Some(entry), data) => pretrained::load(config, data_root, entry, data),
             (None, Dataset::Images(images)) => {
                 let vit = vit_config(config, images)?;
                 let init = vit.clone();

@@ -46,10 +46,17 @@ pub fn bert_from_onnx(
     device: &Device,
 ) -> Result<(BertConfig, BertModel), ImportError> {
     let config = graph::config(graph)?;
-    let model = load_bert(&graph.path, &config, device, || {
-        Ok(GraphTensors::new(graph))
-    })?;
+    let model = load_bert_onnx(graph, &config, device)?;
     Ok((config, model))
+}
+
+/// The weights of a BERT graph (its projections named by their biases) in a model of `config`.
+fn load_bert_onnx(
+    graph: &OnnxGraph,
+    config: &BertConfig,
+    device: &Device,
+) -> Result<BertModel, ImportError> {
+    load_bert(&graph.path, config, device, || Ok(GraphTensors::new(graph)))
 }
 
 /// The weights of a BERT checkpoint folder, in one of the two layouts it may have.
@@ -99,9 +106,7 @@ impl BertWeights {
             Self::Safetensors(dir) => {
                 load_bert_safetensors(&dir.join("model.safetensors"), config, device)
             }
-            Self::Onnx(graph) => {
-                load_bert(&graph.path, config, device, || Ok(GraphTensors::new(graph)))
-            }
+            Self::Onnx(graph) => load_bert_onnx(graph, config, device),
         }
     }
 }
