@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Subcommand};
-use experiment::store::timestamp;
 use experiment::{CacheEntry, Clean, ExperimentConfig};
+use report::timestamp;
 
 #[derive(Args, Debug)]
 pub struct CacheArgs {

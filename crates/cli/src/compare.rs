@@ -3,8 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use experiment::joined::join_runs;
-use experiment::render_terminal;
+use report::{CURVES_FILE, join_runs, render_terminal};
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
@@ -30,14 +29,11 @@ pub fn run(args: &CompareArgs) -> crate::error::Result<()> {
         .collect();
     let record = format!("# uqformer compare\nruns = [{}]\n", listed.join(", "));
     let mut files = vec![
-        (
-            experiment::curves::CURVES_FILE.to_string(),
-            joined.curves.to_json()?,
-        ),
+        (CURVES_FILE.to_string(), joined.curves.to_json()?),
         ("report.html".to_string(), rendered.html.into_bytes()),
     ];
     files.extend((rendered.figures.into_iter()).map(|f| (f.file, f.svg.into_bytes())));
-    let dir = experiment::write_run(
+    let dir = report::write_run(
         &args.out,
         &record,
         &joined.summary,

@@ -9,6 +9,8 @@ pub enum CliError {
     #[error("{0}")]
     Config(#[from] experiment::ConfigError),
     #[error("{0}")]
+    Report(#[from] report::ReportError),
+    #[error("{0}")]
     Data(#[from] data::DataError),
     #[error("{0}")]
     Metrics(#[from] uq_metrics::MetricsError),

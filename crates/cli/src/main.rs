@@ -9,7 +9,7 @@ mod features;
 mod list;
 mod metrics;
 mod npy;
-mod report;
+mod redraw;
 mod run;
 mod worker;
 
@@ -49,7 +49,7 @@ enum Command {
     Compare(compare::CompareArgs),
     /// Draw a run's report.md, report.html and figures again from its summary.json and
     /// curves.json (after the figures' code changed); nothing measured changes.
-    Report(report::ReportArgs),
+    Report(redraw::ReportArgs),
     /// List method kinds, backbone presets, datasets, corruptions, OOD scores and backends.
     List,
     /// The trained-model cache: `cache list`, `cache clean [--unused-by FILES...] [--older-than
@@ -73,7 +73,7 @@ fn execute(cli: &Cli) -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Metrics(args) => metrics::run(args),
         Command::Compare(args) => compare::run(args),
-        Command::Report(args) => report::run(args),
+        Command::Report(args) => redraw::run(args),
         Command::List => list::run(),
         Command::Cache(args) => cache::run(args),
         // The main process re-runs a job whose worker failed and reports the error itself.

@@ -5,7 +5,8 @@ use std::time::Instant;
 
 use clap::Args;
 use experiment::device::Backend;
-use experiment::{ExperimentConfig, RunOptions, Workers, render_terminal};
+use experiment::{ExperimentConfig, RunOptions, Workers};
+use report::render_terminal;
 
 #[derive(Args, Debug)]
 pub struct RunArgs {

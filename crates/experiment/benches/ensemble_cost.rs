@@ -12,9 +12,9 @@ use burn::tensor::{Device, Distribution, Int, Tensor, TensorData};
 use ensembles::{DeepEnsemble, Single};
 use experiment::eval::costs;
 use experiment::memory::{peak_bytes, reset_peak};
-use experiment::results::Cost;
 use hydra::{HeadSet, Merge};
 use lora_ensemble::LoraConfig;
+use report::Cost;
 use seam::{EnsembleModel, Trainable};
 
 #[global_allocator]

@@ -16,8 +16,8 @@ use crate::cache::{Fit, Trainer, fingerprint};
 use crate::config::ExperimentConfig;
 use crate::error::{ErrorContext, ExperimentError, Result};
 use crate::methods::ModelInit;
-use crate::results::TrainCost;
 use crate::workers::{Job, Pool};
+use report::summary::TrainCost;
 
 mod pretrained;
 pub use importers::{PRETRAINED, Pretrained};

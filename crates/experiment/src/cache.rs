@@ -13,9 +13,9 @@ use burn::tensor::Device;
 use seam::Trainable;
 use train::{Checkpoint, Data, Distill, FitOptions, TrainConfig, fit_with_report};
 
-use crate::curves::TrainingLog;
 use crate::error::{ErrorContext, Result};
-use crate::results::TrainCost;
+use report::curves::{Epoch, TrainingLog};
+use report::summary::TrainCost;
 
 mod manage;
 
@@ -147,7 +147,14 @@ impl Trainer {
         if !logs.iter().any(|l| l.label == label) {
             logs.push(TrainingLog {
                 label,
-                epochs: state.history.epochs.clone(),
+                epochs: (state.history.epochs.iter())
+                    .map(|e| Epoch {
+                        epoch: e.epoch,
+                        loss: e.loss,
+                        accuracy: e.accuracy,
+                        seconds: e.seconds,
+                    })
+                    .collect(),
             });
         }
         drop(logs);

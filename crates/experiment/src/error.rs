@@ -73,7 +73,7 @@ pub enum ExperimentError {
     #[error("{0}")]
     Json(#[from] serde_json::Error),
     #[error("{0}")]
-    Plot(#[from] plots::PlotError),
+    Report(#[from] report::ReportError),
     /// A check of this crate's own, in words.
     #[error("{0}")]
     Invalid(String),

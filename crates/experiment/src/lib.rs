@@ -7,27 +7,23 @@
 //! ```
 //!
 //! A method is given what it needs to build (base models, training and validation data), never
-//! the evaluation sets; the report is rendered from the stored summary and computes nothing.
+//! the evaluation sets. The run's results schema, the paired comparisons, the store and the
+//! report are the `report` crate's: the report is rendered from the stored summary and computes
+//! nothing.
 //! Errors are [`ExperimentError`]s that name the file, field, method or seed.
 
 mod base;
 mod cache;
-pub mod compare;
 pub mod config;
-pub mod curves;
 pub mod device;
 pub mod error;
 pub mod eval;
-pub mod joined;
 pub mod memory;
 pub mod methods;
 pub mod pool;
 pub mod prep;
-pub mod report;
-pub mod results;
 pub mod runner;
 pub mod sets;
-pub mod store;
 pub mod workers;
 
 pub use base::{PRETRAINED, Pretrained};
@@ -39,12 +35,5 @@ pub use error::{ConfigError, ExperimentError};
 pub use methods::{
     Built, Context, KINDS, Method, MethodSpec, Needs, Recalibration, Setting, Sweep,
 };
-
-pub use report::{render_markdown, render_terminal};
-pub use results::{
-    Comparison, Cost, Decision, DiversityMetrics, IdMetrics, MethodResult, OodMetrics,
-    ShiftMetrics, Summary, TrainCost, Variant,
-};
 pub use runner::{RunOptions, RunOutput, run, run_job, run_worker};
-pub use store::write_run;
 pub use workers::{Job, WorkerSpec, Workers};

@@ -206,13 +206,13 @@ fn eval_section_and_calibration_are_checked() {
     .unwrap();
     assert_eq!(c.eval.margins.len(), 3);
     assert_eq!(
-        experiment::compare::margin(&c.eval.margins, "id.accuracy"),
+        report::compare::margin(&c.eval.margins, "id.accuracy"),
         0.01
     );
-    assert_eq!(experiment::compare::margin(&c.eval.margins, "id.ece"), 0.01);
-    assert_eq!(experiment::compare::margin(&c.eval.margins, "id.nll"), 0.02);
+    assert_eq!(report::compare::margin(&c.eval.margins, "id.ece"), 0.01);
+    assert_eq!(report::compare::margin(&c.eval.margins, "id.nll"), 0.02);
     assert_eq!(
-        experiment::compare::margin(&c.eval.margins, "ood.kmnist.auroc"),
+        report::compare::margin(&c.eval.margins, "ood.kmnist.auroc"),
         0.01
     );
     let e = error_of(&with_eval("margins = { \"id.accuracy\" = 0.0 }"));

@@ -6,7 +6,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use experiment::{ExperimentConfig, RunOptions, Summary, run};
+use experiment::{ExperimentConfig, RunOptions, run};
+use report::Summary;
 
 /// Burn's CPU RNG is process-global: runs must not interleave.
 static SERIAL: Mutex<()> = Mutex::new(());

@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
-use experiment::curves::RunCurves;
-use experiment::{ExperimentConfig, KINDS, RunOptions, Summary, run};
+use experiment::{ExperimentConfig, KINDS, RunOptions, run};
+use report::RunCurves;
+use report::Summary;
 
 const BASE: &str = r#"
 [experiment]
@@ -282,7 +283,7 @@ fn figures_match_the_summary(dir: &Path, summary: &Summary) {
         assert!((risk - (1.0 - m.id.accuracy)).abs() < 1e-12);
         // The ROC curve is short enough here to be stored whole: its area is the AUROC.
         let roc = &c.ood["mnist_small"].roc;
-        assert!(roc.len() < experiment::curves::MAX_POINTS);
+        assert!(roc.len() < experiment::eval::MAX_POINTS);
         let area: f64 = roc
             .windows(2)
             .map(|w| (w[1].0 - w[0].0) * (w[1].1 + w[0].1) / 2.0)

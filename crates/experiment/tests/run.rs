@@ -4,8 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use experiment::joined::{join_runs, redraw};
-use experiment::{ExperimentConfig, RunOptions, Summary, Variant, run};
+use experiment::{ExperimentConfig, RunOptions, run};
+use report::{Summary, Variant};
+use report::{join_runs, redraw};
 
 /// Burn's CPU RNG is process-global: runs must not interleave.
 static SERIAL: Mutex<()> = Mutex::new(());

@@ -187,7 +187,7 @@ fn every_text_kind_runs_on_a_pretrained_bert() {
     let (lora, lora_base) = (&results[5], &results[6]);
     assert_eq!(lora.extra["frozen"], "pretrained");
     assert_eq!(lora_base.extra["frozen"], "base");
-    let trainings = |r: &experiment::MethodResult| r.train_cost.unwrap().trainings;
+    let trainings = |r: &report::MethodResult| r.train_cost.unwrap().trainings;
     assert_eq!(trainings(lora), 1);
     assert_eq!(trainings(lora_base), 1 + trainings(single));
     assert_eq!(lora.cost.params, lora_base.cost.params);

@@ -18,7 +18,6 @@ use data::{Catalog, Modality};
 use importers::{PRETRAINED, Pretrained};
 use serde::{Deserialize, Serialize};
 use train::TrainConfig;
-use uq_metrics::OodScore;
 
 use crate::error::ConfigError;
 use crate::methods::{MethodSpec, Recalibration, Setting};
@@ -80,29 +79,6 @@ impl ExperimentConfig {
         };
         config.validate()?;
         Ok(config)
-    }
-
-    /// The `[data] ood_score` list parsed, the headline score first: an error names the field
-    /// and the score, and refuses an empty list and repeats.
-    pub fn ood_scores(&self) -> Result<Vec<OodScore>, ConfigError> {
-        let names = self.data.ood_score.names();
-        if names.is_empty() {
-            return Err(ConfigError::msg(
-                "data.ood_score: an empty list; expected at least one score",
-            ));
-        }
-        let mut scores = Vec::with_capacity(names.len());
-        for name in names {
-            let score: OodScore =
-                (name.parse()).map_err(|e| ConfigError::msg(format!("data.ood_score: {e}")))?;
-            if scores.contains(&score) {
-                return Err(ConfigError::msg(format!(
-                    "data.ood_score: `{name}` is listed twice"
-                )));
-            }
-            scores.push(score);
-        }
-        Ok(scores)
     }
 
     /// What a method's check and build may know of the experiment.

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use uq_metrics::ConformalScore;
+use uq_metrics::{ConformalScore, OodScore};
 
 use crate::device::Backend;
 use crate::methods::Recalibration;
@@ -18,7 +18,7 @@ pub struct EvalSection {
     /// The method every other is compared with, paired by seed (absent from the run: none).
     pub reference: String,
     /// Equivalence margins by metric (`id.accuracy`, `ood.auroc`, `ood.<set>.auroc`, ...),
-    /// overriding [`crate::compare::DEFAULT_MARGINS`].
+    /// overriding [`report::compare::DEFAULT_MARGINS`].
     pub margins: BTreeMap<String, f64>,
     /// Miscoverage level α of the split conformal prediction sets (in (0, 1)).
     pub conformal_alpha: f64,
@@ -47,7 +47,7 @@ impl Default for EvalSection {
     fn default() -> Self {
         Self {
             calibration: Recalibration::None,
-            reference: "deep_ensemble".into(),
+            reference: report::DEFAULT_REFERENCE.into(),
             margins: BTreeMap::new(),
             conformal_alpha: 0.1,
             conformal_score: ConformalScore::Thr,
@@ -114,26 +114,66 @@ pub struct DataSection {
     pub image_size: Option<usize>,
 }
 
-/// One OOD score or a list of them, as written.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// `[data] ood_score`: one score or a list, parsed as the file is read (an unknown name, an
+/// empty list or a repeat is refused naming the field); the first is the run's headline score.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScoreList(Vec<OodScore>);
+
+impl ScoreList {
+    /// The scores in order, the headline first (never empty).
+    pub fn scores(&self) -> &[OodScore] {
+        &self.0
+    }
+
+    /// The headline score.
+    pub fn primary(&self) -> OodScore {
+        self.0[0]
+    }
+}
+
+/// Written as read: one name, or a list of them.
+#[derive(Serialize, Deserialize)]
 #[serde(untagged)]
-pub enum ScoreList {
+enum Written {
     One(String),
     Many(Vec<String>),
 }
 
-impl ScoreList {
-    /// The names in order.
-    pub fn names(&self) -> &[String] {
-        match self {
-            Self::One(name) => std::slice::from_ref(name),
-            Self::Many(names) => names,
+impl<'de> Deserialize<'de> for ScoreList {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let names = match Written::deserialize(d)? {
+            Written::One(name) => vec![name],
+            Written::Many(names) => names,
+        };
+        if names.is_empty() {
+            return Err(D::Error::custom(
+                "data.ood_score: an empty list; expected at least one score",
+            ));
         }
+        let mut scores = Vec::with_capacity(names.len());
+        for name in &names {
+            let score: OodScore =
+                (name.parse()).map_err(|e| D::Error::custom(format!("data.ood_score: {e}")))?;
+            if scores.contains(&score) {
+                return Err(D::Error::custom(format!(
+                    "data.ood_score: `{name}` is listed twice"
+                )));
+            }
+            scores.push(score);
+        }
+        Ok(Self(scores))
     }
+}
 
-    /// The headline score: the first listed ("" for an empty list, which validation refuses).
-    pub fn primary(&self) -> &str {
-        self.names().first().map_or("", String::as_str)
+impl Serialize for ScoreList {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let name = |score: &OodScore| score.name().to_string();
+        match self.0.as_slice() {
+            [one] => Written::One(name(one)),
+            many => Written::Many(many.iter().map(name).collect()),
+        }
+        .serialize(s)
     }
 }
 
@@ -204,7 +244,7 @@ fn default_eval_batch() -> usize {
     256
 }
 fn default_score() -> ScoreList {
-    ScoreList::One("msp".into())
+    ScoreList(vec![OodScore::Output(uq_metrics::Score::Msp)])
 }
 fn default_test_fraction() -> f64 {
     0.2

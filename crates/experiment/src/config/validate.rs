@@ -5,11 +5,11 @@ use backbone::InputKind;
 use data::Modality;
 
 use super::{ExperimentConfig, Precision, modality_of};
-use crate::compare::DEFAULT_MARGINS;
 use crate::device::Backend;
 use crate::error::ConfigError;
 use crate::methods::Recalibration;
-use crate::results::Variant;
+use report::compare::DEFAULT_MARGINS;
+use report::summary::Variant;
 
 fn fail(field: &str, what: impl Into<String>) -> Result<(), ConfigError> {
     Err(ConfigError::msg(format!("{field}: {}", what.into())))
@@ -21,7 +21,6 @@ impl ExperimentConfig {
         self.validate_run()?;
         self.validate_modality()?;
         self.validate_backend()?;
-        self.ood_scores()?;
         self.validate_groups()?;
         self.validate_margins()?;
         self.validate_data()?;

@@ -8,7 +8,7 @@ use seam::EnsembleModel;
 use seam::timing::{self, quartiles};
 
 use crate::memory;
-use crate::results::Cost;
+use report::summary::Cost;
 
 /// Batch-1 calls per timed block: one call takes about a millisecond, too short to time alone
 /// on a shared machine, so each round times a block of them and records the mean call.

@@ -6,7 +6,7 @@ use uq_metrics::{ConformalReport, ConformalScore, Diversity, Options, Score, Sco
 
 use super::predict::Predictions;
 use crate::error::Result;
-use crate::results::{DiversityMetrics, IdMetrics, OodMetrics, ShiftMetrics};
+use report::summary::{DiversityMetrics, IdMetrics, OodMetrics, ShiftMetrics};
 
 /// Accuracy, NLL, Brier, ECE, AECE and AURC of the ensemble's mean prediction.
 pub fn id_metrics(p: &Predictions) -> Result<IdMetrics> {

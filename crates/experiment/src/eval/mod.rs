@@ -12,6 +12,7 @@ mod scoring;
 mod sweep;
 
 pub use cost::costs;
+pub use curves::MAX_POINTS;
 pub use metrics::{id_metrics, ood_metrics, scores, shift_metrics};
 pub use predict::{Predictions, predict};
 pub use seam::timing::quartiles;
@@ -25,11 +26,11 @@ use seam::EnsembleModel;
 use uq_metrics::{ConformalScore, OodScore, Score};
 
 use crate::config::OodGroups;
-use crate::curves::MethodCurves;
 use crate::error::{ErrorContext, ExperimentError, Result};
-use crate::results::{Cost, GroupMetrics, MethodResult, OodMetrics, Variant};
 use crate::sets::{EvalSets, Prep};
 use metrics::{conformal_metrics, diversity_metrics};
+use report::curves::MethodCurves;
+use report::summary::{Cost, GroupMetrics, MethodResult, OodMetrics, Variant};
 use scoring::set_scores;
 
 /// The seed stream of the AUROC bootstrap.

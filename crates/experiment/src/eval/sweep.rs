@@ -5,9 +5,9 @@ use uq_metrics::Score;
 use super::Evaluator;
 use super::metrics::{id_metrics, ood_metrics, scores, shift_metrics};
 use super::predict::predict;
-use crate::curves::SweepTable;
 use crate::error::Result;
 use crate::methods::Sweep;
+use report::curves::SweepTable;
 
 impl Evaluator<'_> {
     /// The table of a sweep: its own columns, then per point accuracy, NLL and ECE on the test

@@ -14,7 +14,7 @@ use super::MethodSpec;
 use crate::cache::{Fit, Trainer, fnv1a};
 use crate::error::{ExperimentError, Result};
 use crate::prep::Prep;
-use crate::results::TrainCost;
+use report::summary::TrainCost;
 
 /// Makes a model from a seed on a device: how base models are made, the pretrained weights with
 /// a fresh head on a pretrained backbone.
@@ -65,7 +65,7 @@ pub struct Built {
     /// Models to evaluate beside the method itself, as tables in the run folder.
     pub sweeps: Vec<Sweep>,
     /// HetDPT's accuracy predictor, for its figure.
-    pub predictor: Option<crate::curves::PredictorGrid>,
+    pub predictor: Option<report::curves::PredictorGrid>,
 }
 
 /// Models a method wants evaluated on every evaluation set, one table row each (Hydra's pruning

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{Built, Context, Method, Needs, Setting};
 use crate::error::{ExperimentError, Result};
-use crate::results::TrainCost;
+use report::TrainCost;
+use report::curves::PredictorGrid;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -96,7 +97,41 @@ impl Method for HetDpt {
             }),
         );
         built.files.push(("hetdpt.json".into(), json));
-        built.predictor = Some(crate::curves::PredictorGrid::of(report));
+        built.predictor = Some(predictor_grid(report));
         Ok(built)
+    }
+}
+
+/// The accuracy predictor's grid of a HetDPT report, for `curves.json` (`method` and `seed`
+/// filled in by the runner).
+fn predictor_grid(report: &hetdpt::HetDptReport) -> PredictorGrid {
+    let prediction = |a: usize, g: usize| {
+        (report.grid.iter())
+            .find(|c| (c.n_attn, c.n_act) == (a, g))
+            .map_or(f64::NAN, |c| c.predicted_accuracy)
+    };
+    let held_out = &report.fit.loo_predictions;
+    PredictorGrid {
+        method: String::new(),
+        seed: 0,
+        predicted: (report.grid.iter())
+            .map(|c| (c.n_attn, c.n_act, c.predicted_accuracy))
+            .collect(),
+        measured: (report.points.iter().enumerate())
+            .map(|(i, p)| {
+                let loo = held_out.get(i).copied().unwrap_or(f64::NAN);
+                let fitted = prediction(p.n_attn, p.n_act);
+                (p.n_attn, p.n_act, p.accuracy, fitted, loo)
+            })
+            .collect(),
+        chosen: (
+            report.choice.n_attn,
+            report.choice.n_act,
+            report.choice.predicted_accuracy,
+            report.pruned.accuracy,
+        ),
+        base_accuracy: report.base.accuracy,
+        loo_r_squared: report.fit.loo_r_squared,
+        loo_max_abs_error: report.fit.loo_max_abs_error,
     }
 }

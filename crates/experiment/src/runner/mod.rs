@@ -1,7 +1,7 @@
 //! The runner: the seed loop over the stages, in order —
 //! [`sets`](crate::sets) (load, split, limit) → [`base`](crate::base) (train or load the base
 //! models) → [`methods`](crate::methods) (build) → [`eval`](crate::eval) (predict, metrics, cost)
-//! → [`store`](crate::store) (the run directory) with the [`report`](crate::report) rendered from
+//! → [`store`](report::write_run) (the run directory) with the [`report`](report::render) rendered from
 //! the summary.
 
 use std::path::PathBuf;
@@ -11,16 +11,16 @@ use burn::tensor::Device;
 
 use crate::base::{Base, BaseSpec, base_models, needed_base_models, train_base};
 use crate::cache::{Trainer, fingerprint};
-use crate::compare::compare;
 use crate::config::ExperimentConfig;
-use crate::curves::{CURVES_FILE, RunCurves};
 use crate::error::{ErrorContext as _, ExperimentError, Result, check_stop};
 use crate::methods::{Context, MethodSpec};
-use crate::report::render;
-use crate::results::Summary;
 use crate::sets::{Loaded, SeedData, load};
-use crate::store::write_run;
 use crate::workers::{Job, Pool, Spawn, WorkerSpec, Workers, command};
+use report::compare::compare;
+use report::curves::{CURVES_FILE, RunCurves};
+use report::render;
+use report::summary::Summary;
+use report::write_run;
 
 mod seed;
 use seed::run_seed;
@@ -162,7 +162,7 @@ pub fn run_worker(spec: &WorkerSpec) -> Result<()> {
 /// Runs the whole experiment and writes its results.
 pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput> {
     let setup = Setup::new(config, opts)?;
-    let scores = config.ood_scores()?;
+    let scores = config.data.ood_score.scores();
     let mut methods = Vec::new();
     let mut curves = RunCurves::default();
     let mut files = Vec::new();
@@ -188,7 +188,8 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput> {
         ood_scores: scores.iter().map(|s| s.name().to_string()).collect(),
     };
     check_stop("writing the results")?;
-    let rendered = render(&summary, &curves, config.data.ood_score.primary()).context("figures")?;
+    let rendered =
+        render(&summary, &curves, config.data.ood_score.primary().name()).context("figures")?;
     files.push((CURVES_FILE.to_string(), curves.to_json()?));
     files.push(("report.html".to_string(), rendered.html.into_bytes()));
     files.extend((rendered.figures.into_iter()).map(|f| (f.file, f.svg.into_bytes())));

@@ -10,13 +10,13 @@ use uq_metrics::OodScore;
 use super::{RunOptions, Setup, start_pool};
 use crate::base::{Base, needed_base_models};
 use crate::config::Precision;
-use crate::curves::{MethodCurves, PredictorGrid, SweepTable};
 use crate::error::{ErrorContext as _, Result, check_stop};
 use crate::eval::Evaluator;
 use crate::methods::{Built, MethodSpec};
-use crate::results::{MethodResult, TrainCost, Variant};
 use crate::sets::SeedData;
 use crate::workers::{Job, Pool};
+use report::curves::{MethodCurves, PredictorGrid, SweepTable};
+use report::summary::{MethodResult, TrainCost, Variant};
 
 /// What one seed gives the run.
 pub(super) struct SeedOutput {
@@ -93,7 +93,7 @@ pub(super) fn run_seed(
     drop(pool);
     let refs: Vec<_> = models.iter().map(|(m, _)| m.as_ref()).collect();
     // The report's ratios are to the first `single` method (`report`'s baseline).
-    let single = (config.methods.iter()).position(|m| m.kind == crate::report::BASELINE_KIND);
+    let single = (config.methods.iter()).position(|m| m.kind == report::BASELINE_KIND);
     check_stop(format_args!("timing the methods of seed {seed}"))?;
     let costs = run.eval.costs(&refs, single)?;
     // A calibrated entry costs what its method does (one division per logit).

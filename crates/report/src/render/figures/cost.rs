@@ -3,7 +3,7 @@
 use plots::{Figure, Legend, Mark, PlotError, Point, Series};
 
 use super::{FigureFile, Inputs, mean_std, seeds_note};
-use crate::results::MethodResult;
+use crate::summary::MethodResult;
 
 /// Two panels, OOD AUROC (mean over OOD sets) and test NLL against latency at the evaluation
 /// batch; a point's area grows with the method's parameters, its bar is ± std over seeds.

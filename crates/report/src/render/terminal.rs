@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use super::{BASELINE_KIND, NA, Unit, groups, keys, latency_ratio, mean_cell, ratio};
-use crate::results::{MethodResult, Summary};
+use crate::summary::{MethodResult, Summary};
 
 /// A compact fixed-width table of the headline means per method, for the end of a run: accuracy,
 /// NLL, ECE, AUROC per OOD set, mean shift accuracy, and params and batch-1 latency as ratios to
@@ -48,7 +48,7 @@ pub fn render_terminal(summary: &Summary) -> String {
             match base {
                 Some(base) => {
                     let params = ratio(g.stat(params).as_ref(), base.stat(params).as_ref());
-                    let paired = |c: &crate::results::Cost| c.latency_b1_x_single;
+                    let paired = |c: &crate::summary::Cost| c.latency_b1_x_single;
                     let latency = latency_ratio(g, base, |c| c.latency_ms_b1, paired);
                     for ratio in [params, latency] {
                         row.push(ratio.map_or(NA.to_string(), |x| format!("{x:.2}")));

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use experiment::{
+use report::{
     Cost, IdMetrics, MethodResult, OodMetrics, ShiftMetrics, Summary, render_markdown,
     render_terminal, write_run,
 };
@@ -93,7 +93,7 @@ fn run(
         precision: None,
         diversity: None,
         conformal: None,
-        train_cost: Some(experiment::TrainCost {
+        train_cost: Some(report::TrainCost {
             wall_seconds: params as f64 / 50.0,
             steps: params,
             samples: 32 * params,
@@ -597,7 +597,7 @@ fn terminal_table_is_fixed_width_with_headline_means() {
 /// report's verdicts.
 #[test]
 fn comparisons_pair_seeds_and_the_report_counts_verdicts() {
-    use experiment::compare::compare;
+    use report::compare::compare;
     use std::f64::consts::PI;
     use uq_metrics::Verdict;
     let mut s = summary();
@@ -675,7 +675,7 @@ fn comparisons_pair_seeds_and_the_report_counts_verdicts() {
     let raw: Vec<usize> = (counts[1..5].iter())
         .map(|c| c.split(" / ").next().unwrap().parse().unwrap())
         .collect();
-    let of_ens: Vec<&experiment::Comparison> =
+    let of_ens: Vec<&report::Comparison> =
         s.comparisons.iter().filter(|c| c.method == "ens").collect();
     assert_eq!(raw.iter().sum::<usize>(), of_ens.len());
     let better = of_ens

@@ -21,7 +21,7 @@ pub fn training(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
             None => groups.push((name, vec![log])),
         }
     }
-    let panel = |title: &str, y_label: &str, value: fn(&train::EpochRecord) -> f64| {
+    let panel = |title: &str, y_label: &str, value: fn(&crate::curves::Epoch) -> f64| {
         let series = (groups.iter().enumerate())
             .map(|(k, (name, logs))| {
                 let epochs = logs.iter().map(|l| l.epochs.len()).min().unwrap_or(0);

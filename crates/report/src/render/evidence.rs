@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use super::table::{header_with, md_table, md_text, method_rows};
 use super::{Group, NA, Unit, cell, keys};
-use crate::results::{Cost, Summary};
+use crate::summary::{Cost, Summary};
 
 /// Appends every evidence section the summary has data for.
 pub(super) fn render(out: &mut String, summary: &Summary, groups: &[Group]) {
@@ -47,7 +47,7 @@ fn latency_spread(out: &mut String, groups: &[Group]) {
 }
 
 /// A training-cost column: header, unit, and how to read it.
-type TrainColumn = (&'static str, Unit, fn(&crate::results::TrainCost) -> f64);
+type TrainColumn = (&'static str, Unit, fn(&crate::summary::TrainCost) -> f64);
 
 const TRAINING: [TrainColumn; 6] = [
     ("Trainings", Unit::Count, |c| c.trainings as f64),
@@ -150,7 +150,7 @@ fn diversity(out: &mut String, summary: &Summary, groups: &[Group]) {
             ];
             for &set in &sets {
                 let ood = |f: fn(&uq_metrics::Diversity) -> f64, unit| {
-                    let value = |r: &crate::results::MethodResult| {
+                    let value = |r: &crate::summary::MethodResult| {
                         r.diversity.as_ref()?.ood.get(set).map(f)
                     };
                     cell(g.stat(value), unit)
@@ -202,7 +202,7 @@ fn conformal(out: &mut String, groups: &[Group]) {
 /// test-set sampling alone explains.
 fn sampling(out: &mut String, summary: &Summary, groups: &[Group]) {
     let sets = keys(summary, |r| r.ood.keys());
-    let boot = |r: &crate::results::MethodResult, set: &str| {
+    let boot = |r: &crate::summary::MethodResult, set: &str| {
         (r.ood.get(set)?.auroc_bootstrap.as_ref()).map(|b| b.std)
     };
     let with: Vec<&Group> = (groups.iter())

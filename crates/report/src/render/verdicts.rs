@@ -8,7 +8,7 @@ use uq_metrics::{ALPHA, MAX_SEEDS, POWER, Verdict};
 
 use super::NA;
 use super::table::{header_with, md_table, md_text};
-use crate::results::{Comparison, Summary};
+use crate::summary::{Comparison, Summary};
 
 const OOD_MEAN: &str = "ood.mean.auroc";
 

@@ -6,7 +6,7 @@ use super::table::{header_with, md_table, md_text, method_rows};
 use super::{BASELINE_KIND, FigureFile, Group, NA, Unit, cell, groups, keys, latency_ratio, ratio};
 use uq_metrics::OodScore;
 
-use crate::results::{
+use crate::summary::{
     Cost, GroupMetrics, IdMetrics, MethodResult, OodMetrics, ShiftMetrics, Summary,
 };
 

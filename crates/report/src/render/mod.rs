@@ -23,10 +23,8 @@ pub use terminal::render_terminal;
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use plots::PlotError;
-
 use crate::curves::RunCurves;
-use crate::results::{MethodResult, Summary};
+use crate::summary::{MethodResult, Summary};
 
 /// Everything a run directory shows a reader.
 #[derive(Debug, Clone)]
@@ -40,7 +38,7 @@ pub struct Rendered {
 
 /// The report, figures and page of a run from its summary and curves; `score` names the OOD
 /// score for axis labels.
-pub fn render(summary: &Summary, curves: &RunCurves, score: &str) -> Result<Rendered, PlotError> {
+pub fn render(summary: &Summary, curves: &RunCurves, score: &str) -> crate::Result<Rendered> {
     let figures = figures::figures(&Inputs {
         summary,
         curves,
@@ -153,8 +151,8 @@ fn ratio(stat: Option<&Stat>, base: Option<&Stat>) -> Option<f64> {
 fn latency_ratio(
     g: &Group<'_>,
     base: &Group<'_>,
-    latency: impl Fn(&crate::results::Cost) -> f64,
-    paired: fn(&crate::results::Cost) -> Option<f64>,
+    latency: impl Fn(&crate::summary::Cost) -> f64,
+    paired: fn(&crate::summary::Cost) -> Option<f64>,
 ) -> Option<f64> {
     g.stat(|r| paired(&r.cost)).map(|s| s.mean).or_else(|| {
         ratio(

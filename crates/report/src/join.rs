@@ -7,23 +7,23 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
+use serde::Deserialize;
+
 use crate::compare::compare;
-use crate::config::ExperimentConfig;
 use crate::curves::{CURVES_FILE, RunCurves};
-use crate::error::{ExperimentError, Result};
-use crate::report::{Rendered, render};
-use crate::results::{MethodResult, Summary};
+use crate::error::{ReportError, Result};
+use crate::render::{Rendered, render};
+use crate::summary::{MethodResult, Summary};
 
 /// The report, figures and page of one run directory, drawn again from its `summary.json` and
 /// `curves.json` (after the figures' code changed, say).
 pub fn redraw(dir: &Path) -> Result<Rendered> {
     let run = Run::read(dir)?;
-    Ok(render(
-        &run.summary,
-        &run.curves,
-        run.config.data.ood_score.primary(),
-    )?)
+    Ok(render(&run.summary, &run.curves, &run.score())?)
 }
+
+/// The reference of runs whose `config.toml` predates `[eval] reference`.
+pub const DEFAULT_REFERENCE: &str = "deep_ensemble";
 
 /// `[data]` fields that may differ between joined runs (they change no number but latency).
 const MAY_DIFFER: [&str; 1] = ["eval_batch_size"];
@@ -32,24 +32,76 @@ const MAY_DIFFER: [&str; 1] = ["eval_batch_size"];
 struct Run {
     dir: PathBuf,
     id: String,
-    config: ExperimentConfig,
+    config: StoredConfig,
     summary: Summary,
     curves: RunCurves,
 }
 
+/// What a join reads of a run's `config.toml` (the resolved experiment, as the run wrote it):
+/// the whole file, to tell a part of the same experiment, and the fields it uses.
+struct StoredConfig {
+    table: toml::Table,
+    data: toml::Table,
+    eval: StoredEval,
+}
+
+/// `[eval]` as far as a join uses it.
+#[derive(Deserialize)]
+struct StoredEval {
+    #[serde(default = "default_reference")]
+    reference: String,
+    #[serde(default)]
+    margins: BTreeMap<String, f64>,
+}
+
+fn default_reference() -> String {
+    DEFAULT_REFERENCE.into()
+}
+
+impl StoredConfig {
+    fn read(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| ReportError::io(path, e))?;
+        let table: toml::Table =
+            toml::from_str(&text).map_err(|e| ReportError::parse(path, "a TOML file", e))?;
+        let section = |name: &str| match table.get(name) {
+            Some(toml::Value::Table(t)) => t.clone(),
+            _ => toml::Table::new(),
+        };
+        let eval = StoredEval::deserialize(section("eval"))
+            .map_err(|e| ReportError::parse(path, "an experiment's [eval]", e))?;
+        Ok(Self {
+            data: section("data"),
+            eval,
+            table,
+        })
+    }
+
+    /// `[data] ood_score` (one name or a list): the first.
+    fn ood_score(&self) -> Option<String> {
+        match self.data.get("ood_score")? {
+            toml::Value::String(s) => Some(s.clone()),
+            toml::Value::Array(a) => a.first()?.as_str().map(str::to_string),
+            _ => None,
+        }
+    }
+
+    fn eval_batch_size(&self) -> Option<i64> {
+        self.data.get("eval_batch_size")?.as_integer()
+    }
+}
+
 impl Run {
     fn read(dir: &Path) -> Result<Self> {
-        let config = ExperimentConfig::load(&dir.join("config.toml"))?;
         let path = dir.join("summary.json");
         let text = std::fs::read_to_string(&path).map_err(|e| {
-            ExperimentError::invalid(format!(
+            ReportError::Invalid(format!(
                 "{}: {e} (is this a run directory?)",
                 path.display()
             ))
         })?;
-        let mut summary: Summary = serde_json::from_str(&text).map_err(|e| {
-            ExperimentError::invalid(format!("{}: not a run summary: {e}", path.display()))
-        })?;
+        let config = StoredConfig::read(&dir.join("config.toml"))?;
+        let mut summary: Summary = serde_json::from_str(&text)
+            .map_err(|e| ReportError::parse(&path, "a run summary", e))?;
         summary
             .methods
             .iter_mut()
@@ -72,6 +124,14 @@ impl Run {
             curves: RunCurves::read(dir)?,
         })
     }
+
+    /// The headline OOD score: the summary's first, else the config's; runs older than both
+    /// fields scored with MSP.
+    fn score(&self) -> String {
+        (self.summary.ood_scores.first().cloned())
+            .or_else(|| self.config.ood_score())
+            .unwrap_or_else(|| "msp".into())
+    }
 }
 
 /// Runs joined: the summary and curves of all of them, and how to read the result.
@@ -91,8 +151,8 @@ pub struct Joined {
 /// field and both values.
 pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
     if dirs.len() < 2 {
-        return Err(ExperimentError::invalid(
-            "compare: give two or more run directories",
+        return Err(ReportError::Invalid(
+            "compare: give two or more run directories".into(),
         ));
     }
     let runs = dirs
@@ -118,7 +178,7 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
     let mut seen: BTreeSet<String> = BTreeSet::new();
     for (i, run) in runs.iter().enumerate() {
         // A part of the first run's experiment on other seeds continues its methods.
-        let part = continues_on_other_seeds(&runs[..i], run)?;
+        let part = continues_on_other_seeds(&runs[..i], run);
         // A method seen before is renamed with its variants: `single@<id>`, `single@<id>+ts`.
         let rename = |method: &str| match seen.contains(method) && !part {
             true => format!("{method}@{}", run.id),
@@ -146,7 +206,7 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
     Ok(Joined {
         summary,
         curves,
-        score: first.config.data.ood_score.primary().to_string(),
+        score: first.score(),
         preface,
     })
 }
@@ -214,11 +274,13 @@ fn run_row(run: &Run) -> String {
 
 /// A warning when the runs timed latency at different evaluation batches, else nothing.
 fn batch_note(runs: &[Run]) -> String {
-    let batches: BTreeSet<usize> = runs.iter().map(|r| r.config.data.eval_batch_size).collect();
+    let batches: BTreeSet<i64> = (runs.iter())
+        .filter_map(|r| r.config.eval_batch_size())
+        .collect();
     if batches.len() < 2 {
         return String::new();
     }
-    let batches: Vec<String> = batches.iter().map(usize::to_string).collect();
+    let batches: Vec<String> = batches.iter().map(i64::to_string).collect();
     format!(
         "The runs timed latency at different evaluation batches ({}): latency columns are not \
          comparable across runs.\n\n",
@@ -232,7 +294,7 @@ impl Joined {
         let mut rendered = render(&self.summary, &self.curves, &self.score)?;
         let title_end = rendered.markdown.find("\n\n").map_or(0, |i| i + 2);
         rendered.markdown.insert_str(title_end, &self.preface);
-        rendered.html = crate::report::render_html(
+        rendered.html = crate::render::render_html(
             &self.summary.experiment,
             &rendered.markdown,
             &rendered.figures,
@@ -244,38 +306,33 @@ impl Joined {
 /// Whether `run` is the experiment of every run in `earlier` on seeds none of them has: the
 /// same resolved `config.toml` but for `[experiment] seeds` (and [`MAY_DIFFER`]), so its
 /// methods are the same methods and their entries join them rather than sit beside them.
-fn continues_on_other_seeds(earlier: &[Run], run: &Run) -> Result<bool> {
+fn continues_on_other_seeds(earlier: &[Run], run: &Run) -> bool {
     let Some(first) = earlier.first() else {
-        return Ok(false);
+        return false;
     };
-    let recipe = |r: &Run| -> Result<toml::Table> {
-        let mut table = toml::Table::try_from(&r.config)
-            .map_err(|e| ExperimentError::invalid(format!("{}: {e}", r.dir.display())))?;
+    let recipe = |r: &Run| {
+        let mut table = r.config.table.clone();
         if let Some(toml::Value::Table(t)) = table.get_mut("experiment") {
             t.remove("seeds");
         }
         if let Some(toml::Value::Table(t)) = table.get_mut("data") {
             t.retain(|k, _| !MAY_DIFFER.contains(&k));
         }
-        Ok(table)
+        table
     };
-    let mine = recipe(run)?;
+    let mine = recipe(run);
     for other in earlier {
         let shared = (run.summary.seeds.iter()).any(|s| other.summary.seeds.contains(s));
-        if shared || recipe(other)? != mine {
-            return Ok(false);
+        if shared || recipe(other) != mine {
+            return false;
         }
     }
-    Ok(recipe(first)? == mine)
+    recipe(first) == mine
 }
 
 /// The `[data]` sections of two runs, field by field (but for [`MAY_DIFFER`]).
 fn check_same_data(a: &Run, b: &Run) -> Result<()> {
-    let table = |run: &Run| -> Result<toml::Table> {
-        toml::Table::try_from(&run.config.data)
-            .map_err(|e| ExperimentError::invalid(format!("{}: [data]: {e}", run.dir.display())))
-    };
-    let (ta, tb) = (table(a)?, table(b)?);
+    let (ta, tb) = (&a.config.data, &b.config.data);
     let keys: BTreeSet<&String> = ta.keys().chain(tb.keys()).collect();
     for key in keys
         .into_iter()
@@ -285,7 +342,7 @@ fn check_same_data(a: &Run, b: &Run) -> Result<()> {
         if va != vb {
             let show =
                 |v: Option<&toml::Value>| v.map_or("(not set)".to_string(), toml::Value::to_string);
-            return Err(ExperimentError::invalid(format!(
+            return Err(ReportError::Invalid(format!(
                 "compare: the runs use different data, so their numbers are not comparable: \
                  [data] {key} is {} in {} but {} in {}",
                 show(va),

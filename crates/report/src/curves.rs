@@ -1,23 +1,19 @@
 //! The numbers behind a run's figures that `summary.json` does not hold, as `curves.json`
 //! holds them: per method and seed the reliability bins, the risk-coverage curve, and per OOD
-//! set the ROC curve and the score histograms; per sweep its table. Curves are thinned to at
-//! most [`MAX_POINTS`] points (a figure needs no more; the scalar metrics use every sample).
+//! set the ROC curve and the score histograms; per sweep its table; every training's epochs;
+//! HetDPT's predictor grids. The runner thins the curves (a figure needs a few hundred points;
+//! the scalar metrics use every sample).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use train::EpochRecord;
 use uq_metrics::ReliabilityBin;
 
-use crate::error::{ExperimentError, Result};
+use crate::error::{ReportError, Result};
 
 /// The file name in a run directory.
 pub const CURVES_FILE: &str = "curves.json";
-/// The most points a stored curve keeps.
-pub const MAX_POINTS: usize = 201;
-/// Bins of the OOD score histograms.
-pub const HISTOGRAM_BINS: usize = 40;
 
 /// Everything of `curves.json`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -52,47 +48,22 @@ pub struct PredictorGrid {
     pub loo_max_abs_error: f64,
 }
 
-impl PredictorGrid {
-    /// The grid of a HetDPT report (`method` and `seed` filled in by the runner).
-    pub fn of(report: &hetdpt::HetDptReport) -> Self {
-        let prediction = |a: usize, g: usize| {
-            (report.grid.iter())
-                .find(|c| (c.n_attn, c.n_act) == (a, g))
-                .map_or(f64::NAN, |c| c.predicted_accuracy)
-        };
-        let held_out = &report.fit.loo_predictions;
-        Self {
-            method: String::new(),
-            seed: 0,
-            predicted: (report.grid.iter())
-                .map(|c| (c.n_attn, c.n_act, c.predicted_accuracy))
-                .collect(),
-            measured: (report.points.iter().enumerate())
-                .map(|(i, p)| {
-                    let loo = held_out.get(i).copied().unwrap_or(f64::NAN);
-                    let fitted = prediction(p.n_attn, p.n_act);
-                    (p.n_attn, p.n_act, p.accuracy, fitted, loo)
-                })
-                .collect(),
-            chosen: (
-                report.choice.n_attn,
-                report.choice.n_act,
-                report.choice.predicted_accuracy,
-                report.pruned.accuracy,
-            ),
-            base_accuracy: report.base.accuracy,
-            loo_r_squared: report.fit.loo_r_squared,
-            loo_max_abs_error: report.fit.loo_max_abs_error,
-        }
-    }
-}
-
 /// One training's epochs, as its checkpoint's `training.csv` holds them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrainingLog {
     /// `seed S model K`, `seed S <method> <what>`: the progress line's label.
     pub label: String,
-    pub epochs: Vec<EpochRecord>,
+    pub epochs: Vec<Epoch>,
+}
+
+/// One epoch of a training.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Epoch {
+    /// 1-based.
+    pub epoch: usize,
+    pub loss: f64,
+    pub accuracy: f64,
+    pub seconds: f64,
 }
 
 /// One method (entry of summary.json, by name) on one seed.
@@ -113,7 +84,7 @@ pub struct MethodCurves {
 pub struct OodCurves {
     /// `(fpr, tpr)`, OOD positive.
     pub roc: Vec<(f64, f64)>,
-    /// `HISTOGRAM_BINS + 1` edges spanning both sets' scores.
+    /// Bin edges spanning both sets' scores (one more than the counts).
     pub edges: Vec<f64>,
     pub id_counts: Vec<u64>,
     pub ood_counts: Vec<u64>,
@@ -136,7 +107,7 @@ impl RunCurves {
     /// Compact JSON (curves are long; `summary.json` is the file meant for reading).
     pub fn to_json(&self) -> Result<Vec<u8>> {
         let mut bytes = serde_json::to_vec(self)
-            .map_err(|e| ExperimentError::invalid(format!("serialising {CURVES_FILE}: {e}")))?;
+            .map_err(|e| ReportError::parse(Path::new(CURVES_FILE), "serialisable", e))?;
         bytes.push(b'\n');
         Ok(bytes)
     }
@@ -145,11 +116,10 @@ impl RunCurves {
     pub fn read(dir: &Path) -> Result<Self> {
         let path = dir.join(CURVES_FILE);
         match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-                ExperimentError::invalid(format!("{}: not a curves file: {e}", path.display()))
-            }),
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|e| ReportError::parse(&path, "a curves file", e)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
-            Err(e) => Err(ExperimentError::invalid(format!("{}: {e}", path.display()))),
+            Err(e) => Err(ReportError::io(&path, e)),
         }
     }
 }
@@ -191,70 +161,5 @@ impl SweepTable {
             (format!("{}.csv", self.name), csv.into_bytes()),
             (format!("{}.md", self.name), markdown.into_bytes()),
         ]
-    }
-}
-
-/// At most `max` points of `curve`, evenly spaced by index, always keeping both ends.
-pub fn thin(curve: Vec<(f64, f64)>, max: usize) -> Vec<(f64, f64)> {
-    if curve.len() <= max || max < 2 {
-        return curve;
-    }
-    let last = curve.len() - 1;
-    (0..max).map(|i| curve[i * last / (max - 1)]).collect()
-}
-
-/// Counts of `id` and `ood` in [`HISTOGRAM_BINS`] equal-width bins over their common range (the
-/// last bin closed); non-finite scores are not counted.
-pub fn histograms(id: &[f64], ood: &[f64]) -> (Vec<f64>, Vec<u64>, Vec<u64>) {
-    let finite = || id.iter().chain(ood).copied().filter(|x| x.is_finite());
-    let lo = finite().fold(f64::INFINITY, f64::min);
-    let hi = finite().fold(f64::NEG_INFINITY, f64::max);
-    let (lo, hi) = match lo <= hi {
-        true if hi > lo => (lo, hi),
-        true => (lo - 0.5, lo + 0.5),
-        false => (0.0, 1.0),
-    };
-    let width = (hi - lo) / HISTOGRAM_BINS as f64;
-    let edges = (0..=HISTOGRAM_BINS)
-        .map(|i| lo + i as f64 * width)
-        .collect();
-    let count = |xs: &[f64]| {
-        let mut counts = vec![0u64; HISTOGRAM_BINS];
-        for x in xs.iter().filter(|x| x.is_finite()) {
-            let b = (((x - lo) / width) as usize).min(HISTOGRAM_BINS - 1);
-            counts[b] += 1;
-        }
-        counts
-    };
-    (edges, count(id), count(ood))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn thin_keeps_ends_and_bounds_length() {
-        let curve: Vec<(f64, f64)> = (0..1000).map(|i| (i as f64, 0.0)).collect();
-        let t = thin(curve.clone(), 201);
-        assert_eq!(t.len(), 201);
-        assert_eq!((t[0], t[200]), (curve[0], curve[999]));
-        assert!(t.windows(2).all(|w| w[1].0 > w[0].0));
-        assert_eq!(thin(curve[..5].to_vec(), 201).len(), 5);
-    }
-
-    #[test]
-    fn histograms_count_every_finite_score_once() {
-        let id = [0.0, 0.5, 1.0, f64::NAN];
-        let ood = [1.0, 2.0];
-        let (edges, a, b) = histograms(&id, &ood);
-        assert_eq!(edges.len(), HISTOGRAM_BINS + 1);
-        assert_eq!((edges[0], edges[HISTOGRAM_BINS]), (0.0, 2.0));
-        assert_eq!(a.iter().sum::<u64>(), 3);
-        assert_eq!(b.iter().sum::<u64>(), 2);
-        // 2.0 is the top edge: it lands in the last (closed) bin, as 0.0 in the first.
-        assert_eq!((a[0], b[HISTOGRAM_BINS - 1]), (1, 1));
-        // 1.0 sits on the edge between bins 19 and 20 and goes to the upper one.
-        assert_eq!((a[20], b[20]), (1, 1));
     }
 }

@@ -18,7 +18,7 @@ use plots::{Figure, PlotError};
 
 use super::groups;
 use crate::curves::{MethodCurves, RunCurves};
-use crate::results::{MethodResult, Summary};
+use crate::summary::{MethodResult, Summary};
 
 /// The cost-UQ figure's file, which the report also shows under its verdicts.
 pub const PARETO: &str = "fig-pareto.svg";

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use experiment::joined::redraw;
+use report::redraw;
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {

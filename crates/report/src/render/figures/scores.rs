@@ -3,7 +3,7 @@
 use plots::{Figure, Legend, Mark, PlotError, Point, Series};
 
 use super::{FigureFile, Inputs, grid};
-use crate::results::MethodResult;
+use crate::summary::MethodResult;
 
 /// Width of the band of bars one score's group of methods fills, in x units (a score is 1).
 const GROUP_WIDTH: f64 = 0.8;

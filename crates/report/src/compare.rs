@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::results::{Comparison, Decision, MethodResult};
+use crate::summary::{Comparison, Decision, MethodResult};
 
 /// Equivalence margins by metric, in the metric's units: a difference within ± the margin is
 /// too small to matter (docs/methods.md gives the reasons). `ood.auroc` covers every OOD set

@@ -11,7 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use data::{atomic_write, with_path};
 
-use crate::results::Summary;
+use crate::summary::Summary;
 
 /// Writes a new run directory under `results_root/<experiment>/` holding `config.toml` (the
 /// resolved config text), `summary.json`, `report.md` (the rendered `report`) and the methods'

@@ -1,0 +1,33 @@
+//! A run as it is stored and read back, and everything drawn from it without training anything:
+//!
+//! - [`Summary`] (`summary.json`) and [`RunCurves`] (`curves.json`): the run's numbers, the
+//!   output contract other tools read;
+//! - [`compare()`]: every method against a reference, paired by seed, with its verdict at the
+//!   metric's equivalence margin (raw and Holm-adjusted);
+//! - [`render()`]: `report.md`, `report.html` and the figures; [`render_terminal`] the compact
+//!   table;
+//! - [`write_run`]: a run directory, every file written atomically; [`redraw`] and
+//!   [`join_runs`] read run directories back (`uqformer report`, `uqformer compare`).
+//!
+//! The report computes nothing: every number it shows is in the summary or the curves.
+
+pub mod compare;
+pub mod curves;
+mod error;
+mod join;
+mod render;
+mod store;
+pub mod summary;
+
+pub use compare::{DEFAULT_MARGINS, compare};
+pub use curves::{CURVES_FILE, RunCurves};
+pub use error::{ReportError, Result};
+pub use join::{DEFAULT_REFERENCE, Joined, join_runs, redraw};
+pub use render::{
+    BASELINE_KIND, FigureFile, Rendered, render, render_html, render_markdown, render_terminal,
+};
+pub use store::{timestamp, write_run};
+pub use summary::{
+    Comparison, Cost, Decision, DiversityMetrics, IdMetrics, MethodResult, OodMetrics,
+    ShiftMetrics, Summary, TrainCost, Variant,
+};
