@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::fs;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
@@ -13,12 +13,14 @@ use burn::tensor::Device;
 use seam::Trainable;
 use train::{Checkpoint, Data, Distill, FitOptions, TrainConfig, fit_with_report};
 
-use crate::error::{ErrorContext, Result};
+use crate::error::{ErrorContext, Result, check_stop};
 use report::curves::{Epoch, TrainingLog};
 use report::summary::TrainCost;
 
+pub mod lock;
 mod manage;
 
+use lock::{Attempt, FolderLock, LOCK_TIMES, try_lock};
 use manage::in_use_file;
 pub use manage::{
     CACHE_KEYS, CacheEntry, Clean, MadeBy, clean_cache, list_cache, used_by_latest_run,
@@ -101,6 +103,7 @@ impl Trainer {
     ) -> Result<(M, TrainCost)> {
         let fingerprint = fingerprint(run.identity);
         self.mark_used(&fingerprint);
+        let _lock = self.lock(&self.cache_root.join(&fingerprint), &run.label)?;
         let checkpoint = Checkpoint::new(self.cache_root.join(&fingerprint), fingerprint);
         let label = run.label.clone();
         let made_by = MadeBy {
@@ -170,6 +173,30 @@ impl Trainer {
             recovered: usize::from(!state.history.recovered.is_empty()),
         };
         Ok((model, cost))
+    }
+}
+
+impl Trainer {
+    /// The lock of the cache folder `folder`, waiting while another process (here or on a
+    /// machine sharing the cache) trains into it; a signal stops the wait.
+    fn lock(&self, folder: &Path, label: &str) -> Result<FolderLock> {
+        let mut told = false;
+        loop {
+            match try_lock(folder, LOCK_TIMES).context(folder.display())? {
+                Attempt::Held(lock) => return Ok(lock),
+                Attempt::Busy(holder) => {
+                    if !told {
+                        eprintln!(
+                            "{label}: waiting for {holder}, which is training {}",
+                            folder.display()
+                        );
+                        told = true;
+                    }
+                    check_stop(label)?;
+                    std::thread::sleep(LOCK_TIMES.poll);
+                }
+            }
+        }
     }
 }
 

@@ -27,6 +27,7 @@ pub mod sets;
 pub mod workers;
 
 pub use base::{PRETRAINED, Pretrained};
+pub use cache::lock as cache_lock;
 pub use cache::{
     CACHE_KEYS, CacheEntry, Clean, MadeBy, clean_cache, list_cache, used_by_latest_run,
 };

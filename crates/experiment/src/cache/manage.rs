@@ -164,7 +164,8 @@ pub struct Clean {
 /// Removes the checkpoint folders `clean` selects and returns them (removes nothing on a dry
 /// run). Refuses, removing nothing: no condition given; a folder that is not a model cache (an
 /// entry neither a checkpoint folder nor a file the runs leave there); a selected folder in use
-/// by a running process.
+/// by a running process, or locked by a training under way (here or on a machine sharing the
+/// cache).
 pub fn clean_cache(cache_root: &Path, clean: &Clean) -> Result<Vec<CacheEntry>> {
     if clean.unused_by.is_none() && clean.last_used_before.is_none() {
         return Err(ExperimentError::invalid(
@@ -216,6 +217,20 @@ fn in_use(cache_root: &Path) -> Result<Vec<(PathBuf, BTreeSet<String>)>> {
             continue;
         }
         if kind.is_file() && name.starts_with("worker-config-") {
+            continue;
+        }
+        // A training under way here or on another machine sharing the cache (`lock.rs`).
+        if kind.is_file()
+            && let Some(fingerprint) = name
+                .strip_suffix(".lock")
+                .or(name.strip_suffix(".lock.steal"))
+            && is_checkpoint_folder(fingerprint)
+        {
+            if name.ends_with(".lock")
+                && !super::lock::is_stale(&path, super::lock::LOCK_TIMES.stale)
+            {
+                found.push((path, BTreeSet::from([fingerprint.to_string()])));
+            }
             continue;
         }
         if kind.is_file()
@@ -384,5 +399,27 @@ mod tests {
         let e = clean_cache(results.path(), &old).unwrap_err().to_string();
         assert!(e.contains("not a model cache"), "{e}");
         assert!(results.path().join("quickstart").exists());
+    }
+
+    #[test]
+    fn a_folder_locked_by_a_training_under_way_is_not_cleaned() {
+        let root = tempfile::tempdir().unwrap();
+        let a = "00000000000000aa";
+        write_in(root.path(), &format!("{a}/state.json"), b"{}");
+        let lock = super::super::lock::lock_file(&root.path().join(a));
+        fs::write(&lock, "elsewhere 12\n").unwrap();
+        let unused = Clean {
+            unused_by: Some(BTreeSet::new()),
+            ..Clean::default()
+        };
+        let e = clean_cache(root.path(), &unused).unwrap_err().to_string();
+        assert!(e.contains(a) && e.contains("in use"), "{e}");
+        assert!(root.path().join(a).exists());
+        // A lock not renewed for longer than the stale time: its holder is gone.
+        let then = std::time::SystemTime::now() - 2 * super::super::lock::LOCK_TIMES.stale;
+        fs::File::open(&lock).unwrap().set_modified(then).unwrap();
+        let removed = clean_cache(root.path(), &unused).unwrap();
+        assert_eq!(removed.len(), 1);
+        assert!(!root.path().join(a).exists());
     }
 }
