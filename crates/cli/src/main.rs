@@ -9,6 +9,7 @@ mod features;
 mod list;
 mod metrics;
 mod npy;
+mod plan;
 mod redraw;
 mod run;
 mod worker;
@@ -38,6 +39,9 @@ struct Cli {
 enum Command {
     /// Run an experiment file: train, build every method, evaluate, write results/<name>/<run-id>/.
     Run(run::RunArgs),
+    /// A run's training jobs as JSON lines (id, seed, job, stage, needs, what, cost), for
+    /// `run --shard`.
+    Plan(plan::PlanArgs),
     /// Evaluate saved predictions (.npy): accuracy, NLL, Brier, ECE, AECE, AURC and, with OOD
     /// predictions, AUROC, AUPR-In, AUPR-Out, FPR95.
     Metrics(metrics::MetricsArgs),
@@ -71,6 +75,7 @@ fn main() -> ExitCode {
 fn execute(cli: &Cli) -> ExitCode {
     let result = match &cli.command {
         Command::Run(args) => run::run(args),
+        Command::Plan(args) => plan::run(args),
         Command::Metrics(args) => metrics::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Report(args) => redraw::run(args),

@@ -1,10 +1,11 @@
 //! `uqformer run`: one experiment file, end to end.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Args;
 use experiment::device::Backend;
+use experiment::plan::{Shard, Stage, run_shard};
 use experiment::{ExperimentConfig, RunOptions, Workers};
 use report::render_terminal;
 
@@ -35,6 +36,43 @@ pub struct RunArgs {
     /// train) beside the main one; results are identical with any number [default: CPU cores - 1]
     #[arg(long)]
     workers: Option<usize>,
+    /// Train only shard K of N of the run's jobs (`uqformer plan` lists them) into the cache and
+    /// evaluate nothing; `auto` takes K and N from a Slurm array task or a Kubernetes Indexed
+    /// Job. A plain run afterwards evaluates from the cache.
+    #[arg(long, value_name = "K/N|auto")]
+    shard: Option<String>,
+    /// With --shard: only the jobs of this stage (`base` or `method`).
+    #[arg(long, requires = "shard")]
+    stage: Option<Stage>,
+}
+
+/// The experiment file with the command line's overrides (`--backend`, `--seeds`) applied to the
+/// TOML itself, so that they are validated (and recorded in the resolved config) like every
+/// other value.
+pub fn load(
+    file: &Path,
+    backend: Option<Backend>,
+    seeds: Option<&[u64]>,
+) -> crate::error::Result<ExperimentConfig> {
+    let mut text = std::fs::read_to_string(file)
+        .map_err(|e| format!("{}: cannot read the file: {e}", file.display()))?;
+    let mut doc: toml::Table = text
+        .parse()
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    if let Some(toml::Value::Table(section)) = doc.get_mut("experiment") {
+        if let Some(backend) = backend {
+            section.insert("backend".into(), backend.name().into());
+        }
+        if let Some(seeds) = seeds {
+            let seeds: Vec<toml::Value> = (seeds.iter())
+                .map(|&s| toml::Value::Integer(s as i64))
+                .collect();
+            section.insert("seeds".into(), seeds.into());
+        }
+        text = toml::to_string(&doc)?;
+    }
+    Ok(ExperimentConfig::parse(&text)
+        .map_err(|e| e.in_file(&file.display().to_string()).to_string())?)
 }
 
 pub fn run(args: &RunArgs) -> crate::error::Result<()> {
@@ -42,28 +80,7 @@ pub fn run(args: &RunArgs) -> crate::error::Result<()> {
     // Ctrl-C / SIGTERM: stop at the next training step or stage, checkpoints whole; a second
     // signal ends the process at once.
     train::interrupt::install(true).map_err(|e| format!("installing the signal handlers: {e}"))?;
-    let mut text = std::fs::read_to_string(&args.file)
-        .map_err(|e| format!("{}: cannot read the file: {e}", args.file.display()))?;
-    // Command-line overrides are applied to the TOML itself, so they are validated (and recorded
-    // in the resolved config) like every other value.
-    let mut doc: toml::Table = text
-        .parse()
-        .map_err(|e| format!("{}: {e}", args.file.display()))?;
-    if let Some(toml::Value::Table(section)) = doc.get_mut("experiment") {
-        if let Some(backend) = &args.backend {
-            section.insert("backend".into(), backend.name().into());
-        }
-        if let Some(seeds) = &args.seeds {
-            let seeds: Vec<toml::Value> = seeds
-                .iter()
-                .map(|&s| toml::Value::Integer(s as i64))
-                .collect();
-            section.insert("seeds".into(), seeds.into());
-        }
-        text = toml::to_string(&doc)?;
-    }
-    let config = ExperimentConfig::parse(&text)
-        .map_err(|e| e.in_file(&args.file.display().to_string()).to_string())?;
+    let config = load(&args.file, args.backend, args.seeds.as_deref())?;
     let options = RunOptions {
         data_root: args.data.clone(),
         results_root: args.out.clone(),
@@ -81,6 +98,22 @@ pub fn run(args: &RunArgs) -> crate::error::Result<()> {
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()) - 1),
         }),
     };
+    if let Some(shard) = &args.shard {
+        let shard = match shard.as_str() {
+            "auto" => Shard::from_env(|name| std::env::var(name).ok())?,
+            k_of_n => k_of_n.parse()?,
+        };
+        let done = run_shard(&config, &options, shard, args.stage)?;
+        println!(
+            "shard {}/{}: {} job(s) trained or read back into the cache ({}); {:.0} s",
+            shard.index,
+            shard.count,
+            done.len(),
+            done.join(", "),
+            started.elapsed().as_secs_f64()
+        );
+        return Ok(());
+    }
     let output = experiment::run(&config, &options)?;
     println!("{}", render_terminal(&output.summary));
     println!(

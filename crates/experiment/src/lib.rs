@@ -20,6 +20,7 @@ pub mod error;
 pub mod eval;
 pub mod memory;
 pub mod methods;
+pub mod plan;
 pub mod pool;
 pub mod prep;
 pub mod runner;

@@ -1,0 +1,144 @@
+//! `uqformer plan` and `uqformer run --shard`: two array tasks (processes with Slurm's
+//! variables set, running at once on one cache) train the run's jobs; a plain run then
+//! evaluates from the cache without training, with exactly the metrics of an unsharded run.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+const CONFIG: &str = r#"
+[experiment]
+name = "shards"
+seeds = [0, 1]
+
+[data]
+dataset = "fashion_mnist_small"
+val_fraction = 0.05
+ood = ["mnist_small"]
+train_limit = 200
+test_limit = 60
+eval_batch_size = 32
+
+[backbone]
+preset = "vit_tiny_28"
+patch_size = 7
+d_model = 16
+n_layers = 2
+n_heads = 2
+d_mlp = 32
+dropout = 0.1
+
+[train]
+epochs = 1
+batch_size = 50
+
+[[method]]
+kind = "single"
+
+[[method]]
+kind = "deep_ensemble"
+members = 2
+
+[[method]]
+kind = "hydra"
+members = 2
+keep = 1
+train = { epochs = 1 }
+"#;
+
+fn succeeded(out: Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    stderr
+}
+
+fn uqformer(dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_uqformer"));
+    command.current_dir(dir).args(args);
+    command
+}
+
+#[test]
+fn shards_train_the_plan_and_a_plain_run_evaluates_it_unchanged() {
+    let (sharded, plain) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let dir = sharded.path();
+    let file = dir.join("shards.toml");
+    std::fs::write(&file, CONFIG).unwrap();
+    let file = file.to_str().unwrap();
+
+    let out = uqformer(dir, &["plan", file]).output().unwrap();
+    let lines = String::from_utf8(out.stdout.clone()).unwrap();
+    succeeded(out);
+    let jobs: Vec<serde_json::Value> = (lines.lines())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ids: Vec<&str> = jobs.iter().map(|j| j["id"].as_str().unwrap()).collect();
+    // Two base models per seed (the Deep Ensemble's), then Hydra's fine-tunes on base model 0.
+    assert_eq!(
+        ids,
+        [
+            "seed0/base:0",
+            "seed0/base:1",
+            "seed0/method:2",
+            "seed1/base:0",
+            "seed1/base:1",
+            "seed1/method:2"
+        ]
+    );
+    assert_eq!(jobs[2]["needs"], serde_json::json!(["seed0/base:0"]));
+    assert_eq!(jobs[5]["stage"], "method");
+
+    // Two array tasks at once, on one cache.
+    let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets");
+    let tasks: Vec<_> = (0..2)
+        .map(|task| {
+            uqformer(dir, &["run", file, "--quiet", "--shard", "auto", "--data"])
+                .arg(&datasets)
+                .env("SLURM_ARRAY_TASK_ID", task.to_string())
+                .env("SLURM_ARRAY_TASK_COUNT", "2")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut done = Vec::new();
+    for task in tasks {
+        let out = task.wait_with_output().unwrap();
+        done.push(String::from_utf8_lossy(&out.stdout).into_owned());
+        succeeded(out);
+    }
+    // `shard K/N: J job(s) trained or read back ...`
+    let trained: usize = (done.iter())
+        .map(|d| {
+            d.split_whitespace()
+                .nth(2)
+                .unwrap()
+                .parse::<usize>()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(trained, jobs.len(), "{done:?}");
+    assert!(
+        !dir.join("results/shards").exists(),
+        "a shard evaluates nothing"
+    );
+
+    // The evaluation run trains nothing: no epoch line.
+    let printed = succeeded(
+        common::run_command(dir, "shards", CONFIG, 0)
+            .output()
+            .unwrap(),
+    );
+    assert!(!printed.contains(" epoch "), "{printed}");
+    let unsharded = common::run_command(plain.path(), "shards", CONFIG, 0)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    succeeded(unsharded);
+    assert_eq!(
+        common::metrics(&common::summary(dir, "shards")),
+        common::metrics(&common::summary(plain.path(), "shards"))
+    );
+}

@@ -1,0 +1,320 @@
+//! A run as a plan of training jobs (`uqformer plan`), and a shard's share of it (`uqformer run
+//! --shard K/N`): on a cluster, N array tasks each train their share into one shared model cache
+//! (its folder locks keep two tasks off one training), then a plain run evaluates from the cache.
+//!
+//! The jobs are those the worker processes run: per seed, each base model (`base:K`) and each
+//! method that trains (`method:I`, which needs the seed's first `base_models()` base models).
+//! The plan depends on the config alone, so every machine computes the same one.
+
+use std::str::FromStr;
+
+use serde::Serialize;
+
+use crate::base::needed_base_models;
+use crate::config::ExperimentConfig;
+use crate::error::{ErrorContext as _, ExperimentError, Result};
+use crate::runner::{RunOptions, run_job};
+use crate::workers::Job;
+
+/// Which jobs wait for which: base models first, then the methods built on them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    Base,
+    Method,
+}
+
+impl FromStr for Stage {
+    type Err = ExperimentError;
+
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "base" => Ok(Self::Base),
+            "method" => Ok(Self::Method),
+            other => Err(ExperimentError::invalid(format!(
+                "--stage {other}: expected `base` or `method`"
+            ))),
+        }
+    }
+}
+
+/// One training job of the plan: a line of `uqformer plan`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlannedJob {
+    /// `seed<S>/base:<K>` or `seed<S>/method:<I>`.
+    pub id: String,
+    pub seed: u64,
+    pub job: Job,
+    pub stage: Stage,
+    /// The ids of the jobs whose models it reads (it trains them itself if they are missing).
+    pub needs: Vec<String>,
+    /// In words, as progress lines name it.
+    pub what: String,
+    /// A rough cost in trainings of the base recipe: 1 for a base model, a method's member count
+    /// for a method (each member is one fine-tune or training; HetDPT's searches are not counted).
+    pub cost: f64,
+}
+
+/// The run's jobs, seed by seed, base models before methods.
+pub fn plan(config: &ExperimentConfig) -> Vec<PlannedJob> {
+    let mut jobs = Vec::new();
+    let base_id = |seed: u64, k: usize| format!("seed{seed}/{}", Job::Base(k));
+    for &seed in &config.experiment.seeds {
+        for k in 0..needed_base_models(config) {
+            jobs.push(PlannedJob {
+                id: base_id(seed, k),
+                seed,
+                job: Job::Base(k),
+                stage: Stage::Base,
+                needs: Vec::new(),
+                what: format!("seed {seed} model {k}"),
+                cost: 1.0,
+            });
+        }
+        for (i, spec) in config.methods.iter().enumerate() {
+            if !spec.method.trains() {
+                continue;
+            }
+            jobs.push(PlannedJob {
+                id: format!("seed{seed}/{}", Job::Method(i)),
+                seed,
+                job: Job::Method(i),
+                stage: Stage::Method,
+                needs: (0..spec.method.base_models())
+                    .map(|k| base_id(seed, k))
+                    .collect(),
+                what: format!("seed {seed} method {} ({})", spec.name, spec.kind),
+                cost: spec.method.members() as f64,
+            });
+        }
+    }
+    jobs
+}
+
+/// Shard `index` of `count` (0-based), as `--shard K/N` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl FromStr for Shard {
+    type Err = ExperimentError;
+
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = || {
+            ExperimentError::invalid(format!(
+                "--shard {s}: expected K/N with 0 <= K < N (e.g. 0/4), or `auto`"
+            ))
+        };
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count) = (k.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
+        match index < count {
+            true => Ok(Self { index, count }),
+            false => Err(bad()),
+        }
+    }
+}
+
+impl Shard {
+    /// The shard of this array task, from the environment (`var` reads a variable): Slurm's
+    /// `SLURM_ARRAY_TASK_ID` with `SLURM_ARRAY_TASK_COUNT` (or `SLURM_ARRAY_TASK_MIN` and
+    /// `_MAX`), or Kubernetes' `JOB_COMPLETION_INDEX` with `UQFORMER_SHARDS` (the Job's
+    /// `completions`, which Kubernetes does not pass on: the Job sets it).
+    pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<Self> {
+        let number = |name: &str| -> Result<Option<usize>> {
+            match var(name) {
+                None => Ok(None),
+                Some(v) => (v.trim().parse().map(Some)).map_err(|_| {
+                    ExperimentError::invalid(format!(
+                        "--shard auto: {name}={v:?} is not a whole number"
+                    ))
+                }),
+            }
+        };
+        let found = match number("SLURM_ARRAY_TASK_ID")? {
+            Some(id) => match (
+                number("SLURM_ARRAY_TASK_MIN")?,
+                number("SLURM_ARRAY_TASK_MAX")?,
+                number("SLURM_ARRAY_TASK_COUNT")?,
+            ) {
+                (Some(min), Some(max), _) if min <= id && id <= max => {
+                    Some((id - min, max - min + 1))
+                }
+                (None, None, Some(count)) => Some((id, count)),
+                _ => None,
+            },
+            None => match number("JOB_COMPLETION_INDEX")? {
+                Some(index) => number("UQFORMER_SHARDS")?.map(|count| (index, count)),
+                None => None,
+            },
+        };
+        match found {
+            Some((index, count)) if index < count => Ok(Self { index, count }),
+            _ => Err(ExperimentError::invalid(
+                "--shard auto: no array task found in the environment; expected Slurm's \
+                 SLURM_ARRAY_TASK_ID with SLURM_ARRAY_TASK_MIN and SLURM_ARRAY_TASK_MAX (or \
+                 SLURM_ARRAY_TASK_COUNT), or Kubernetes' JOB_COMPLETION_INDEX with \
+                 UQFORMER_SHARDS (the Job's completions)",
+            )),
+        }
+    }
+}
+
+/// The jobs of `plan` that shard `shard` runs, in plan order: the jobs are dealt out by cost,
+/// the dearest first, each to the shard with the least cost so far (ties: the lower shard, the
+/// earlier job), so the shards' totals are balanced and every machine deals alike.
+pub fn share(plan: &[PlannedJob], shard: Shard) -> Vec<&PlannedJob> {
+    let mut order: Vec<usize> = (0..plan.len()).collect();
+    order.sort_by(|&a, &b| plan[b].cost.total_cmp(&plan[a].cost).then(a.cmp(&b)));
+    let mut load = vec![0.0f64; shard.count];
+    let mut mine = Vec::new();
+    for i in order {
+        let least = (0..shard.count)
+            .min_by(|&a, &b| load[a].total_cmp(&load[b]).then(a.cmp(&b)))
+            .unwrap_or(0);
+        load[least] += plan[i].cost;
+        if least == shard.index {
+            mine.push(i);
+        }
+    }
+    mine.sort_unstable();
+    mine.into_iter().map(|i| &plan[i]).collect()
+}
+
+/// Trains shard `shard`'s jobs (of `stage` alone, if given) into the cache, base models first;
+/// evaluates nothing. Returns the ids of the jobs run.
+pub fn run_shard(
+    config: &ExperimentConfig,
+    opts: &RunOptions,
+    shard: Shard,
+    stage: Option<Stage>,
+) -> Result<Vec<String>> {
+    let jobs = plan(config);
+    let mut mine: Vec<&PlannedJob> = (share(&jobs, shard).into_iter())
+        .filter(|j| stage.is_none_or(|s| j.stage == s))
+        .collect();
+    mine.sort_by_key(|j| j.stage);
+    for job in &mine {
+        run_job(config, opts, job.seed, job.job).context(format!("job {}", job.id))?;
+    }
+    Ok(mine.into_iter().map(|j| j.id.clone()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(id: &str, cost: f64) -> PlannedJob {
+        PlannedJob {
+            id: id.into(),
+            seed: 0,
+            job: Job::Base(0),
+            stage: Stage::Base,
+            needs: Vec::new(),
+            what: String::new(),
+            cost,
+        }
+    }
+
+    #[test]
+    fn shards_parse_from_k_of_n_and_refuse_the_rest() {
+        assert_eq!(
+            "1/4".parse::<Shard>().unwrap(),
+            Shard { index: 1, count: 4 }
+        );
+        for bad in ["4/4", "1", "a/2", "1/0", "-1/2"] {
+            let e = bad.parse::<Shard>().unwrap_err().to_string();
+            assert!(e.contains(bad) && e.contains("K/N"), "{e}");
+        }
+    }
+
+    #[test]
+    fn array_tasks_are_read_as_slurm_and_kubernetes_set_them() {
+        let env = |vars: &[(&str, &str)]| {
+            let vars: Vec<(String, String)> = (vars.iter())
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            Shard::from_env(move |name| {
+                (vars.iter())
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.clone())
+            })
+        };
+        let slurm = env(&[
+            ("SLURM_ARRAY_TASK_ID", "2"),
+            ("SLURM_ARRAY_TASK_COUNT", "3"),
+        ]);
+        assert_eq!(slurm.unwrap(), Shard { index: 2, count: 3 });
+        // `--array=1-4`: Slurm numbers from 1 and sets MIN and MAX (and COUNT).
+        let from_one = env(&[
+            ("SLURM_ARRAY_TASK_ID", "1"),
+            ("SLURM_ARRAY_TASK_MIN", "1"),
+            ("SLURM_ARRAY_TASK_MAX", "4"),
+            ("SLURM_ARRAY_TASK_COUNT", "4"),
+        ]);
+        assert_eq!(from_one.unwrap(), Shard { index: 0, count: 4 });
+        let k8s = env(&[("JOB_COMPLETION_INDEX", "0"), ("UQFORMER_SHARDS", "2")]);
+        assert_eq!(k8s.unwrap(), Shard { index: 0, count: 2 });
+        for vars in [
+            &[][..],
+            &[("JOB_COMPLETION_INDEX", "0")][..],
+            &[
+                ("SLURM_ARRAY_TASK_ID", "3"),
+                ("SLURM_ARRAY_TASK_COUNT", "3"),
+            ][..],
+        ] {
+            let e = env(vars).unwrap_err().to_string();
+            assert!(
+                e.contains("SLURM_ARRAY_TASK_ID") && e.contains("JOB_COMPLETION_INDEX"),
+                "{e}"
+            );
+        }
+        let e = env(&[("SLURM_ARRAY_TASK_ID", "x")])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("SLURM_ARRAY_TASK_ID=\"x\""), "{e}");
+    }
+
+    #[test]
+    fn shares_cover_every_job_once_and_balance_the_cost() {
+        let costs = [3.0, 1.0, 1.0, 2.0, 1.0, 3.0, 1.0, 2.0, 1.0];
+        let plan: Vec<PlannedJob> = (costs.iter().enumerate())
+            .map(|(i, &c)| job(&format!("j{i}"), c))
+            .collect();
+        for count in 1..=4 {
+            let shares: Vec<Vec<&PlannedJob>> = (0..count)
+                .map(|index| share(&plan, Shard { index, count }))
+                .collect();
+            let mut all: Vec<&str> = shares.iter().flatten().map(|j| j.id.as_str()).collect();
+            all.sort_unstable();
+            let mut want: Vec<&str> = plan.iter().map(|j| j.id.as_str()).collect();
+            want.sort_unstable();
+            assert_eq!(all, want, "{count} shards");
+            // Greedy dealing, dearest first: no two shards differ by more than the dearest job.
+            let loads: Vec<f64> = (shares.iter())
+                .map(|s| s.iter().map(|j| j.cost).sum())
+                .collect();
+            let spread = loads.iter().cloned().fold(f64::MIN, f64::max)
+                - loads.iter().cloned().fold(f64::MAX, f64::min);
+            assert!(spread <= 3.0, "{count} shards: {loads:?}");
+            // Each share keeps plan order.
+            for s in &shares {
+                assert!(
+                    s.windows(2)
+                        .all(|w| w[0].id < w[1].id || w[0].id.len() < w[1].id.len())
+                );
+            }
+        }
+        // 15 of cost over 2 shards: 8 and 7.
+        let loads: Vec<f64> = (0..2)
+            .map(|index| {
+                share(&plan, Shard { index, count: 2 })
+                    .iter()
+                    .map(|j| j.cost)
+                    .sum()
+            })
+            .collect();
+        assert_eq!(loads, [8.0, 7.0]);
+    }
+}
