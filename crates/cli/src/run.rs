@@ -44,6 +44,10 @@ pub struct RunArgs {
     /// With --shard: only the jobs of this stage (`base` or `method`).
     #[arg(long, requires = "shard")]
     stage: Option<Stage>,
+    /// Evaluate from the cache only: a training the cache does not hold is an error naming it
+    /// (after shards, to check that they trained everything).
+    #[arg(long, conflicts_with = "shard")]
+    no_train: bool,
 }
 
 /// The experiment file with the command line's overrides (`--backend`, `--seeds`) applied to the
@@ -97,6 +101,7 @@ pub fn run(args: &RunArgs) -> crate::error::Result<()> {
                 .workers
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()) - 1),
         }),
+        no_train: args.no_train,
     };
     if let Some(shard) = &args.shard {
         let shard = match shard.as_str() {

@@ -1,6 +1,6 @@
 //! `uqformer plan` and `uqformer run --shard`: two array tasks (processes with Slurm's
-//! variables set, running at once on one cache) train the run's jobs; a plain run then
-//! evaluates from the cache without training, with exactly the metrics of an unsharded run.
+//! variables set, running at once on one cache) train the run's jobs; a run with `--no-train`
+//! then evaluates from the cache, with exactly the metrics of an unsharded run.
 
 mod common;
 
@@ -125,13 +125,25 @@ fn shards_train_the_plan_and_a_plain_run_evaluates_it_unchanged() {
         "a shard evaluates nothing"
     );
 
-    // The evaluation run trains nothing: no epoch line.
-    let printed = succeeded(
-        common::run_command(dir, "shards", CONFIG, 0)
-            .output()
-            .unwrap(),
-    );
+    // The evaluation run trains nothing: --no-train refuses any training, and no epoch line.
+    let evaluate = common::run_command(dir, "shards", CONFIG, 0)
+        .arg("--no-train")
+        .output()
+        .unwrap();
+    let printed = succeeded(evaluate);
     assert!(!printed.contains(" epoch "), "{printed}");
+    // On an empty cache --no-train refuses, naming the training missing, and writes no run.
+    let refused = common::run_command(plain.path(), "shards", CONFIG, 1)
+        .arg("--no-train")
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{e}");
+    assert!(
+        e.contains("seed 0 model ") && e.contains("--no-train"),
+        "{e}"
+    );
+    assert!(!plain.path().join("results/shards").exists());
     let unsharded = common::run_command(plain.path(), "shards", CONFIG, 0)
         .arg("--quiet")
         .output()

@@ -11,7 +11,7 @@ use std::time::SystemTime;
 
 use burn::tensor::Device;
 use seam::Trainable;
-use train::{Checkpoint, Data, Distill, FitOptions, TrainConfig, fit_with_report};
+use train::{Checkpoint, Data, Distill, FitOptions, History, TrainConfig, fit_with_report};
 
 use crate::error::{ErrorContext, Result, check_stop};
 use report::curves::{Epoch, TrainingLog};
@@ -32,6 +32,8 @@ pub use manage::{
 pub struct Trainer {
     pub cache_root: PathBuf,
     pub quiet: bool,
+    /// Refuse to train: a training the cache does not hold whole is an error (`--no-train`).
+    pub no_train: bool,
     /// The experiment's name, recorded as the maker of the folders it creates.
     pub experiment: String,
     /// The fingerprints fitted or read back so far.
@@ -58,6 +60,7 @@ impl Trainer {
         Self {
             cache_root,
             quiet,
+            no_train: false,
             experiment,
             used: Mutex::default(),
             logs: Mutex::default(),
@@ -106,6 +109,7 @@ impl Trainer {
         let _lock = self.lock(&self.cache_root.join(&fingerprint), &run.label)?;
         let checkpoint = Checkpoint::new(self.cache_root.join(&fingerprint), fingerprint);
         let label = run.label.clone();
+        self.refuse_to_train(&checkpoint, &label, run.config.epochs)?;
         let made_by = MadeBy {
             experiment: self.experiment.clone(),
             training: label.clone(),
@@ -146,21 +150,7 @@ impl Trainer {
                 fs::metadata(&path).context(path.display())?.len()
             }
         };
-        let mut logs = self.logs.lock().unwrap_or_else(|e| e.into_inner());
-        if !logs.iter().any(|l| l.label == label) {
-            logs.push(TrainingLog {
-                label,
-                epochs: (state.history.epochs.iter())
-                    .map(|e| Epoch {
-                        epoch: e.epoch,
-                        loss: e.loss,
-                        accuracy: e.accuracy,
-                        seconds: e.seconds,
-                    })
-                    .collect(),
-            });
-        }
-        drop(logs);
+        self.record_log(label, &state.history);
         // From the state, not the report: a worker process may have done the training.
         let cost = TrainCost {
             wall_seconds: state.totals.wall_seconds,
@@ -177,6 +167,41 @@ impl Trainer {
 }
 
 impl Trainer {
+    /// With `no_train`, an error unless the checkpoint holds all `epochs`.
+    fn refuse_to_train(&self, checkpoint: &Checkpoint, label: &str, epochs: usize) -> Result<()> {
+        let done = checkpoint
+            .state()
+            .ok()
+            .flatten()
+            .map_or(0, |s| s.epochs_done);
+        if !self.no_train || done >= epochs {
+            return Ok(());
+        }
+        Err(crate::error::ExperimentError::invalid(format!(
+            "{label}: the cache holds {done} of its {epochs} epochs ({}) and --no-train refuses \
+             to train it",
+            checkpoint.dir().display()
+        )))
+    }
+
+    /// Keeps the epoch log of training `label` (once, however often it is read back).
+    fn record_log(&self, label: String, history: &History) {
+        let mut logs = self.logs.lock().unwrap_or_else(|e| e.into_inner());
+        if !logs.iter().any(|l| l.label == label) {
+            logs.push(TrainingLog {
+                label,
+                epochs: (history.epochs.iter())
+                    .map(|e| Epoch {
+                        epoch: e.epoch,
+                        loss: e.loss,
+                        accuracy: e.accuracy,
+                        seconds: e.seconds,
+                    })
+                    .collect(),
+            });
+        }
+    }
+
     /// The lock of the cache folder `folder`, waiting while another process (here or on a
     /// machine sharing the cache) trains into it; a signal stops the wait.
     fn lock(&self, folder: &Path, label: &str) -> Result<FolderLock> {

@@ -1,5 +1,6 @@
 //! The cache folder lock across processes: processes racing for one fingerprint hold it one at a
-//! time, a live holder's lock is never taken, and a killed holder's is taken over. The other
+//! time, a live holder's lock is never taken, a killed holder's is taken over at once, and
+//! another machine's only once it is stale. The other
 //! processes are this test binary run again as `lock_child` with `LOCK_CHILD` set.
 
 use std::fs;
@@ -135,9 +136,12 @@ fn a_live_holder_keeps_its_lock_and_a_killed_one_is_taken_over() {
     }
     holder.kill().unwrap();
     holder.wait().unwrap();
-    // Its lock file stays behind, unrenewed, and is taken over once stale.
+    // Its lock file stays behind; its holder has ended on this machine, so it is taken over at
+    // once, without waiting for it to go stale.
     assert!(lock_file(&folder).exists());
-    let lock = wait_for(&folder, 10 * TIMES.stale);
+    let Attempt::Held(lock) = try_lock(&folder, TIMES).unwrap() else {
+        panic!("the lock of a process that ended was not taken over");
+    };
     let text = fs::read_to_string(lock_file(&folder)).unwrap();
     assert!(
         text.trim().ends_with(&format!(" {}", std::process::id())),
@@ -145,5 +149,26 @@ fn a_live_holder_keeps_its_lock_and_a_killed_one_is_taken_over() {
     );
     drop(lock);
     assert!(!lock_file(&folder).exists());
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_lock_of_another_machine_is_taken_over_only_once_stale() {
+    let dir = temp_dir("remote");
+    let folder = dir.join("00112233445566cc");
+    let lock = lock_file(&folder);
+    fs::write(&lock, "another-machine 12\n").unwrap();
+    match try_lock(&folder, TIMES).unwrap() {
+        Attempt::Busy(who) => assert_eq!(who, "process another-machine 12"),
+        Attempt::Held(_) => panic!("took a fresh lock of another machine"),
+    }
+    // Unrenewed for longer than the stale time: its holder is presumed dead.
+    let then = std::time::SystemTime::now() - 2 * TIMES.stale;
+    fs::File::open(&lock).unwrap().set_modified(then).unwrap();
+    let Attempt::Held(held) = try_lock(&folder, TIMES).unwrap() else {
+        panic!("a stale lock was not taken over");
+    };
+    drop(held);
+    assert!(!lock.exists());
     let _ = fs::remove_dir_all(&dir);
 }

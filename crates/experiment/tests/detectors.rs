@@ -73,6 +73,7 @@ fn options(root: &Path) -> RunOptions {
         cache_root: root.join("cache"),
         quiet: true,
         workers: None,
+        no_train: false,
     }
 }
 

@@ -65,6 +65,7 @@ fn dinov2_fine_tunes_through_the_runner() {
             cache_root: out.path().join("cache"),
             quiet: true,
             workers: None,
+            no_train: false,
         },
     )
     .unwrap();

@@ -89,6 +89,7 @@ fn every_kind_runs_and_its_resolved_config_parses_back() {
             cache_root: dir.path().join("cache"),
             quiet: true,
             workers: None,
+            no_train: false,
         },
     )
     .unwrap();

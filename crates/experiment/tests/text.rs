@@ -139,6 +139,7 @@ fn options(root: &Path, out: &Path) -> RunOptions {
         cache_root: out.join("cache"),
         quiet: true,
         workers: None,
+        no_train: false,
     }
 }
 

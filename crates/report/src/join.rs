@@ -19,7 +19,7 @@ use crate::summary::{MethodResult, Summary};
 /// `curves.json` (after the figures' code changed, say).
 pub fn redraw(dir: &Path) -> Result<Rendered> {
     let run = Run::read(dir)?;
-    Ok(render(&run.summary, &run.curves, &run.score())?)
+    render(&run.summary, &run.curves, &run.score())
 }
 
 /// The reference of runs whose `config.toml` predates `[eval] reference`.

@@ -6,7 +6,7 @@
 //! local filesystems and NFS v3 and later), naming its holder (`host pid`). While it is held, a
 //! thread renews the file's modification time every [`LockTimes::heartbeat`]; a lock not renewed
 //! for [`LockTimes::stale`] belongs to a holder that died (killed, its machine lost) and is taken
-//! over. Taking over goes through a second `O_EXCL` file (`<fingerprint>.lock.steal`), so two
+//! over; so, at once, is the lock of a process of this machine that has ended. Taking over goes through a second `O_EXCL` file (`<fingerprint>.lock.steal`), so two
 //! waiters never both take one lock; a steal file is itself given up after `stale`. Ages are
 //! read against this machine's clock: machines sharing a cache need clocks that agree to well
 //! within `stale` (NTP does).
@@ -79,7 +79,7 @@ pub fn try_lock(folder: &Path, times: LockTimes) -> io::Result<Attempt> {
                 )));
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-                if !is_stale(&path, times.stale) || !take_over(&path, times.stale)? {
+                if !abandoned(&path, times.stale) || !take_over(&path, times.stale)? {
                     return Ok(Attempt::Busy(holder(&path)));
                 }
             }
@@ -89,8 +89,14 @@ pub fn try_lock(folder: &Path, times: LockTimes) -> io::Result<Attempt> {
     Ok(Attempt::Busy(holder(&path)))
 }
 
+/// Whether the lock `path` is abandoned: not renewed for `stale`, or held by a process of this
+/// machine that has ended (a killed worker's lock is taken over at once, not after `stale`).
+pub fn abandoned(path: &Path, stale: Duration) -> bool {
+    is_stale(path, stale) || ended_here(path)
+}
+
 /// Whether `path` exists and has not been renewed for `stale`.
-pub fn is_stale(path: &Path, stale: Duration) -> bool {
+fn is_stale(path: &Path, stale: Duration) -> bool {
     let modified = fs::metadata(path).and_then(|m| m.modified());
     modified.is_ok_and(|m| SystemTime::now().duration_since(m).unwrap_or_default() > stale)
 }
@@ -104,7 +110,7 @@ fn take_over(path: &Path, stale: Duration) -> io::Result<bool> {
     match File::options().write(true).create_new(true).open(&steal) {
         Ok(_) => {
             // Only the steal file's holder gets here: look again, then remove.
-            let taken = is_stale(path, stale);
+            let taken = abandoned(path, stale);
             if taken {
                 remove_if_there(path)?;
             }
@@ -136,6 +142,17 @@ fn holder(path: &Path) -> String {
         "" => "a holder that has not written its name yet".into(),
         holder => format!("process {holder}"),
     }
+}
+
+/// Whether the lock's holder is a process of this machine that is no longer running (where
+/// `/proc` tells; elsewhere only the lock's age counts).
+fn ended_here(path: &Path) -> bool {
+    let text = fs::read_to_string(path).unwrap_or_default();
+    let Some((holder_host, pid)) = text.trim().rsplit_once(' ') else {
+        return false;
+    };
+    let proc = Path::new("/proc");
+    holder_host == host() && pid.parse::<u32>().is_ok() && proc.is_dir() && !proc.join(pid).exists()
 }
 
 /// This machine's name (`/proc/sys/kernel/hostname`; `localhost` where there is none).

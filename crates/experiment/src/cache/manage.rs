@@ -227,7 +227,7 @@ fn in_use(cache_root: &Path) -> Result<Vec<(PathBuf, BTreeSet<String>)>> {
             && is_checkpoint_folder(fingerprint)
         {
             if name.ends_with(".lock")
-                && !super::lock::is_stale(&path, super::lock::LOCK_TIMES.stale)
+                && !super::lock::abandoned(&path, super::lock::LOCK_TIMES.stale)
             {
                 found.push((path, BTreeSet::from([fingerprint.to_string()])));
             }

@@ -37,6 +37,8 @@ pub struct RunOptions {
     pub quiet: bool,
     /// Train independent models in worker processes beside the main one (results unchanged).
     pub workers: Option<Workers>,
+    /// Train nothing: a training the cache does not hold (whole) is an error naming it.
+    pub no_train: bool,
 }
 
 /// A finished run: its folder and what was written to `summary.json`.
@@ -60,11 +62,12 @@ impl<'a> Setup<'a> {
         let device = config.experiment.backend.device()?;
         let loaded = load(config, &opts.data_root)?;
         let spec = BaseSpec::new(config, &opts.data_root, &loaded.train_full)?;
-        let trainer = Trainer::new(
+        let mut trainer = Trainer::new(
             opts.cache_root.clone(),
             opts.quiet,
             config.experiment.name.clone(),
         );
+        trainer.no_train = opts.no_train;
         Ok(Self {
             config,
             device,
@@ -155,6 +158,7 @@ pub fn run_worker(spec: &WorkerSpec) -> Result<()> {
         cache_root: spec.cache_root.clone(),
         quiet: spec.quiet,
         workers: None,
+        no_train: false,
     };
     run_job(&config, &options, spec.seed, spec.job)
 }
@@ -167,7 +171,7 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput> {
     let mut curves = RunCurves::default();
     let mut files = Vec::new();
     for &seed in &config.experiment.seeds {
-        let seed_out = run_seed(&setup, opts, &scores, seed)?;
+        let seed_out = run_seed(&setup, opts, scores, seed)?;
         methods.extend(seed_out.results);
         curves.methods.extend(seed_out.curves);
         curves.sweeps.extend(seed_out.sweeps);

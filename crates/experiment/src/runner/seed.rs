@@ -37,8 +37,9 @@ pub(super) fn run_seed(
     let config = setup.config;
     let started = Instant::now();
     let data = setup.seed_data(seed)?;
+    // With --no-train there is nothing to hand out (a worker would train what is missing).
     let pool = match &opts.workers {
-        Some(w) if w.processes > 0 => {
+        Some(w) if w.processes > 0 && !opts.no_train => {
             if !opts.quiet {
                 eprintln!(
                     "seed {seed}: training in {} worker process(es) beside this one",
