@@ -11,7 +11,7 @@ pub enum BackboneError {
         /// The name given.
         name: String,
         /// The names accepted.
-        valid: &'static [&'static str],
+        valid: Vec<&'static str>,
     },
     /// A configuration field holds a value the model cannot be built with.
     #[error("{field} = {value} is invalid: expected {expected}")]

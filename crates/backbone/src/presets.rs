@@ -5,7 +5,15 @@
 use crate::error::BackboneError;
 use crate::vit::ViTConfig;
 
-const VIT_NAMES: &[&str] = &["vit_tiny_28", "vit_tiny_32", "vit_s_16"];
+/// A preset's name in experiment files, and its constructor.
+type Preset = (&'static str, fn() -> ViTConfig);
+
+/// Every preset.
+const PRESETS: &[Preset] = &[
+    ("vit_tiny_28", ViTConfig::vit_tiny_28),
+    ("vit_tiny_32", ViTConfig::vit_tiny_32),
+    ("vit_s_16", ViTConfig::vit_s_16),
+];
 
 impl ViTConfig {
     /// 28x28x1 (Fashion-MNIST): patch 7 (16 patches), width 64, 4 blocks, 4 heads, MLP 256;
@@ -42,20 +50,18 @@ impl ViTConfig {
 
     /// The preset called `name` (one of [`ViTConfig::preset_names`]).
     pub fn preset(name: &str) -> Result<Self, BackboneError> {
-        match name {
-            "vit_tiny_28" => Ok(Self::vit_tiny_28()),
-            "vit_tiny_32" => Ok(Self::vit_tiny_32()),
-            "vit_s_16" => Ok(Self::vit_s_16()),
-            _ => Err(BackboneError::UnknownPreset {
+        match PRESETS.iter().find(|(n, _)| *n == name) {
+            Some((_, make)) => Ok(make()),
+            None => Err(BackboneError::UnknownPreset {
                 family: "vit",
                 name: name.to_string(),
-                valid: VIT_NAMES,
+                valid: Self::preset_names(),
             }),
         }
     }
 
     /// Names accepted by [`ViTConfig::preset`].
-    pub fn preset_names() -> &'static [&'static str] {
-        VIT_NAMES
+    pub fn preset_names() -> Vec<&'static str> {
+        PRESETS.iter().map(|(name, _)| *name).collect()
     }
 }

@@ -22,7 +22,38 @@ pub enum ConformalScore {
     Aps,
 }
 
-crate::names::named!(ConformalScore, UnknownConformalScore, [Thr => "thr", Aps => "aps"]);
+impl ConformalScore {
+    /// Every variant, in declaration order.
+    pub const ALL: [Self; 2] = [Self::Thr, Self::Aps];
+
+    /// The name configs and the command line use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Thr => "thr",
+            Self::Aps => "aps",
+        }
+    }
+
+    /// Every name, in the order of [`Self::ALL`], joined for an error message.
+    pub(crate) fn listed() -> String {
+        Self::ALL.map(Self::name).join(", ")
+    }
+}
+
+impl std::fmt::Display for ConformalScore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for ConformalScore {
+    type Err = crate::error::MetricsError;
+
+    fn from_str(s: &str) -> crate::error::Result<Self> {
+        (Self::ALL.into_iter().find(|v| v.name() == s))
+            .ok_or_else(|| crate::error::MetricsError::UnknownConformalScore(s.to_string()))
+    }
+}
 
 /// Coverage and size of conformal sets on a test set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

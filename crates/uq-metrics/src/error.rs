@@ -59,7 +59,7 @@ pub enum MetricsError {
         expected: &'static str,
     },
     /// A score name that `Score::from_str` does not know.
-    #[error("unknown score '{0}'; expected one of {names}", names = crate::Score::NAMES.join(", "))]
+    #[error("unknown score '{0}'; expected one of {names}", names = crate::Score::listed())]
     UnknownScore(String),
     /// A metric over ensemble members (`metric` names it) given fewer than `needed` members.
     #[error("{metric} needs at least {needed} members, but there are {found}")]
@@ -71,20 +71,20 @@ pub enum MetricsError {
     /// A conformal score name that `ConformalScore::from_str` does not know.
     #[error(
         "unknown conformal score '{0}'; expected one of {names}",
-        names = crate::ConformalScore::NAMES.join(", ")
+        names = crate::ConformalScore::listed()
     )]
     UnknownConformalScore(String),
     /// A detector name that `Detector::from_str` does not know.
     #[error(
         "unknown detector '{0}'; expected one of {names}",
-        names = crate::Detector::NAMES.join(", ")
+        names = crate::Detector::listed()
     )]
     UnknownDetector(String),
     /// An OOD score name that neither `Score` nor `Detector` knows.
     #[error(
         "unknown OOD score '{0}'; expected one of {scores}, or a feature-space detector: {detectors}",
-        scores = crate::Score::NAMES.join(", "),
-        detectors = crate::Detector::NAMES.join(", ")
+        scores = crate::Score::listed(),
+        detectors = crate::Detector::listed()
     )]
     UnknownOodScore(String),
     /// A feature-space detector that cannot be fitted or applied as asked (`reason` says why).

@@ -29,19 +29,51 @@ pub enum Score {
     MemberVariance,
 }
 
-crate::names::named!(
-    Score,
-    UnknownScore,
-    [
-        Msp => "msp",
-        Entropy => "entropy",
-        MutualInfo => "mutual_info",
-        MaxLogit => "max_logit",
-        Energy => "energy",
-        Disagreement => "disagreement",
-        MemberVariance => "member_variance",
-    ]
-);
+impl Score {
+    /// Every variant, in declaration order.
+    pub const ALL: [Self; 7] = [
+        Self::Msp,
+        Self::Entropy,
+        Self::MutualInfo,
+        Self::MaxLogit,
+        Self::Energy,
+        Self::Disagreement,
+        Self::MemberVariance,
+    ];
+
+    /// The name configs and the command line use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Msp => "msp",
+            Self::Entropy => "entropy",
+            Self::MutualInfo => "mutual_info",
+            Self::MaxLogit => "max_logit",
+            Self::Energy => "energy",
+            Self::Disagreement => "disagreement",
+            Self::MemberVariance => "member_variance",
+        }
+    }
+
+    /// Every name, in the order of [`Self::ALL`], joined for an error message.
+    pub(crate) fn listed() -> String {
+        Self::ALL.map(Self::name).join(", ")
+    }
+}
+
+impl std::fmt::Display for Score {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Score {
+    type Err = crate::error::MetricsError;
+
+    fn from_str(s: &str) -> crate::error::Result<Self> {
+        (Self::ALL.into_iter().find(|v| v.name() == s))
+            .ok_or_else(|| crate::error::MetricsError::UnknownScore(s.to_string()))
+    }
+}
 
 impl Score {
     /// What the score measures, in a line.

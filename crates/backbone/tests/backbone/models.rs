@@ -104,7 +104,7 @@ fn padding_does_not_change_real_tokens_or_the_pooled_feature() {
 
 #[test]
 fn presets_parse_and_match_their_specs() {
-    for &name in ViTConfig::preset_names() {
+    for name in ViTConfig::preset_names() {
         assert!(ViTConfig::preset(name).is_ok(), "{name}");
     }
     let s16 = ViTConfig::preset("vit_s_16").unwrap();

@@ -42,16 +42,45 @@ pub enum Detector {
     Knn,
 }
 
-crate::names::named!(
-    Detector,
-    UnknownDetector,
-    [
-        Mahalanobis => "mahalanobis",
-        RelativeMahalanobis => "relative_mahalanobis",
-        Vim => "vim",
-        Knn => "knn",
-    ]
-);
+impl Detector {
+    /// Every variant, in declaration order.
+    pub const ALL: [Self; 4] = [
+        Self::Mahalanobis,
+        Self::RelativeMahalanobis,
+        Self::Vim,
+        Self::Knn,
+    ];
+
+    /// The name configs and the command line use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Mahalanobis => "mahalanobis",
+            Self::RelativeMahalanobis => "relative_mahalanobis",
+            Self::Vim => "vim",
+            Self::Knn => "knn",
+        }
+    }
+
+    /// Every name, in the order of [`Self::ALL`], joined for an error message.
+    pub(crate) fn listed() -> String {
+        Self::ALL.map(Self::name).join(", ")
+    }
+}
+
+impl std::fmt::Display for Detector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Detector {
+    type Err = crate::error::MetricsError;
+
+    fn from_str(s: &str) -> crate::error::Result<Self> {
+        (Self::ALL.into_iter().find(|v| v.name() == s))
+            .ok_or_else(|| crate::error::MetricsError::UnknownDetector(s.to_string()))
+    }
+}
 
 impl Detector {
     /// What the detector scores, in a line.
