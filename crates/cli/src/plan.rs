@@ -12,16 +12,32 @@ pub struct PlanArgs {
     /// Override `[experiment] seeds`, comma-separated (e.g. 0,1,2).
     #[arg(long, value_delimiter = ',')]
     seeds: Option<Vec<u64>>,
-    /// Override `[experiment] backend` (the plan does not depend on it; the file must name one
-    /// compiled in).
+    /// Override `[experiment] backend` (the file must name one compiled in).
     #[arg(long)]
     backend: Option<Backend>,
+    /// With the base models' cache folders and whether this cache holds each (reads the data).
+    #[arg(long, value_name = "CACHE")]
+    cache: Option<PathBuf>,
+    /// Where the data sets are, for --cache.
+    #[arg(long, default_value = "datasets")]
+    data: PathBuf,
 }
 
-/// One line per job: id, seed, job, stage, needs, what, cost (`experiment::plan::PlannedJob`).
+/// One line per job: id, seed, job, stage, needs, what, cost, and with `--cache` a base model's
+/// fingerprint and whether it is cached (`experiment::plan::PlannedJob`).
 pub fn run(args: &PlanArgs) -> crate::error::Result<()> {
-    let config = crate::run::load(&args.file, args.backend, args.seeds.as_deref())?;
-    for job in experiment::plan::plan(&config) {
+    let config = crate::run::load(
+        &args.file,
+        &[
+            ("backend", args.backend.map(|b| b.name().into())),
+            ("seeds", crate::run::numbers(args.seeds.as_deref())),
+        ],
+    )?;
+    let jobs = match &args.cache {
+        Some(cache) => experiment::plan::with_cache(&config, &args.data, cache)?,
+        None => experiment::plan::plan(&config),
+    };
+    for job in jobs {
         println!("{}", serde_json::to_string(&job)?);
     }
     Ok(())

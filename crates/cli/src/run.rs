@@ -20,6 +20,10 @@ pub struct RunArgs {
     /// Override `[experiment] seeds`, comma-separated (e.g. 0,1,2).
     #[arg(long, value_delimiter = ',')]
     seeds: Option<Vec<u64>>,
+    /// Override `[experiment] devices`, comma-separated GPU numbers (e.g. 0,1): the main process
+    /// trains on the first, one worker on each other one.
+    #[arg(long, value_delimiter = ',')]
+    devices: Option<Vec<u64>>,
     /// Results folder; runs go to <OUT>/<experiment>/<run-id>/.
     #[arg(long, default_value = "results")]
     out: PathBuf,
@@ -50,13 +54,12 @@ pub struct RunArgs {
     no_train: bool,
 }
 
-/// The experiment file with the command line's overrides (`--backend`, `--seeds`) applied to the
-/// TOML itself, so that they are validated (and recorded in the resolved config) like every
-/// other value.
+/// The experiment file with `[experiment]` keys overridden from the command line (`backend`,
+/// `seeds`, `devices`), applied to the TOML itself so that they are validated (and recorded in the
+/// resolved config) like every other value.
 pub fn load(
     file: &Path,
-    backend: Option<Backend>,
-    seeds: Option<&[u64]>,
+    overrides: &[(&str, Option<toml::Value>)],
 ) -> crate::error::Result<ExperimentConfig> {
     let mut text = std::fs::read_to_string(file)
         .map_err(|e| format!("{}: cannot read the file: {e}", file.display()))?;
@@ -64,14 +67,10 @@ pub fn load(
         .parse()
         .map_err(|e| format!("{}: {e}", file.display()))?;
     if let Some(toml::Value::Table(section)) = doc.get_mut("experiment") {
-        if let Some(backend) = backend {
-            section.insert("backend".into(), backend.name().into());
-        }
-        if let Some(seeds) = seeds {
-            let seeds: Vec<toml::Value> = (seeds.iter())
-                .map(|&s| toml::Value::Integer(s as i64))
-                .collect();
-            section.insert("seeds".into(), seeds.into());
+        for (key, value) in overrides {
+            if let Some(value) = value {
+                section.insert(key.to_string(), value.clone());
+            }
         }
         text = toml::to_string(&doc)?;
     }
@@ -79,12 +78,26 @@ pub fn load(
         .map_err(|e| e.in_file(&file.display().to_string()).to_string())?)
 }
 
+/// A list of whole numbers as a TOML array.
+pub fn numbers(list: Option<&[u64]>) -> Option<toml::Value> {
+    // TOML integers are i64; a number past i64::MAX turns negative and is refused by the schema.
+    let integer = |&n: &u64| toml::Value::Integer(n as i64);
+    list.map(|l| l.iter().map(integer).collect::<Vec<_>>().into())
+}
+
 pub fn run(args: &RunArgs) -> crate::error::Result<()> {
     let started = Instant::now();
     // Ctrl-C / SIGTERM: stop at the next training step or stage, checkpoints whole; a second
     // signal ends the process at once.
     train::interrupt::install(true).map_err(|e| format!("installing the signal handlers: {e}"))?;
-    let config = load(&args.file, args.backend, args.seeds.as_deref())?;
+    let config = load(
+        &args.file,
+        &[
+            ("backend", args.backend.map(|b| b.name().into())),
+            ("seeds", numbers(args.seeds.as_deref())),
+            ("devices", numbers(args.devices.as_deref())),
+        ],
+    )?;
     let options = RunOptions {
         data_root: args.data.clone(),
         results_root: args.out.clone(),

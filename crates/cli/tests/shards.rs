@@ -87,6 +87,17 @@ fn shards_train_the_plan_and_a_plain_run_evaluates_it_unchanged() {
         ]
     );
     assert_eq!(jobs[2]["needs"], serde_json::json!(["seed0/base:0"]));
+    // Named as the progress lines name them: base models count from 1.
+    assert_eq!(jobs[1]["what"], "seed 0 model 2");
+    // Several devices need a GPU backend: refused on flex before anything runs.
+    let out = uqformer(dir, &["run", file, "--devices", "0,1"])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && e.contains("experiment.devices"),
+        "{e}"
+    );
     assert_eq!(jobs[5]["stage"], "method");
 
     // Two array tasks at once, on one cache.
@@ -123,6 +134,38 @@ fn shards_train_the_plan_and_a_plain_run_evaluates_it_unchanged() {
     assert!(
         !dir.join("results/shards").exists(),
         "a shard evaluates nothing"
+    );
+
+    // The plan with the cache: every base model is there now, under the folder it names.
+    let cached = |cache: &Path| -> Vec<serde_json::Value> {
+        let out = uqformer(dir, &["plan", file, "--cache"])
+            .arg(cache)
+            .arg("--data")
+            .arg(&datasets)
+            .output()
+            .unwrap();
+        let lines = String::from_utf8(out.stdout.clone()).unwrap();
+        succeeded(out);
+        (lines.lines())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    for job in cached(&dir.join("results/.cache")) {
+        match job["stage"].as_str().unwrap() {
+            "base" => {
+                let name = job["fingerprint"].as_str().unwrap();
+                assert!(dir.join("results/.cache").join(name).is_dir(), "{job}");
+                assert_eq!(job["cached"], true, "{job}");
+            }
+            _ => assert!(job.get("cached").is_none(), "{job}"),
+        }
+    }
+    let empty = cached(&plain.path().join("results/.cache"));
+    assert!(
+        empty
+            .iter()
+            .filter(|j| j["stage"] == "base")
+            .all(|j| j["cached"] == false)
     );
 
     // The evaluation run trains nothing: --no-train refuses any training, and no epoch line.

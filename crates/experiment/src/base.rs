@@ -161,17 +161,14 @@ pub fn needed_base_models(config: &ExperimentConfig) -> usize {
         .unwrap_or(1)
 }
 
-/// Base model `k` of the seed, trained (a pretrained one: fine-tuned) with the experiment's
-/// recipe or read back from the cache; also returns its cache fingerprint and training cost.
-pub fn train_base(
+/// What makes base model `k` of `seed` (its cache fingerprint is that of this identity), and
+/// the seed it trains with.
+pub fn base_identity(
     config: &ExperimentConfig,
-    trainer: &Trainer,
     spec: &BaseSpec,
-    data: Data<'_>,
     seed: u64,
     k: usize,
-    device: &Device,
-) -> Result<(Classifier, String, TrainCost)> {
+) -> (serde_json::Value, u64) {
     let member_seed = if k == 0 { seed } else { mix(seed, k as u64) };
     let identity = serde_json::json!({
         "backbone": spec.identity,
@@ -184,6 +181,21 @@ pub fn train_base(
         "seed": member_seed,
         "backend": config.experiment.backend,
     });
+    (identity, member_seed)
+}
+
+/// Base model `k` of the seed, trained (a pretrained one: fine-tuned) with the experiment's
+/// recipe or read back from the cache; also returns its cache fingerprint and training cost.
+pub fn train_base(
+    config: &ExperimentConfig,
+    trainer: &Trainer,
+    spec: &BaseSpec,
+    data: Data<'_>,
+    seed: u64,
+    k: usize,
+    device: &Device,
+) -> Result<(Classifier, String, TrainCost)> {
+    let (identity, member_seed) = base_identity(config, spec, seed, k);
     let autodiff = device.clone().autodiff();
     autodiff.seed(member_seed);
     let model = spec.init(member_seed, &autodiff)?;

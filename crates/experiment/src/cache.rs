@@ -169,11 +169,7 @@ impl Trainer {
 impl Trainer {
     /// With `no_train`, an error unless the checkpoint holds all `epochs`.
     fn refuse_to_train(&self, checkpoint: &Checkpoint, label: &str, epochs: usize) -> Result<()> {
-        let done = checkpoint
-            .state()
-            .ok()
-            .flatten()
-            .map_or(0, |s| s.epochs_done);
+        let done = epochs_done(checkpoint);
         if !self.no_train || done >= epochs {
             return Ok(());
         }
@@ -229,6 +225,15 @@ impl Drop for Trainer {
     fn drop(&mut self) {
         let _ = fs::remove_file(in_use_file(&self.cache_root, std::process::id()));
     }
+}
+
+/// The epochs a checkpoint holds (0 without a readable one).
+pub fn epochs_done(checkpoint: &Checkpoint) -> usize {
+    checkpoint
+        .state()
+        .ok()
+        .flatten()
+        .map_or(0, |s| s.epochs_done)
 }
 
 /// The cache key of an identity: FNV-1a of its JSON text.

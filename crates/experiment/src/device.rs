@@ -61,7 +61,43 @@ impl Backend {
         }
     }
 
-    /// Its device, or why it cannot be had in this build.
+    /// Whether it computes on the CPU, which is one device (`0`) however many cores it has.
+    pub fn is_cpu(self) -> bool {
+        matches!(self, Self::Flex | Self::Ndarray | Self::Tch)
+    }
+
+    /// Its device number `index` (`None`: the default device), or why it cannot be had: a GPU
+    /// backend's `index` is the GPU's number (wgpu: among the discrete GPUs); a CPU backend has
+    /// only device 0.
+    pub fn device_at(self, index: Option<usize>) -> Result<Device, ExperimentError> {
+        match index {
+            None | Some(0) if self.is_cpu() => self.device(),
+            None => self.device(),
+            Some(i) if self.is_cpu() => Err(ExperimentError::invalid(format!(
+                "device {i}: backend `{self}` runs on one device, the CPU (device 0)"
+            ))),
+            Some(i) => self.gpu(i),
+        }
+    }
+
+    /// GPU `index` of a GPU backend; one not compiled in says which feature it needs.
+    fn gpu(self, index: usize) -> Result<Device, ExperimentError> {
+        match self {
+            #[cfg(feature = "wgpu")]
+            Self::Wgpu => Ok(Device::wgpu(burn::tensor::DeviceKind::DiscreteGpu(index))),
+            #[cfg(feature = "cuda")]
+            Self::Cuda => Ok(Device::cuda(index)),
+            #[cfg(feature = "tch")]
+            #[allow(deprecated)]
+            Self::TchCuda => Ok(Device::libtorch_cuda(index)),
+            _ => {
+                let _ = index;
+                self.device()
+            }
+        }
+    }
+
+    /// Its default device, or why it cannot be had in this build.
     pub fn device(self) -> Result<Device, ExperimentError> {
         let not_built = |feature: &str| {
             Err(ExperimentError::invalid(format!(

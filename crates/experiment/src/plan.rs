@@ -6,14 +6,18 @@
 //! method that trains (`method:I`, which needs the seed's first `base_models()` base models).
 //! The plan depends on the config alone, so every machine computes the same one.
 
+use std::path::Path;
 use std::str::FromStr;
 
 use serde::Serialize;
+use train::Checkpoint;
 
-use crate::base::needed_base_models;
+use crate::base::{BaseSpec, base_identity, needed_base_models};
+use crate::cache::{epochs_done, fingerprint};
 use crate::config::ExperimentConfig;
 use crate::error::{ErrorContext as _, ExperimentError, Result};
 use crate::runner::{RunOptions, run_job};
+use crate::sets::load;
 use crate::workers::Job;
 
 /// Which jobs wait for which: base models first, then the methods built on them.
@@ -53,6 +57,13 @@ pub struct PlannedJob {
     /// A rough cost in trainings of the base recipe: 1 for a base model, a method's member count
     /// for a method (each member is one fine-tune or training; HetDPT's searches are not counted).
     pub cost: f64,
+    /// A base model's cache folder ([`with_cache`]); none for a method, whose trainings' names
+    /// depend on the models they start from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
+    /// Whether the cache holds the base model whole ([`with_cache`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cached: Option<bool>,
 }
 
 /// The run's jobs, seed by seed, base models before methods.
@@ -67,8 +78,10 @@ pub fn plan(config: &ExperimentConfig) -> Vec<PlannedJob> {
                 job: Job::Base(k),
                 stage: Stage::Base,
                 needs: Vec::new(),
-                what: format!("seed {seed} model {k}"),
+                what: format!("seed {seed} model {}", k + 1),
                 cost: 1.0,
+                fingerprint: None,
+                cached: None,
             });
         }
         for (i, spec) in config.methods.iter().enumerate() {
@@ -85,10 +98,33 @@ pub fn plan(config: &ExperimentConfig) -> Vec<PlannedJob> {
                     .collect(),
                 what: format!("seed {seed} method {} ({})", spec.name, spec.kind),
                 cost: spec.method.members() as f64,
+                fingerprint: None,
+                cached: None,
             });
         }
     }
     jobs
+}
+
+/// The plan with each base model's cache folder and whether `cache_root` holds it whole: the
+/// data are loaded (a base model's name depends on them), nothing is trained.
+pub fn with_cache(
+    config: &ExperimentConfig,
+    data_root: &Path,
+    cache_root: &Path,
+) -> Result<Vec<PlannedJob>> {
+    let loaded = load(config, data_root)?;
+    let spec = BaseSpec::new(config, data_root, &loaded.train_full)?;
+    let mut jobs = plan(config);
+    for job in &mut jobs {
+        if let Job::Base(k) = job.job {
+            let name = fingerprint(&base_identity(config, &spec, job.seed, k).0);
+            let checkpoint = Checkpoint::new(cache_root.join(&name), name.clone());
+            job.cached = Some(epochs_done(&checkpoint) >= config.train.epochs);
+            job.fingerprint = Some(name);
+        }
+    }
+    Ok(jobs)
 }
 
 /// Shard `index` of `count` (0-based), as `--shard K/N` names it.
@@ -220,6 +256,8 @@ mod tests {
             needs: Vec::new(),
             what: String::new(),
             cost,
+            fingerprint: None,
+            cached: None,
         }
     }
 

@@ -67,6 +67,9 @@ pub struct WorkerSpec {
     pub cache_root: PathBuf,
     /// No epoch lines.
     pub quiet: bool,
+    /// The backend's device to train on (`[experiment] devices`); none: the config's first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<usize>,
 }
 
 impl WorkerSpec {
@@ -101,8 +104,9 @@ pub(crate) struct Pool {
     threads: Vec<JoinHandle<()>>,
 }
 
-/// Builds the worker process for a job.
-pub(crate) type Spawn = dyn Fn(Job) -> std::io::Result<Child> + Send + Sync;
+/// Builds the worker process for a job, run by worker thread `slot` (0-based: each slot runs
+/// one job at a time, so a device given to one slot has one job at a time).
+pub(crate) type Spawn = dyn Fn(Job, usize) -> std::io::Result<Child> + Send + Sync;
 
 impl Pool {
     /// Starts `processes` worker threads over `jobs`, each with the number of base models it
@@ -130,10 +134,10 @@ impl Pool {
         };
         let shared = Arc::new((Mutex::new(state), Condvar::new()));
         let threads = (0..processes)
-            .map(|_| {
+            .map(|slot| {
                 let shared = Arc::clone(&shared);
                 let spawn = Arc::clone(&spawn);
-                std::thread::spawn(move || worker_loop(&shared, spawn.as_ref()))
+                std::thread::spawn(move || worker_loop(&shared, spawn.as_ref(), slot))
             })
             .collect();
         Self { shared, threads }
@@ -223,7 +227,7 @@ fn next_job(state: &State) -> Option<usize> {
     bases.chain(methods).find(ready)
 }
 
-fn worker_loop(shared: &(Mutex<State>, Condvar), spawn: &Spawn) {
+fn worker_loop(shared: &(Mutex<State>, Condvar), spawn: &Spawn, slot: usize) {
     let (lock, ready) = shared;
     loop {
         let job = {
@@ -242,7 +246,7 @@ fn worker_loop(shared: &(Mutex<State>, Condvar), spawn: &Spawn) {
         };
         // A failed worker is not an error here: the main process then runs the job itself and
         // reports whatever went wrong (or, for a killed one, resumes its checkpoint).
-        if let Ok(child) = spawn(job) {
+        if let Ok(child) = spawn(job, slot) {
             watch(child, || lock_state(lock).cancelled);
         }
         if let Some(entry) = lock_state(lock).jobs.iter_mut().find(|(j, ..)| *j == job) {

@@ -328,3 +328,30 @@ fn library_configs_are_the_method_parameters() {
     ));
     assert!(e.contains("fog") && e.contains("shot_noise"), "{e}");
 }
+
+#[test]
+fn devices_are_distinct_and_one_on_a_cpu_backend() {
+    let with =
+        |devices: &str| VALID.replace("seeds = [1, 2]", &format!("seeds = [1, 2]\n{devices}"));
+    let c = ExperimentConfig::parse(&with("devices = [0]")).unwrap();
+    assert_eq!(c.experiment.devices, [0]);
+    assert!(
+        ExperimentConfig::parse(VALID)
+            .unwrap()
+            .experiment
+            .devices
+            .is_empty()
+    );
+    for devices in ["devices = [0, 1]", "devices = [1]"] {
+        let e = error_of(&with(devices));
+        assert!(
+            e.contains("experiment.devices") && e.contains("`flex`") && e.contains("cuda"),
+            "{devices}: {e}"
+        );
+    }
+    let e = error_of(&with("devices = [0, 0]"));
+    assert!(
+        e.contains("experiment.devices") && e.contains("listed twice"),
+        "{e}"
+    );
+}

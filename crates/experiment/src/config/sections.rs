@@ -68,6 +68,11 @@ pub struct ExperimentSection {
     /// `flex` (CPU, default), `ndarray`, `wgpu`, `cuda`, `tch` or `tch-cuda`, as compiled in.
     #[serde(default)]
     pub backend: Backend,
+    /// The backend's devices (GPU numbers) to train on: the main process on the first, one
+    /// worker process on each of the others, one job a device at a time. Empty: the default
+    /// device. A CPU backend is one device (`[0]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<usize>,
 }
 
 /// `[data]`: the in-distribution set, OOD sets and shift corruptions.

@@ -78,10 +78,32 @@ impl ExperimentConfig {
                  cuda, or leave precision at \"f32\"",
             );
         }
-        match self.experiment.backend.device() {
-            Err(e) => fail("experiment.backend", e.to_string()),
-            Ok(_) => Ok(()),
+        if let Err(e) = self.experiment.backend.device() {
+            return fail("experiment.backend", e.to_string());
         }
+        self.validate_devices()
+    }
+
+    /// `[experiment] devices`: distinct, and one device (0) on a CPU backend.
+    fn validate_devices(&self) -> Result<(), ConfigError> {
+        let (devices, backend) = (&self.experiment.devices, self.experiment.backend);
+        if let Some((i, d)) = (devices.iter().enumerate()).find(|(i, d)| devices[..*i].contains(d))
+        {
+            return fail(
+                "experiment.devices",
+                format!("device {d} is listed twice (at {i}); expected distinct devices"),
+            );
+        }
+        if backend.is_cpu() && devices.iter().any(|&d| d != 0) {
+            return fail(
+                "experiment.devices",
+                format!(
+                    "{devices:?} on backend `{backend}`, which runs on one device, the CPU \
+                     ([0]); several devices need a GPU backend: cuda, wgpu or tch-cuda"
+                ),
+            );
+        }
+        Ok(())
     }
 
     /// `[data]`'s sizes, fractions and corruptions.

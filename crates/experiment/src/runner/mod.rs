@@ -59,7 +59,8 @@ struct Setup<'a> {
 
 impl<'a> Setup<'a> {
     fn new(config: &'a ExperimentConfig, opts: &RunOptions) -> Result<Self> {
-        let device = config.experiment.backend.device()?;
+        let first = config.experiment.devices.first().copied();
+        let device = config.experiment.backend.device_at(first)?;
         let loaded = load(config, &opts.data_root)?;
         let spec = BaseSpec::new(config, &opts.data_root, &loaded.train_full)?;
         let mut trainer = Trainer::new(
@@ -160,6 +161,10 @@ pub fn run_worker(spec: &WorkerSpec) -> Result<()> {
         workers: None,
         no_train: false,
     };
+    let mut config = config;
+    if let Some(device) = spec.device {
+        config.experiment.devices = vec![device];
+    }
     run_job(&config, &options, spec.seed, spec.job)
 }
 
@@ -214,6 +219,12 @@ fn resolved_toml(config: &ExperimentConfig) -> Result<String> {
         .map_err(|e| ExperimentError::invalid(format!("serialising the resolved config: {e}")))
 }
 
+/// The device of worker `slot` (0-based) with `devices`: the one after the main process's, in
+/// order; none (the default device) without a list.
+fn worker_device(devices: &[usize], slot: usize) -> Option<usize> {
+    devices.get(slot + 1).copied()
+}
+
 /// Starts worker processes for the seed's independent trainings (base models after the first,
 /// and every method that trains); the main process keeps base model 0.
 fn start_pool(
@@ -237,13 +248,18 @@ fn start_pool(
             jobs.push((Job::Method(i), spec.method.base_models()));
         }
     }
-    let processes = workers.processes;
+    // With several devices: the main process on the first, a worker on each other one.
+    let devices = config.experiment.devices.clone();
+    let processes = match devices.len() {
+        0 | 1 => workers.processes,
+        n => n - 1,
+    };
     let (workers, data, cache) = (
         workers.clone(),
         opts.data_root.clone(),
         opts.cache_root.clone(),
     );
-    let spawn: Arc<Spawn> = Arc::new(move |job| {
+    let spawn: Arc<Spawn> = Arc::new(move |job, slot| {
         let spec = WorkerSpec {
             config: file.clone(),
             seed,
@@ -251,8 +267,22 @@ fn start_pool(
             data_root: data.clone(),
             cache_root: cache.clone(),
             quiet: workers.quiet,
+            device: worker_device(&devices, slot),
         };
         command(&workers.exe, &spec).spawn()
     });
     Ok(Pool::start(jobs, &[Job::Base(0)], processes, spawn))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn workers_take_the_devices_after_the_main_process_s() {
+        let devices = [3, 5, 7];
+        let placed: Vec<Option<usize>> = (0..3)
+            .map(|slot| super::worker_device(&devices, slot))
+            .collect();
+        assert_eq!(placed, [Some(5), Some(7), None]);
+        assert_eq!(super::worker_device(&[], 0), None);
+    }
 }

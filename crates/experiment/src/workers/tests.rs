@@ -2,7 +2,7 @@ use super::*;
 
 /// A fake worker: records the job and "runs" a trivial process.
 fn pool_with(jobs: Vec<(Job, usize)>, claimed: &[Job], log: Arc<Mutex<Vec<Job>>>) -> Pool {
-    let spawn: Arc<Spawn> = Arc::new(move |job| {
+    let spawn: Arc<Spawn> = Arc::new(move |job, _slot| {
         log.lock().unwrap().push(job);
         Command::new("true").spawn()
     });
@@ -78,7 +78,7 @@ fn workers_take_base_models_first_then_methods_from_the_back_once_ready() {
 fn a_paused_pool_starts_no_job_until_resumed() {
     let log = Arc::new(Mutex::new(Vec::new()));
     let spawn_log = Arc::clone(&log);
-    let spawn: Arc<Spawn> = Arc::new(move |job| {
+    let spawn: Arc<Spawn> = Arc::new(move |job, _slot| {
         spawn_log.lock().unwrap().push(job);
         Command::new("sleep").arg("0.2").spawn()
     });
@@ -106,7 +106,11 @@ fn a_paused_pool_starts_no_job_until_resumed() {
 
 #[test]
 fn a_worker_spec_round_trips_and_refuses_what_it_does_not_know() {
-    for job in [Job::Base(0), Job::Base(7), Job::Method(12)] {
+    for (job, device) in [
+        (Job::Base(0), None),
+        (Job::Base(7), Some(2)),
+        (Job::Method(12), None),
+    ] {
         let spec = WorkerSpec {
             config: "results/.cache/worker-config-1.toml".into(),
             seed: 3,
@@ -114,6 +118,7 @@ fn a_worker_spec_round_trips_and_refuses_what_it_does_not_know() {
             data_root: "datasets".into(),
             cache_root: "a cache/with space".into(),
             quiet: true,
+            device,
         };
         let json = serde_json::to_string(&spec).unwrap();
         assert_eq!(WorkerSpec::parse(&json).unwrap(), spec);
@@ -128,4 +133,47 @@ fn a_worker_spec_round_trips_and_refuses_what_it_does_not_know() {
         let err = WorkerSpec::parse(&bad).unwrap_err().to_string();
         assert!(err.contains("worker spec"), "{bad}: {err}");
     }
+}
+
+/// Each worker thread is one slot, and a slot (one device, with `[experiment] devices`) starts its
+/// next process only once its last one has ended: one job a device at a time.
+#[test]
+fn a_slot_runs_one_job_at_a_time() {
+    let last: Arc<Mutex<Vec<Option<u32>>>> = Arc::new(Mutex::new(vec![None; 2]));
+    let overlaps = Arc::new(Mutex::new(Vec::new()));
+    let spawned = Arc::new(Mutex::new(0usize));
+    let (spawn_last, spawn_overlaps, spawn_count) = (
+        Arc::clone(&last),
+        Arc::clone(&overlaps),
+        Arc::clone(&spawned),
+    );
+    let spawn: Arc<Spawn> = Arc::new(move |job, slot| {
+        *spawn_count.lock().unwrap() += 1;
+        let mut last = spawn_last.lock().unwrap();
+        // The slot's previous process was waited for (reaped) before this one starts.
+        if let Some(pid) = last[slot]
+            && std::path::Path::new(&format!("/proc/{pid}")).exists()
+        {
+            spawn_overlaps.lock().unwrap().push((slot, job));
+        }
+        let child = Command::new("sleep").arg("0.05").spawn()?;
+        last[slot] = Some(child.id());
+        Ok(child)
+    });
+    let jobs: Vec<(Job, usize)> = (0..6).map(|k| (Job::Base(k), 0)).collect();
+    let pool = Pool::start(jobs, &[], 2, spawn);
+    // The main process takes nothing until the workers have had every job (or 10 s passed).
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while *spawned.lock().unwrap() < 6 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for k in 0..6 {
+        pool.claim(Job::Base(k));
+        pool.done(Job::Base(k));
+    }
+    drop(pool);
+    let overlaps = overlaps.lock().unwrap();
+    assert!(overlaps.is_empty(), "{overlaps:?}");
+    let used = last.lock().unwrap().iter().filter(|p| p.is_some()).count();
+    assert_eq!(used, 2, "both slots ran jobs");
 }
