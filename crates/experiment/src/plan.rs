@@ -15,8 +15,8 @@ use train::Checkpoint;
 use crate::base::{BaseSpec, base_identity, needed_base_models};
 use crate::cache::{epochs_done, fingerprint};
 use crate::config::ExperimentConfig;
-use crate::error::{ErrorContext as _, ExperimentError, Result};
-use crate::runner::{RunOptions, run_job};
+use crate::error::{ExperimentError, Result};
+use crate::runner::{RunOptions, run_jobs};
 use crate::sets::load;
 use crate::workers::Job;
 
@@ -237,9 +237,8 @@ pub fn run_shard(
         .filter(|j| stage.is_none_or(|s| j.stage == s))
         .collect();
     mine.sort_by_key(|j| j.stage);
-    for job in &mine {
-        run_job(config, opts, job.seed, job.job).context(format!("job {}", job.id))?;
-    }
+    let jobs: Vec<(u64, Job)> = mine.iter().map(|j| (j.seed, j.job)).collect();
+    run_jobs(config, opts, &jobs)?;
     Ok(mine.into_iter().map(|j| j.id.clone()).collect())
 }
 

@@ -125,28 +125,40 @@ impl<'a> Setup<'a> {
     }
 }
 
-/// Runs one job of one seed, as a worker process does: its trained models land in the cache.
-pub fn run_job(config: &ExperimentConfig, opts: &RunOptions, seed: u64, job: Job) -> Result<()> {
+/// Runs jobs of a run, one after the other, as a worker process or a shard does: their trained
+/// models land in the cache. The data are loaded once for all of them.
+pub fn run_jobs(config: &ExperimentConfig, opts: &RunOptions, jobs: &[(u64, Job)]) -> Result<()> {
     let setup = Setup::new(config, opts)?;
-    let data = setup.seed_data(seed)?;
-    match job {
-        Job::Base(k) => {
-            let (trainer, device) = (&setup.trainer, &setup.device);
-            train_base(config, trainer, &setup.spec, data.train(), seed, k, device)?;
-        }
-        Job::Method(i) => {
-            let spec = config.methods.get(i).ok_or_else(|| {
-                ExperimentError::invalid(format!(
-                    "job method:{i}: the config has {} methods",
-                    config.methods.len()
-                ))
-            })?;
-            let base = setup.base(&data, seed, spec.method.base_models(), None)?;
-            spec.method
-                .build(&setup.context(spec, &data, &base, seed))?;
-        }
+    for &(seed, job) in jobs {
+        setup
+            .run_job(seed, job)
+            .context(format!("job seed{seed}/{job}"))?;
     }
     Ok(())
+}
+
+impl Setup<'_> {
+    fn run_job(&self, seed: u64, job: Job) -> Result<()> {
+        let config = self.config;
+        let data = self.seed_data(seed)?;
+        match job {
+            Job::Base(k) => {
+                let (trainer, device) = (&self.trainer, &self.device);
+                train_base(config, trainer, &self.spec, data.train(), seed, k, device)?;
+            }
+            Job::Method(i) => {
+                let spec = config.methods.get(i).ok_or_else(|| {
+                    ExperimentError::invalid(format!(
+                        "job method:{i}: the config has {} methods",
+                        config.methods.len()
+                    ))
+                })?;
+                let base = self.base(&data, seed, spec.method.base_models(), None)?;
+                spec.method.build(&self.context(spec, &data, &base, seed))?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// What a worker process does with its spec: loads the config and trains the job into the
@@ -165,7 +177,7 @@ pub fn run_worker(spec: &WorkerSpec) -> Result<()> {
     if let Some(device) = spec.device {
         config.experiment.devices = vec![device];
     }
-    run_job(&config, &options, spec.seed, spec.job)
+    run_jobs(&config, &options, &[(spec.seed, spec.job)])
 }
 
 /// Runs the whole experiment and writes its results.
