@@ -175,15 +175,16 @@ fn shards_train_the_plan_and_a_plain_run_evaluates_it_unchanged() {
         .unwrap();
     let printed = succeeded(evaluate);
     assert!(!printed.contains(" epoch "), "{printed}");
-    // On an empty cache --no-train refuses, naming the training missing, and writes no run.
+    // On an empty cache --no-train refuses, naming the trainings missing, and writes no run.
     let refused = common::run_command(plain.path(), "shards", CONFIG, 1)
         .arg("--no-train")
         .output()
         .unwrap();
     let e = String::from_utf8_lossy(&refused.stderr);
     assert!(!refused.status.success(), "{e}");
+    // Every missing base model at once: 2 seeds of 2.
     assert!(
-        e.contains("seed 0 model ") && e.contains("--no-train"),
+        e.contains("--no-train: 4 base model(s)") && e.contains("seed 1 model 2"),
         "{e}"
     );
     assert!(!plain.path().join("results/shards").exists());

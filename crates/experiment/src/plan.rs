@@ -116,15 +116,25 @@ pub fn with_cache(
     let loaded = load(config, data_root)?;
     let spec = BaseSpec::new(config, data_root, &loaded.train_full)?;
     let mut jobs = plan(config);
-    for job in &mut jobs {
+    mark_cached(&mut jobs, config, &spec, cache_root);
+    Ok(jobs)
+}
+
+/// Fills each base job's `fingerprint` and `cached` for the base recipe `spec`.
+pub(crate) fn mark_cached(
+    jobs: &mut [PlannedJob],
+    config: &ExperimentConfig,
+    spec: &BaseSpec,
+    cache_root: &Path,
+) {
+    for job in jobs {
         if let Job::Base(k) = job.job {
-            let name = fingerprint(&base_identity(config, &spec, job.seed, k).0);
+            let name = fingerprint(&base_identity(config, spec, job.seed, k).0);
             let checkpoint = Checkpoint::new(cache_root.join(&name), name.clone());
             job.cached = Some(epochs_done(&checkpoint) >= config.train.epochs);
             job.fingerprint = Some(name);
         }
     }
-    Ok(jobs)
 }
 
 /// Shard `index` of `count` (0-based), as `--shard K/N` names it.

@@ -4,7 +4,7 @@
 //! → [`store`](report::write_run) (the run directory) with the [`report`](report::render) rendered from
 //! the summary.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use burn::tensor::Device;
@@ -138,6 +138,32 @@ pub fn run_jobs(config: &ExperimentConfig, opts: &RunOptions, jobs: &[(u64, Job)
 }
 
 impl Setup<'_> {
+    /// With --no-train: every base model of every seed in the cache, or an error naming all that
+    /// are not (a method's trainings, named after their base model, are checked as they come).
+    fn check_base_models_cached(&self, cache_root: &Path) -> Result<()> {
+        let mut jobs = crate::plan::plan(self.config);
+        crate::plan::mark_cached(&mut jobs, self.config, &self.spec, cache_root);
+        let missing: Vec<String> = (jobs.iter())
+            .filter(|j| j.cached == Some(false))
+            .map(|j| {
+                format!(
+                    "{} ({})",
+                    j.what,
+                    j.fingerprint.as_deref().unwrap_or_default()
+                )
+            })
+            .collect();
+        match missing.is_empty() {
+            true => Ok(()),
+            false => Err(ExperimentError::invalid(format!(
+                "--no-train: {} base model(s) are not in the cache {}: {}",
+                missing.len(),
+                cache_root.display(),
+                missing.join(", ")
+            ))),
+        }
+    }
+
     fn run_job(&self, seed: u64, job: Job) -> Result<()> {
         let config = self.config;
         let data = self.seed_data(seed)?;
@@ -183,6 +209,9 @@ pub fn run_worker(spec: &WorkerSpec) -> Result<()> {
 /// Runs the whole experiment and writes its results.
 pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput> {
     let setup = Setup::new(config, opts)?;
+    if opts.no_train {
+        setup.check_base_models_cached(&opts.cache_root)?;
+    }
     let scores = config.data.ood_score.scores();
     let mut methods = Vec::new();
     let mut curves = RunCurves::default();
