@@ -14,7 +14,9 @@
 //! `engine/model/threads/figure median q1 q3` over rounds (engine `flex`, `tch` or `torch`), and
 //! for each round's pair the speed ratio uqformer / PyTorch per backend (above 1: uqformer
 //! faster). Two builds are compared by copying this binary aside and running the copies
-//! alternately.
+//! alternately. Each round also measures the machine's f32 FMA peak on as many threads
+//! (`fma_peak`, [`fma`]) and prints the training step's GFLOP/s (three forward passes' FLOPs
+//! per sample) and its share of that peak.
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -24,6 +26,9 @@ use backbone::{Classifier, Gates, Input, Mode, ViTConfig};
 use burn::module::Module;
 use data::{ImageDataset, Normalization, Pixels, TextDataset, WordPiece};
 use train::{Data, FitOptions, ImageData, TextData, TrainConfig, fit};
+
+#[path = "engine/fma.rs"]
+mod fma;
 
 const MODELS: &[&str] = &["vit_tiny_28", "vit_192x12", "minilm_l6"];
 const TWIN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/torch_twin.py");
@@ -37,6 +42,13 @@ fn main() {
             .position(|a| a == name)
             .and_then(|i| args.get(i + 1))
     };
+    if let Some(threads) = flag("--fma-peak") {
+        let threads = threads.parse().expect("--fma-peak THREADS");
+        if let Some(peak) = fma::peak_gflop_per_s(threads) {
+            println!("fma_peak_gflop_per_s {peak:.3}");
+        }
+        return;
+    }
     if let Some(model) = flag("--one") {
         let seed = flag("--seed").and_then(|s| s.parse().ok()).unwrap_or(0);
         let backend = flag("--backend").map_or("flex", String::as_str);
@@ -84,6 +96,15 @@ fn main() {
                         t,
                     )
                 });
+                let peak = run(Command::new(&me).args(["--fma-peak", t]), t)
+                    .get("fma_peak_gflop_per_s")
+                    .copied();
+                if let Some(peak) = peak {
+                    figures
+                        .entry(format!("fma_peak/t{t}/gflop_per_s"))
+                        .or_default()
+                        .push(peak);
+                }
                 for backend in &backends {
                     let ours = run(
                         Command::new(&me).args([
@@ -96,6 +117,13 @@ fn main() {
                         ]),
                         t,
                     );
+                    // The training step against the FMA peak measured right before it.
+                    if let (Some(peak), Some(gflops)) = (peak, ours.get("train_gflop_per_s")) {
+                        figures
+                            .entry(format!("{backend}/{model}/t{t}/train_share_of_fma_peak"))
+                            .or_default()
+                            .push(gflops / peak);
+                    }
                     for (figure, value) in &ours {
                         let key = format!("{model}/t{t}/{figure}");
                         figures
@@ -210,12 +238,14 @@ fn measure(model: &str, backend: &str, seed: u64) {
         .into(),
         _ => unreachable!(),
     };
+    // A training step costs about three forward passes: the forward, and the two products of
+    // each layer's backward pass (input and weight gradients).
+    let train_flops = 3 * classifier.flops(TOKENS);
     let t = Instant::now();
     let trained = fit(classifier, data, &config, &opts).expect("fit");
-    println!(
-        "train_samples_per_s {:.3}",
-        samples as f64 / t.elapsed().as_secs_f64()
-    );
+    let per_s = samples as f64 / t.elapsed().as_secs_f64();
+    println!("train_samples_per_s {per_s:.3}");
+    println!("train_gflop_per_s {:.3}", per_s * train_flops as f64 / 1e9);
 
     let model_valid = trained.valid();
     let indices: Vec<usize> = (0..eval_batch).collect();
