@@ -103,7 +103,10 @@ impl Spinner {
             }
             self.live.fetch_sub(1, Ordering::AcqRel);
         }
-        rayon::spawn(move || self.spin());
+        // Once `work` has ended there is nothing to requeue for.
+        if !self.stop.load(Ordering::Acquire) {
+            rayon::spawn(move || self.spin());
+        }
     }
 }
 
