@@ -45,7 +45,7 @@ impl ConfigError {
 }
 
 /// What went wrong in a run, from the crate where it happened (kept as the source);
-/// [`Context::context`] adds where. The message of each is the whole story in one line
+/// [`ErrorContext::context`] adds where. The message of each is the whole story in one line
 /// (`where: what`), since that line is what a researcher reads; `source()` walks the same
 /// chain for programs.
 #[derive(Debug, thiserror::Error)]

@@ -1,4 +1,4 @@
-//! The results of a run, as `summary.json` holds them (written by [`crate::store`]).
+//! The results of a run, as `summary.json` holds them (written by [`crate::write_run`]).
 //!
 //! Non-finite metrics: `serde_json` writes NaN and ±inf as `null`; every `f64` metric here reads
 //! `null` back as NaN, so a summary always re-reads (an infinity comes back as NaN: both mean "not
@@ -19,7 +19,7 @@ pub struct Summary {
     /// older than the field.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ood_scores: Vec<String>,
-    /// Every method against the reference method, paired by seed ([`crate::compare`]).
+    /// Every method against the reference method, paired by seed ([`crate::compare()`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub comparisons: Vec<Comparison>,
 }
@@ -47,7 +47,7 @@ pub struct Comparison {
     pub decision: Decision,
 }
 
-/// A comparison decided at its margin ([`crate::compare`]): the raw tests and verdict, the same
+/// A comparison decided at its margin ([`crate::compare()`]): the raw tests and verdict, the same
 /// after Holm's adjustment over every test of the summary, and what the seeds can detect.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Decision {
@@ -338,7 +338,7 @@ pub struct Cost {
     /// At the evaluation batch size, per batch.
     #[serde(deserialize_with = "uq_metrics::nan_if_null")]
     pub latency_ms: f64,
-    /// Quartiles of the timed calls (methods timed round-robin, see [`crate::eval`]).
+    /// Quartiles of the timed calls (methods timed round-robin by the runner's evaluation).
     #[serde(default = "nan", deserialize_with = "uq_metrics::nan_if_null")]
     pub latency_ms_b1_q1: f64,
     #[serde(default = "nan", deserialize_with = "uq_metrics::nan_if_null")]

@@ -1,5 +1,5 @@
 //! The runner: the seed loop over the stages, in order —
-//! [`sets`](crate::sets) (load, split, limit) → [`base`](crate::base) (train or load the base
+//! [`sets`](crate::sets) (load, split, limit) → `base` (train or load the base
 //! models) → [`methods`](crate::methods) (build) → [`eval`](crate::eval) (predict, metrics, cost)
 //! → [`store`](report::write_run) (the run directory) with the [`report`](report::render) rendered from
 //! the summary.
