@@ -106,8 +106,9 @@ impl Trainer {
     ) -> Result<(M, TrainCost)> {
         let fingerprint = fingerprint(run.identity);
         self.mark_used(&fingerprint);
-        let _lock = self.lock(&self.cache_root.join(&fingerprint), &run.label)?;
-        let checkpoint = Checkpoint::new(self.cache_root.join(&fingerprint), fingerprint);
+        let folder = self.cache_root.join(&fingerprint);
+        let _lock = self.lock(&folder, &run.label)?;
+        let checkpoint = Checkpoint::new(folder, fingerprint);
         let label = run.label.clone();
         self.refuse_to_train(&checkpoint, &label, run.config.epochs)?;
         let made_by = MadeBy {

@@ -71,12 +71,12 @@ impl Backend {
     /// only device 0.
     pub fn device_at(self, index: Option<usize>) -> Result<Device, ExperimentError> {
         match index {
-            None | Some(0) if self.is_cpu() => self.device(),
             None => self.device(),
-            Some(i) if self.is_cpu() => Err(ExperimentError::invalid(format!(
+            Some(i) if !self.is_cpu() => self.gpu(i),
+            Some(0) => self.device(),
+            Some(i) => Err(ExperimentError::invalid(format!(
                 "device {i}: backend `{self}` runs on one device, the CPU (device 0)"
             ))),
-            Some(i) => self.gpu(i),
         }
     }
 

@@ -66,38 +66,42 @@ pub struct PlannedJob {
     pub cached: Option<bool>,
 }
 
+/// A seed's training jobs, base models before methods, each with how many of the seed's base
+/// models it needs first (the same list for every seed: what the worker pool hands out).
+pub(crate) fn seed_jobs(config: &ExperimentConfig) -> Vec<(Job, usize)> {
+    let bases = (0..needed_base_models(config)).map(|k| (Job::Base(k), 0));
+    let methods = (config.methods.iter().enumerate())
+        .filter(|(_, spec)| spec.method.trains())
+        .map(|(i, spec)| (Job::Method(i), spec.method.base_models()));
+    bases.chain(methods).collect()
+}
+
+/// A job's id in the plan: `seed<S>/base:<K>` or `seed<S>/method:<I>`.
+pub(crate) fn job_id(seed: u64, job: Job) -> String {
+    format!("seed{seed}/{job}")
+}
+
 /// The run's jobs, seed by seed, base models before methods.
 pub fn plan(config: &ExperimentConfig) -> Vec<PlannedJob> {
     let mut jobs = Vec::new();
-    let base_id = |seed: u64, k: usize| format!("seed{seed}/{}", Job::Base(k));
     for &seed in &config.experiment.seeds {
-        for k in 0..needed_base_models(config) {
+        for (job, needs) in seed_jobs(config) {
+            let (stage, what, cost) = match job {
+                Job::Base(k) => (Stage::Base, format!("seed {seed} model {}", k + 1), 1.0),
+                Job::Method(i) => {
+                    let spec = &config.methods[i];
+                    let what = format!("seed {seed} method {} ({})", spec.name, spec.kind);
+                    (Stage::Method, what, spec.method.members() as f64)
+                }
+            };
             jobs.push(PlannedJob {
-                id: base_id(seed, k),
+                id: job_id(seed, job),
                 seed,
-                job: Job::Base(k),
-                stage: Stage::Base,
-                needs: Vec::new(),
-                what: format!("seed {seed} model {}", k + 1),
-                cost: 1.0,
-                fingerprint: None,
-                cached: None,
-            });
-        }
-        for (i, spec) in config.methods.iter().enumerate() {
-            if !spec.method.trains() {
-                continue;
-            }
-            jobs.push(PlannedJob {
-                id: format!("seed{seed}/{}", Job::Method(i)),
-                seed,
-                job: Job::Method(i),
-                stage: Stage::Method,
-                needs: (0..spec.method.base_models())
-                    .map(|k| base_id(seed, k))
-                    .collect(),
-                what: format!("seed {seed} method {} ({})", spec.name, spec.kind),
-                cost: spec.method.members() as f64,
+                job,
+                stage,
+                needs: (0..needs).map(|k| job_id(seed, Job::Base(k))).collect(),
+                what,
+                cost,
                 fingerprint: None,
                 cached: None,
             });

@@ -130,7 +130,7 @@ impl Run {
     fn score(&self) -> String {
         (self.summary.ood_scores.first().cloned())
             .or_else(|| self.config.ood_score())
-            .unwrap_or_else(|| "msp".into())
+            .unwrap_or_else(|| uq_metrics::Score::Msp.name().into())
     }
 }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use burn::tensor::Device;
 
-use crate::base::{Base, BaseSpec, base_models, needed_base_models, train_base};
+use crate::base::{Base, BaseSpec, base_models, train_base};
 use crate::cache::{Trainer, fingerprint};
 use crate::config::ExperimentConfig;
 use crate::error::{ErrorContext as _, ExperimentError, Result, check_stop};
@@ -132,7 +132,7 @@ pub fn run_jobs(config: &ExperimentConfig, opts: &RunOptions, jobs: &[(u64, Job)
     for &(seed, job) in jobs {
         setup
             .run_job(seed, job)
-            .context(format!("job seed{seed}/{job}"))?;
+            .context(format!("job {}", crate::plan::job_id(seed, job)))?;
     }
     Ok(())
 }
@@ -190,7 +190,7 @@ impl Setup<'_> {
 /// What a worker process does with its spec: loads the config and trains the job into the
 /// cache.
 pub fn run_worker(spec: &WorkerSpec) -> Result<()> {
-    let config = ExperimentConfig::load(&spec.config)?;
+    let mut config = ExperimentConfig::load(&spec.config)?;
     let options = RunOptions {
         data_root: spec.data_root.clone(),
         results_root: spec.cache_root.clone(),
@@ -199,7 +199,6 @@ pub fn run_worker(spec: &WorkerSpec) -> Result<()> {
         workers: None,
         no_train: false,
     };
-    let mut config = config;
     if let Some(device) = spec.device {
         config.experiment.devices = vec![device];
     }
@@ -281,14 +280,7 @@ fn start_pool(
     ));
     std::fs::create_dir_all(&opts.cache_root).context(opts.cache_root.display())?;
     data::atomic_write(&file, text.as_bytes())?;
-    let mut jobs: Vec<(Job, usize)> = (0..needed_base_models(config))
-        .map(|k| (Job::Base(k), 0))
-        .collect();
-    for (i, spec) in config.methods.iter().enumerate() {
-        if spec.method.trains() {
-            jobs.push((Job::Method(i), spec.method.base_models()));
-        }
-    }
+    let jobs = crate::plan::seed_jobs(config);
     // With several devices: the main process on the first, a worker on each other one.
     let devices = config.experiment.devices.clone();
     let processes = match devices.len() {
