@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use clap::Args;
 use experiment::device::Backend;
-use experiment::plan::{Shard, Stage, run_shard};
+use experiment::plan::{Shard, Stage};
 use experiment::{ExperimentConfig, RunOptions, Workers};
 use report::render_terminal;
 
@@ -121,7 +121,7 @@ pub fn run(args: &RunArgs) -> crate::error::Result<()> {
             "auto" => Shard::from_env(|name| std::env::var(name).ok())?,
             k_of_n => k_of_n.parse()?,
         };
-        let done = run_shard(&config, &options, shard, args.stage)?;
+        let done = experiment::run_shard(&config, &options, shard, args.stage)?;
         println!(
             "shard {}/{}: {} job(s) trained or read back into the cache ({}); {:.0} s",
             shard.index,

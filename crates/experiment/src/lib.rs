@@ -37,5 +37,5 @@ pub use error::{ConfigError, ExperimentError};
 pub use methods::{
     Built, Context, KINDS, Method, MethodSpec, Needs, Recalibration, Setting, Sweep,
 };
-pub use runner::{RunOptions, RunOutput, run, run_jobs, run_worker};
+pub use runner::{RunOptions, RunOutput, run, run_jobs, run_shard, run_worker};
 pub use workers::{Job, WorkerSpec, Workers};

@@ -1,6 +1,7 @@
 //! A run as a plan of training jobs (`uqformer plan`), and a shard's share of it (`uqformer run
-//! --shard K/N`): on a cluster, N array tasks each train their share into one shared model cache
-//! (its folder locks keep two tasks off one training), then a plain run evaluates from the cache.
+//! --shard K/N`, trained by `runner::run_shard`): on a cluster, N array tasks each train their
+//! share into one shared model cache (its folder locks keep two tasks off one training), then a
+//! plain run evaluates from the cache.
 //!
 //! The jobs are those the worker processes run: per seed, each base model (`base:K`) and each
 //! method that trains (`method:I`, which needs the seed's first `base_models()` base models).
@@ -16,7 +17,6 @@ use crate::base::{BaseSpec, base_identity, needed_base_models};
 use crate::cache::{epochs_done, fingerprint};
 use crate::config::ExperimentConfig;
 use crate::error::{ExperimentError, Result};
-use crate::runner::{RunOptions, run_jobs};
 use crate::sets::load;
 use crate::workers::Job;
 
@@ -236,24 +236,6 @@ pub fn share(plan: &[PlannedJob], shard: Shard) -> Vec<&PlannedJob> {
     }
     mine.sort_unstable();
     mine.into_iter().map(|i| &plan[i]).collect()
-}
-
-/// Trains shard `shard`'s jobs (of `stage` alone, if given) into the cache, base models first;
-/// evaluates nothing. Returns the ids of the jobs run.
-pub fn run_shard(
-    config: &ExperimentConfig,
-    opts: &RunOptions,
-    shard: Shard,
-    stage: Option<Stage>,
-) -> Result<Vec<String>> {
-    let jobs = plan(config);
-    let mut mine: Vec<&PlannedJob> = (share(&jobs, shard).into_iter())
-        .filter(|j| stage.is_none_or(|s| j.stage == s))
-        .collect();
-    mine.sort_by_key(|j| j.stage);
-    let jobs: Vec<(u64, Job)> = mine.iter().map(|j| (j.seed, j.job)).collect();
-    run_jobs(config, opts, &jobs)?;
-    Ok(mine.into_iter().map(|j| j.id.clone()).collect())
 }
 
 #[cfg(test)]

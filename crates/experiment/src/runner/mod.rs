@@ -14,6 +14,7 @@ use crate::cache::{Trainer, fingerprint};
 use crate::config::ExperimentConfig;
 use crate::error::{ErrorContext as _, ExperimentError, Result, check_stop};
 use crate::methods::{Context, MethodSpec};
+use crate::plan::{PlannedJob, Shard, Stage, job_id, mark_cached, plan, seed_jobs, share};
 use crate::sets::{Loaded, SeedData, load};
 use crate::workers::{Job, Pool, Spawn, WorkerSpec, Workers, command};
 use report::compare::compare;
@@ -132,7 +133,7 @@ pub fn run_jobs(config: &ExperimentConfig, opts: &RunOptions, jobs: &[(u64, Job)
     for &(seed, job) in jobs {
         setup
             .run_job(seed, job)
-            .context(format!("job {}", crate::plan::job_id(seed, job)))?;
+            .context(format!("job {}", job_id(seed, job)))?;
     }
     Ok(())
 }
@@ -141,8 +142,8 @@ impl Setup<'_> {
     /// With --no-train: every base model of every seed in the cache, or an error naming all that
     /// are not (a method's trainings, named after their base model, are checked as they come).
     fn check_base_models_cached(&self, cache_root: &Path) -> Result<()> {
-        let mut jobs = crate::plan::plan(self.config);
-        crate::plan::mark_cached(&mut jobs, self.config, &self.spec, cache_root);
+        let mut jobs = plan(self.config);
+        mark_cached(&mut jobs, self.config, &self.spec, cache_root);
         let missing: Vec<String> = (jobs.iter())
             .filter(|j| j.cached == Some(false))
             .map(|j| {
@@ -185,6 +186,24 @@ impl Setup<'_> {
         }
         Ok(())
     }
+}
+
+/// Trains shard `shard`'s jobs (of `stage` alone, if given) into the cache, base models first;
+/// evaluates nothing. Returns the ids of the jobs run.
+pub fn run_shard(
+    config: &ExperimentConfig,
+    opts: &RunOptions,
+    shard: Shard,
+    stage: Option<Stage>,
+) -> Result<Vec<String>> {
+    let jobs = plan(config);
+    let mut mine: Vec<&PlannedJob> = (share(&jobs, shard).into_iter())
+        .filter(|j| stage.is_none_or(|s| j.stage == s))
+        .collect();
+    mine.sort_by_key(|j| j.stage);
+    let jobs: Vec<(u64, Job)> = mine.iter().map(|j| (j.seed, j.job)).collect();
+    run_jobs(config, opts, &jobs)?;
+    Ok(mine.into_iter().map(|j| j.id.clone()).collect())
 }
 
 /// What a worker process does with its spec: loads the config and trains the job into the
@@ -280,7 +299,7 @@ fn start_pool(
     ));
     std::fs::create_dir_all(&opts.cache_root).context(opts.cache_root.display())?;
     data::atomic_write(&file, text.as_bytes())?;
-    let jobs = crate::plan::seed_jobs(config);
+    let jobs = seed_jobs(config);
     // With several devices: the main process on the first, a worker on each other one.
     let devices = config.experiment.devices.clone();
     let processes = match devices.len() {
