@@ -2,7 +2,7 @@
 //! one background Gaussian over every class (Relative Mahalanobis). Covariances are in f64;
 //! a precision is applied as a whitening map, so a squared distance is a sum of squares.
 
-use faer::{Mat, MatRef};
+use ndarray::{Array2, ArrayView2};
 
 use super::linalg::{centred, group_means, product, rows, scatter, symmetric_eigen};
 use super::{Shrinkage, fit_error};
@@ -17,9 +17,9 @@ pub const AUTO_SHRINK_BELOW: usize = 10;
 /// as `scipy.linalg.pinvh` does).
 pub(crate) struct Gaussians {
     /// `[D, r]`: the kept eigenvectors over the square roots of their eigenvalues.
-    whiten: Mat<f64>,
+    whiten: Array2<f64>,
     /// `[C, r]`: each mean, whitened.
-    means: Mat<f64>,
+    means: Array2<f64>,
 }
 
 impl Gaussians {
@@ -47,19 +47,18 @@ impl Gaussians {
             ));
         };
         let residuals = centred(x, d, &means, groups);
-        let whiten = whitening(residuals.as_ref(), dof, shrinkage, detector)?;
+        let whiten = whitening(residuals.view(), dof, shrinkage, detector)?;
         let flat: Vec<f64> = means.concat();
-        let means = product(rows(&flat, k, d), whiten.as_ref());
+        let means = product(rows(&flat, k, d), whiten.view());
         Ok(Self { whiten, means })
     }
 
     /// Squared distances `[n, C]` of the `[n, d]` rows `x` to every mean.
-    pub(crate) fn sq_distances(&self, x: MatRef<'_, f64>) -> Mat<f64> {
-        let z = product(x, self.whiten.as_ref());
-        let (n, k, r) = (z.nrows(), self.means.nrows(), z.ncols());
-        Mat::from_fn(n, k, |i, c| {
-            (0..r)
-                .map(|j| (z[(i, j)] - self.means[(c, j)]).powi(2))
+    pub(crate) fn sq_distances(&self, x: ArrayView2<'_, f64>) -> Array2<f64> {
+        let z = product(x, self.whiten.view());
+        Array2::from_shape_fn((z.nrows(), self.means.nrows()), |(i, c)| {
+            (z.row(i).iter().zip(self.means.row(c)))
+                .map(|(a, b)| (a - b).powi(2))
                 .sum()
         })
     }
@@ -68,15 +67,15 @@ impl Gaussians {
 /// The whitening map `W` (`P = W Wᵀ`) of the covariance of the centred rows `residuals`,
 /// shrunk as `shrinkage` says; `dof` is what the samples support (rows minus the means fitted).
 fn whitening(
-    residuals: MatRef<'_, f64>,
+    residuals: ArrayView2<'_, f64>,
     dof: usize,
     shrinkage: Shrinkage,
     detector: &'static str,
-) -> Result<Mat<f64>> {
+) -> Result<Array2<f64>> {
     let d = residuals.ncols();
     let mut cov = scatter(residuals);
     let amount = match shrinkage {
-        Shrinkage::Auto if dof < AUTO_SHRINK_BELOW * d => ledoit_wolf(residuals, cov.as_ref()),
+        Shrinkage::Auto if dof < AUTO_SHRINK_BELOW * d => ledoit_wolf(residuals, cov.view()),
         Shrinkage::Auto => 0.0,
         Shrinkage::None if dof < d => {
             return Err(fit_error(
@@ -89,7 +88,7 @@ fn whitening(
             ));
         }
         Shrinkage::None => 0.0,
-        Shrinkage::LedoitWolf => ledoit_wolf(residuals, cov.as_ref()),
+        Shrinkage::LedoitWolf => ledoit_wolf(residuals, cov.view()),
         Shrinkage::Fixed(a) if (0.0..=1.0).contains(&a) => a,
         Shrinkage::Fixed(a) => {
             return Err(fit_error(
@@ -99,12 +98,11 @@ fn whitening(
         }
     };
     if amount > 0.0 {
-        let mu = (0..d).map(|j| cov[(j, j)]).sum::<f64>() / d as f64;
-        cov = Mat::from_fn(d, d, |i, j| {
-            (1.0 - amount) * cov[(i, j)] + if i == j { amount * mu } else { 0.0 }
-        });
+        let mu = cov.diag().sum() / d as f64;
+        cov *= 1.0 - amount;
+        cov.diag_mut().iter_mut().for_each(|v| *v += amount * mu);
     }
-    let (values, vectors) = symmetric_eigen(cov.as_ref()).ok_or_else(|| {
+    let (values, vectors) = symmetric_eigen(cov.view()).ok_or_else(|| {
         fit_error(
             detector,
             "the covariance's eigendecomposition failed".into(),
@@ -119,26 +117,24 @@ fn whitening(
             "the training features do not vary: their covariance is zero".into(),
         ));
     }
-    Ok(Mat::from_fn(d, kept.len(), |i, j| {
-        vectors[(i, kept[j])] / values[kept[j]].sqrt()
+    Ok(Array2::from_shape_fn((d, kept.len()), |(i, j)| {
+        vectors[[i, kept[j]]] / values[kept[j]].sqrt()
     }))
 }
 
 /// The Ledoit-Wolf shrinkage of the covariance `cov = xᵀx / n` of the centred rows `x`
 /// towards `tr(cov)/D · I`, as scikit-learn's `ledoit_wolf_shrinkage(x, assume_centered=True)`
 /// computes it: `Σ_ij (xᵀx)²_ij` is `n²‖cov‖²_F` and `Σ (x²)ᵀ(x²)` is `Σ_i ‖x_i‖⁴`.
-fn ledoit_wolf(x: MatRef<'_, f64>, cov: MatRef<'_, f64>) -> f64 {
+fn ledoit_wolf(x: ArrayView2<'_, f64>, cov: ArrayView2<'_, f64>) -> f64 {
     let (n, d) = (x.nrows() as f64, x.ncols());
     if d == 1 {
         return 0.0;
     }
     let p = d as f64;
-    let mu = (0..d).map(|j| cov[(j, j)]).sum::<f64>() / p;
-    let frobenius: f64 = (0..d)
-        .flat_map(|i| (0..d).map(move |j| cov[(i, j)].powi(2)))
-        .sum();
-    let quartic: f64 = (0..x.nrows())
-        .map(|i| (0..d).map(|j| x[(i, j)].powi(2)).sum::<f64>().powi(2))
+    let mu = cov.diag().sum() / p;
+    let frobenius: f64 = cov.iter().map(|v| v * v).sum();
+    let quartic: f64 = (x.rows().into_iter())
+        .map(|row| row.iter().map(|v| v * v).sum::<f64>().powi(2))
         .sum();
     let beta = (quartic / n - frobenius) / (p * n);
     let delta = (frobenius - p * mu * mu) / p;

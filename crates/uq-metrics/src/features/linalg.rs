@@ -1,46 +1,71 @@
-//! The dense linear algebra the detectors need, on faer (multithreaded products and the
-//! symmetric eigendecomposition, both as fast as LAPACK's here), over row-major slices.
+//! The dense linear algebra the detectors need, over row-major f64 arrays: products on gemm
+//! (the matrix kernels Burn's CPU backend already builds, on every thread of rayon's pool) and
+//! the symmetric eigendecomposition of [`eigen`](super::eigen).
 
-use faer::{Accum, Mat, MatRef, Par, Side};
+use ndarray::{Array2, ArrayView2};
+
+pub(crate) use super::eigen::symmetric_eigen;
 
 /// A row-major `[n, d]` slice as a matrix view (no copy).
-pub(crate) fn rows(data: &[f64], n: usize, d: usize) -> MatRef<'_, f64> {
-    MatRef::from_row_major_slice(data, n, d)
+pub(crate) fn rows(data: &[f64], n: usize, d: usize) -> ArrayView2<'_, f64> {
+    ArrayView2::from_shape((n, d), data).expect("the caller passes n · d values")
 }
 
-/// `a · b`, on every thread of the current rayon pool.
-pub(crate) fn product(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
-    let mut out = Mat::zeros(a.nrows(), b.ncols());
-    faer::linalg::matmul::matmul(out.as_mut(), Accum::Replace, a, b, 1.0, Par::rayon(0));
+/// `scale · a · b`, on every thread of the current rayon pool.
+fn scaled_product(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>, scale: f64) -> Array2<f64> {
+    let ((m, k), n) = (a.dim(), b.ncols());
+    assert_eq!(
+        k,
+        b.nrows(),
+        "product of [{m}, {k}] and [{}, {n}]",
+        b.nrows()
+    );
+    let mut out = Array2::zeros((m, n));
+    let (sa, sb) = (a.strides(), b.strides());
+    // SAFETY: the pointers and strides are those of the views, valid for their shapes; `out`
+    // is a fresh row-major [m, n] array that nothing else borrows; `read_dst` is false, so its
+    // zeros are not read.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            out.as_mut_ptr(),
+            1,
+            n as isize,
+            false,
+            a.as_ptr(),
+            sa[1],
+            sa[0],
+            b.as_ptr(),
+            sb[1],
+            sb[0],
+            0.0,
+            scale,
+            false,
+            false,
+            false,
+            gemm::Parallelism::Rayon(0),
+        );
+    }
     out
 }
 
-/// `xᵀ x / n` of the `[n, d]` rows `x` (the covariance of rows already centred).
-pub(crate) fn scatter(x: MatRef<'_, f64>) -> Mat<f64> {
-    let mut s = Mat::zeros(x.ncols(), x.ncols());
-    let scale = 1.0 / x.nrows() as f64;
-    faer::linalg::matmul::matmul(
-        s.as_mut(),
-        Accum::Replace,
-        x.transpose(),
-        x,
-        scale,
-        Par::rayon(0),
-    );
-    s
+/// `a · b`, on every thread of the current rayon pool.
+pub(crate) fn product(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Array2<f64> {
+    scaled_product(a, b, 1.0)
 }
 
-/// The eigenvalues of a symmetric matrix, ascending, and its eigenvectors as columns; `None`
-/// when the iteration does not converge (non-finite input).
-pub(crate) fn symmetric_eigen(s: MatRef<'_, f64>) -> Option<(Vec<f64>, Mat<f64>)> {
-    let evd = s.self_adjoint_eigen(Side::Lower).ok()?;
-    let values: Vec<f64> = (0..s.nrows()).map(|i| evd.S()[i]).collect();
-    Some((values, evd.U().to_owned()))
+/// `xᵀ x / n` of the `[n, d]` rows `x` (the covariance of rows already centred).
+pub(crate) fn scatter(x: ArrayView2<'_, f64>) -> Array2<f64> {
+    scaled_product(x.t(), x, 1.0 / x.nrows() as f64)
 }
 
 /// Each row of the `[n, d]` rows `x` minus the row `centre[k]` of its group `groups[i]`.
-pub(crate) fn centred(x: &[f64], d: usize, centres: &[Vec<f64>], groups: &[usize]) -> Mat<f64> {
-    Mat::from_fn(groups.len(), d, |i, j| x[i * d + j] - centres[groups[i]][j])
+pub(crate) fn centred(x: &[f64], d: usize, centres: &[Vec<f64>], groups: &[usize]) -> Array2<f64> {
+    Array2::from_shape_fn((groups.len(), d), |(i, j)| {
+        x[i * d + j] - centres[groups[i]][j]
+    })
 }
 
 /// The mean row of each group `0..k` of the `[n, d]` rows `x` (`groups[i]` is row i's); `None`

@@ -16,6 +16,7 @@
 //! the training set, a class without features) is a [`MetricsError::Detector`] naming the
 //! detector; non-finite features are refused when [`Features`] are built.
 
+mod eigen;
 mod gaussian;
 mod knn;
 mod linalg;
@@ -229,10 +230,8 @@ impl Fitted {
             ));
         }
         let x = rows(features.as_slice(), n, d);
-        let min_row = |m: &faer::Mat<f64>, i: usize| {
-            (0..m.ncols())
-                .map(|c| m[(i, c)])
-                .fold(f64::INFINITY, f64::min)
+        let min_row = |m: &ndarray::Array2<f64>, i: usize| {
+            m.row(i).iter().copied().fold(f64::INFINITY, f64::min)
         };
         Ok(match &self.model {
             Model::Mahalanobis(g) => {
@@ -244,7 +243,7 @@ impl Fitted {
                 background,
             } => {
                 let (dist, base) = (classes.sq_distances(x), background.sq_distances(x));
-                (0..n).map(|i| min_row(&dist, i) - base[(i, 0)]).collect()
+                (0..n).map(|i| min_row(&dist, i) - base[[i, 0]]).collect()
             }
             Model::Vim(v) => {
                 let logits = checked_logits(self.detector, logits, n)?;

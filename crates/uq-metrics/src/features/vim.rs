@@ -1,7 +1,7 @@
 //! ViM (virtual logit matching): the norm of a feature's residual outside the training
 //! features' principal subspace, scaled to the logits' range, against the logits' energy.
 
-use faer::{Mat, MatRef};
+use ndarray::{Array2, ArrayView2, s};
 
 use super::fit_error;
 use super::linalg::{centred, group_means, product, scatter, symmetric_eigen};
@@ -25,7 +25,7 @@ pub(crate) struct Vim {
     /// The training features' mean: the features are centred on it.
     origin: Vec<f64>,
     /// `[D, D − dim]`: the eigenvectors of the `D − dim` smallest eigenvalues.
-    residual: Mat<f64>,
+    residual: Array2<f64>,
     /// Mean max-logit over mean residual norm on the training features.
     alpha: f64,
 }
@@ -44,11 +44,11 @@ impl Vim {
         let groups = vec![0; n];
         let origin = group_means(x, d, &groups, 1).remove(0).unwrap_or_default();
         let centred_x = centred(x, d, std::slice::from_ref(&origin), &groups);
-        let (_, vectors) = symmetric_eigen(scatter(centred_x.as_ref()).as_ref())
+        let (_, vectors) = symmetric_eigen(scatter(centred_x.view()).view())
             .ok_or_else(|| fit_error("vim", "the covariance's eigendecomposition failed".into()))?;
         // Eigenvalues ascend: the first D − dim columns span the residual space.
-        let residual = vectors.as_ref().subcols(0, d - dim).to_owned();
-        let norms = residual_norms(centred_x.as_ref(), residual.as_ref());
+        let residual = vectors.slice(s![.., ..d - dim]).to_owned();
+        let norms = residual_norms(centred_x.view(), residual.view());
         let mean_norm = norms.iter().sum::<f64>() / n as f64;
         let mean_max = logits.rows().map(|l| top_label(l).1).sum::<f64>() / n as f64;
         let alpha = mean_max / mean_norm;
@@ -71,21 +71,16 @@ impl Vim {
     /// `alpha · |(x − origin) R| − logsumexp(logits)` per row.
     pub(crate) fn score(&self, x: &[f64], n: usize, d: usize, logits: &Logits) -> Vec<f64> {
         let centred_x = centred(x, d, std::slice::from_ref(&self.origin), &vec![0; n]);
-        let norms = residual_norms(centred_x.as_ref(), self.residual.as_ref());
+        let norms = residual_norms(centred_x.view(), self.residual.view());
         (norms.iter().zip(logits.rows()))
             .map(|(r, l)| self.alpha * r - log_sum_exp(l))
             .collect()
     }
 }
 
-fn residual_norms(x: MatRef<'_, f64>, residual: MatRef<'_, f64>) -> Vec<f64> {
+fn residual_norms(x: ArrayView2<'_, f64>, residual: ArrayView2<'_, f64>) -> Vec<f64> {
     let projected = product(x, residual);
-    (0..projected.nrows())
-        .map(|i| {
-            (0..projected.ncols())
-                .map(|j| projected[(i, j)].powi(2))
-                .sum::<f64>()
-                .sqrt()
-        })
+    (projected.rows().into_iter())
+        .map(|row| row.iter().map(|v| v * v).sum::<f64>().sqrt())
         .collect()
 }
