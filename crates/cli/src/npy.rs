@@ -1,79 +1,181 @@
-//! `.npy` files through `ndarray-npy`: float arrays (float32 or float64, either byte order, C or
-//! Fortran order) as f64 arrays and integer arrays of any width as i128 arrays, with errors that
-//! name the file and say what was expected.
+//! `.npy` files: float arrays (float32 or float64, either byte order, C or Fortran order) as f64
+//! arrays and integer arrays of any width as i128 arrays, with errors that name the file and say
+//! what was expected.
+//!
+//! Read here rather than through `ndarray-npy`, whose Python-literal parser (pest) was 18 of the
+//! ~740 CPU seconds of a fresh release build (docs/performance.md, "First build"); the format is a
+//! magic string, a dict literal with three keys and the raw data. The tests write their files
+//! with `ndarray-npy`, so reader and writer come from apart.
 
 use std::path::Path;
 
-use ndarray::ArrayD;
-use ndarray_npy::{ReadNpyError, ReadableElement, read_npy};
+use ndarray::{ArrayD, IxDyn, ShapeBuilder};
 
-/// Reads `path` as elements of type `T`, converted by `f`; a file of another element type is
-/// `WrongDescriptor`, so that the caller can try the next type.
-fn read_as<T: ReadableElement + Clone, U>(
-    path: &Path,
-    f: fn(T) -> U,
-) -> Result<ArrayD<U>, ReadNpyError> {
-    read_npy::<_, ArrayD<T>>(path).map(|a| a.mapv(f))
+/// The magic string every `.npy` file starts with.
+const MAGIC: &[u8] = b"\x93NUMPY";
+
+/// A parsed file: its element type, layout and the raw bytes of its data.
+struct Npy<'a> {
+    /// numpy's type string, e.g. `<f8`, `|u1`.
+    descr: String,
+    fortran_order: bool,
+    shape: Vec<usize>,
+    data: &'a [u8],
 }
 
-/// Reads a file as one element type, converted to `U`.
-type Reader<U> = fn(&Path) -> Result<ArrayD<U>, ReadNpyError>;
-
-/// The first of `tries` that reads the file's element type.
-fn first_type<U>(path: &Path, tries: &[Reader<U>], expected: &str) -> Result<ArrayD<U>, String> {
-    let mut last = None;
-    for read in tries {
-        match read(path) {
-            Ok(array) => return Ok(array),
-            Err(ReadNpyError::WrongDescriptor(d)) => last = Some(d),
-            Err(e) => return Err(describe(path, &e)),
+/// Splits the file into its header's fields and its data; the error says what is malformed.
+fn parse(bytes: &[u8]) -> Result<Npy<'_>, String> {
+    let rest = bytes
+        .strip_prefix(MAGIC)
+        .ok_or("it does not start with numpy's magic string")?;
+    let (len, start) = match rest.first() {
+        Some(1) if rest.len() >= 4 => (u16::from_le_bytes([rest[2], rest[3]]) as usize, 4),
+        Some(2 | 3) if rest.len() >= 6 => {
+            let len = u32::from_le_bytes([rest[2], rest[3], rest[4], rest[5]]);
+            (len as usize, 6)
         }
-    }
-    let found = last.map_or_else(String::new, |d| format!("{d} "));
-    Err(format!(
-        "{}: {found}array, expected {expected}",
-        path.display()
-    ))
+        Some(v) if (1..=3).contains(v) => return Err("the header is cut short".into()),
+        Some(v) => return Err(format!("format version {v}, expected 1, 2 or 3")),
+        None => return Err("the header is cut short".into()),
+    };
+    let header = rest
+        .get(start..start + len)
+        .ok_or("the header is cut short")?;
+    let header = std::str::from_utf8(header).map_err(|_| "the header is not text")?;
+    let descr = field(header, "descr")?;
+    let descr = unquote(descr).ok_or_else(|| format!("descr {descr}, expected a quoted string"))?;
+    let fortran_order = match field(header, "fortran_order")? {
+        "True" => true,
+        "False" => false,
+        other => return Err(format!("fortran_order {other}, expected True or False")),
+    };
+    let shape = field(header, "shape")?;
+    let dims = (shape.strip_prefix('(').and_then(|s| s.strip_suffix(')')))
+        .ok_or_else(|| format!("shape {shape}, expected a tuple"))?;
+    let shape = (dims.split(',').map(str::trim).filter(|d| !d.is_empty()))
+        .map(|d| {
+            d.parse()
+                .map_err(|_| format!("shape dimension {d:?}, expected a count"))
+        })
+        .collect::<Result<_, String>>()?;
+    Ok(Npy {
+        descr: descr.to_string(),
+        fortran_order,
+        shape,
+        data: &rest[start + len..],
+    })
 }
 
-fn describe(path: &Path, e: &ReadNpyError) -> String {
-    match e {
-        ReadNpyError::Io(e) => format!("{}: cannot read the file: {e}", path.display()),
-        ReadNpyError::MissingData => format!(
-            "{}: truncated: the data ends before the shape in the header says",
-            path.display()
-        ),
-        e => format!("{}: not a valid .npy file: {e}", path.display()),
+/// The value of `'key': value` in the header's dict literal, as written.
+fn field<'h>(header: &'h str, key: &str) -> Result<&'h str, String> {
+    let missing = || format!("the header has no {key:?}");
+    let at = [format!("'{key}'"), format!("\"{key}\"")]
+        .iter()
+        .find_map(|k| header.find(k.as_str()).map(|i| i + k.len()))
+        .ok_or_else(missing)?;
+    let value = header[at..]
+        .trim_start()
+        .strip_prefix(':')
+        .ok_or_else(missing)?
+        .trim_start();
+    let end = match value.chars().next() {
+        Some('(') => value.find(')').map(|i| i + 1),
+        Some(q @ ('\'' | '"')) => value[1..].find(q).map(|i| i + 2),
+        _ => value.find([',', '}']),
+    };
+    Ok(value[..end.unwrap_or(value.len())].trim())
+}
+
+fn unquote(s: &str) -> Option<&str> {
+    (s.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')))
+        .or_else(|| s.strip_prefix('"').and_then(|s| s.strip_suffix('"')))
+}
+
+/// How one element of the file is decoded.
+#[derive(Clone, Copy)]
+enum Kind {
+    Float,
+    Signed,
+    Unsigned,
+}
+
+/// The kind, width in bytes and whether the bytes are big-endian, of a type string.
+fn element(descr: &str) -> Option<(Kind, usize, bool)> {
+    let (order, code) = descr.split_at_checked(1)?;
+    let big = match order {
+        ">" => true,
+        "<" | "|" | "=" => cfg!(target_endian = "big") && order == "=",
+        _ => return None,
+    };
+    let (kind, width) = code.split_at_checked(1)?;
+    let width: usize = width.parse().ok()?;
+    let kind = match (kind, width) {
+        ("f", 4 | 8) => Kind::Float,
+        ("i", 1 | 2 | 4 | 8) => Kind::Signed,
+        ("u", 1 | 2 | 4 | 8) => Kind::Unsigned,
+        _ => return None,
+    };
+    Some((kind, width, big))
+}
+
+/// One element's bytes as the low bits of a u64.
+fn bits(bytes: &[u8], big: bool) -> u64 {
+    let mut le = [0u8; 8];
+    le[..bytes.len()].copy_from_slice(bytes);
+    if big {
+        le[..bytes.len()].reverse();
     }
+    u64::from_le_bytes(le)
+}
+
+/// Reads `path` when `accepts` its element kind, each element decoded by `value` from its kind,
+/// its bits and its width in bits; any other element type is an error saying `expected`.
+fn read<U>(
+    path: &Path,
+    expected: &str,
+    accepts: fn(Kind) -> bool,
+    value: fn(Kind, u64, u32) -> U,
+) -> Result<ArrayD<U>, String> {
+    let at = path.display();
+    let bytes = std::fs::read(path).map_err(|e| format!("{at}: cannot read the file: {e}"))?;
+    let npy = parse(&bytes).map_err(|e| format!("{at}: not a valid .npy file: {e}"))?;
+    let (kind, width, big) = (element(&npy.descr).filter(|&(kind, ..)| accepts(kind)))
+        .ok_or_else(|| format!("{at}: '{}' array, expected {expected}", npy.descr))?;
+    let count: usize = npy.shape.iter().product();
+    let data = (npy.data.get(..count * width)).ok_or_else(|| {
+        format!("{at}: truncated: the data ends before the shape in the header says")
+    })?;
+    let values: Vec<U> = (data.chunks_exact(width))
+        .map(|b| value(kind, bits(b, big), 8 * width as u32))
+        .collect();
+    let shape = IxDyn(&npy.shape).set_f(npy.fortran_order);
+    Ok(ArrayD::from_shape_vec(shape, values).expect("one value per element of the shape"))
 }
 
 /// A float32 or float64 array as f64.
 pub fn read_floats(path: &Path) -> Result<ArrayD<f64>, String> {
-    first_type(
+    read(
         path,
-        &[
-            |p| read_as(p, |x: f64| x),
-            |p| read_as(p, |x: f32| f64::from(x)),
-        ],
         "float32 or float64",
+        |kind| matches!(kind, Kind::Float),
+        |_, raw, width| match width {
+            32 => f64::from(f32::from_bits(raw as u32)),
+            _ => f64::from_bits(raw),
+        },
     )
 }
 
 /// An integer array of any width, signed or not, as i128.
 pub fn read_integers(path: &Path) -> Result<ArrayD<i128>, String> {
-    first_type(
+    read(
         path,
-        &[
-            |p| read_as(p, |x: i64| i128::from(x)),
-            |p| read_as(p, |x: i32| i128::from(x)),
-            |p| read_as(p, |x: i16| i128::from(x)),
-            |p| read_as(p, |x: i8| i128::from(x)),
-            |p| read_as(p, |x: u64| i128::from(x)),
-            |p| read_as(p, |x: u32| i128::from(x)),
-            |p| read_as(p, |x: u16| i128::from(x)),
-            |p| read_as(p, |x: u8| i128::from(x)),
-        ],
         "integer labels",
+        |kind| !matches!(kind, Kind::Float),
+        |kind, raw, width| match kind {
+            // Sign-extended from the element's width.
+            Kind::Signed => i128::from((raw << (64 - width)) as i64 >> (64 - width)),
+            _ => i128::from(raw),
+        },
     )
 }
 
@@ -199,5 +301,30 @@ mod tests {
         std::fs::write(&junk, b"not numpy at all").unwrap();
         let e = read_floats(&junk).unwrap_err();
         assert!(e.contains("junk.npy: not a valid .npy file"), "{e}");
+        let complex = raw("complex.npy", "<c16", "(1,)", &[0; 16]);
+        let e = read_floats(&complex).unwrap_err();
+        assert!(
+            e.contains("'<c16' array, expected float32 or float64"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn version_2_headers_read_like_version_1() {
+        // A 4-byte header length (numpy writes version 2 for headers over 65,535 bytes).
+        let header = "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }\n";
+        let mut bytes = b"\x93NUMPY\x02\x00".to_vec();
+        bytes.extend((header.len() as u32).to_le_bytes());
+        bytes.extend(header.as_bytes());
+        [1.0f32, 2.0, 3.0, 4.0]
+            .iter()
+            .for_each(|v| bytes.extend(v.to_le_bytes()));
+        let path = temp("v2.npy");
+        std::fs::write(&path, bytes).unwrap();
+        // Fortran order: the file holds the columns one after the other.
+        assert_eq!(
+            flat(read_floats(&path).unwrap()),
+            (vec![2, 2], vec![1.0, 3.0, 2.0, 4.0])
+        );
     }
 }
