@@ -1,22 +1,32 @@
-//! BERT's WordPiece tokenizer for uncased vocabularies: Hugging Face's `tokenizers` crate
-//! (BertNormalizer, BertPreTokenizer, WordPiece, the special tokens matched in the raw text) over
-//! a `vocab.txt`, so that ids match a shipped `tokenizer.json` such as all-MiniLM-L6-v2's.
+//! BERT's WordPiece tokenizer for uncased vocabularies, written here to give the ids of Hugging
+//! Face's `tokenizers` crate configured as BERT's tokenizer.json configures it (BertNormalizer,
+//! BertPreTokenizer, WordPiece, the special tokens matched in the raw text) over a `vocab.txt`,
+//! so that ids match a shipped `tokenizer.json` such as all-MiniLM-L6-v2's. That crate cost about
+//! 42 CPU seconds of a fresh release build with its regex stack; it stays a dev-dependency, and
+//! the tests check this tokenizer against it on thousands of random texts.
 //!
-//! The crate is built without its default features (the Oniguruma C library and the C++
-//! suffix-array trainer), with `fancy-regex`, so it needs no C toolchain.
+//! Encoding a text: split the raw text at the special tokens, normalise and split each stretch
+//! between them into words (`normalize`), then cut every word into the longest vocabulary pieces
+//! from the left (`WordPiece::push_pieces`).
+//!
+//! One known difference: NFD here follows current Unicode (`unicode-normalization`), where
+//! `tokenizers` decomposes with Unicode 9 tables. The 21 characters that NFD decomposes only
+//! since then (in Dives Akuru, Todhri, Tulu-Tigalari, Gurung Khema and Kirat Rai) give other
+//! pieces here, which changes ids only for a vocabulary that holds those characters; BERT's
+//! vocabularies predate them, so they are `[UNK]` either way.
+
+mod normalize;
 
 use std::collections::HashMap;
 use std::path::Path;
-
-use tokenizers::models::wordpiece::WordPiece as WordPieceModel;
-use tokenizers::normalizers::BertNormalizer;
-use tokenizers::pre_tokenizers::bert::BertPreTokenizer;
-use tokenizers::{AddedToken, Tokenizer};
 
 use crate::error::{DataError, Result};
 
 /// Words longer than this many characters become `[UNK]` (BERT's `max_input_chars_per_word`).
 const MAX_WORD_CHARS: usize = 100;
+
+/// Marks a piece that continues a word (not its first).
+const CONTINUATION: &str = "##";
 
 /// Tokens matched verbatim in the raw text before normalisation (the `added_tokens` of BERT's
 /// tokenizer.json), so that e.g. "[MASK]" in a sentence is the mask token.
@@ -25,8 +35,14 @@ const SPECIAL_TOKENS: [&str; 5] = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 /// A BERT WordPiece tokenizer over an uncased vocabulary (lower-cases and strips accents).
 #[derive(Clone)]
 pub struct WordPiece {
-    tokenizer: Tokenizer,
+    /// Piece -> id, for matching words. Keys are the vocabulary lines without trailing
+    /// whitespace, and a later line wins over an earlier one that trims to the same key, as in
+    /// `tokenizers`' reading of a `vocab.txt`.
+    pieces: HashMap<String, u32>,
+    /// The special tokens the vocabulary has, with their ids, matched in the raw text.
+    specials: Vec<(&'static str, u32)>,
     tokens: Vec<String>,
+    unk: u32,
     cls: u32,
     sep: u32,
     pad: u32,
@@ -91,34 +107,23 @@ impl WordPiece {
             })
         };
         let (cls, sep, pad) = (required("[CLS]")?, required("[SEP]")?, required("[PAD]")?);
-        // The model's own: required, but not kept here.
         required("[UNK]")?;
-        // The file checked above is read again by the crate (into its own map type).
-        let utf8 = path.to_str().ok_or_else(|| {
-            DataError::file(
-                path,
-                "the path is not valid UTF-8, which the tokenizer needs",
-            )
-        })?;
-        let model = WordPieceModel::from_file(utf8)
-            .unk_token("[UNK]".into())
-            .continuing_subword_prefix("##".into())
-            .max_input_chars_per_word(MAX_WORD_CHARS)
-            .build()
-            .map_err(|e| DataError::file(path, format!("not a WordPiece vocabulary: {e}")))?;
-        let mut tokenizer = Tokenizer::new(model);
-        // clean_text, handle_chinese_chars, strip_accents (None: as lowercase), lowercase.
-        tokenizer
-            .with_normalizer(Some(BertNormalizer::new(true, true, None, true)))
-            .with_pre_tokenizer(Some(BertPreTokenizer));
-        let special: Vec<AddedToken> = (SPECIAL_TOKENS.iter())
-            .filter(|name| tokens.iter().any(|t| t == *name))
-            .map(|name| AddedToken::from(*name, true))
+        let mut pieces = HashMap::with_capacity(tokens.len());
+        for (id, token) in (0..).zip(&tokens) {
+            pieces.insert(token.trim_end().to_string(), id);
+        }
+        // [UNK] and the special tokens take their ids from the pieces (the last line that trims
+        // to them), as in `tokenizers`; a line equal to the token guarantees there is one.
+        let unk = pieces["[UNK]"];
+        let specials = (SPECIAL_TOKENS.iter())
+            .filter(|name| vocab.contains_key(**name))
+            .map(|name| (*name, pieces[*name]))
             .collect();
-        tokenizer.add_special_tokens(&special);
         Ok(Self {
-            tokenizer,
+            pieces,
+            specials,
             tokens,
+            unk,
             cls,
             sep,
             pad,
@@ -143,10 +148,8 @@ impl WordPiece {
                 "max_len = {max_len}: expected at least 2 (room for [CLS] and [SEP])"
             )));
         }
-        let pieces = (self.tokenizer.encode(text, false))
-            .map_err(|e| DataError::invalid(format!("tokenizing {text:?}: {e}")))?;
         let mut ids = vec![self.cls];
-        ids.extend(pieces.get_ids());
+        self.push_text(text, &mut ids);
         ids.truncate(max_len - 1);
         ids.push(self.sep);
         let attention_mask = vec![1; ids.len()];
@@ -173,5 +176,77 @@ impl WordPiece {
             e.attention_mask.resize(longest, 0);
         }
         Ok(batch)
+    }
+
+    /// Appends the ids of a raw text: the special tokens found in it verbatim, and the pieces of
+    /// the words of the stretches between them.
+    fn push_text(&self, text: &str, ids: &mut Vec<u32>) {
+        let mut rest = text;
+        while let Some((at, name, id)) = self.next_special(rest) {
+            self.push_stretch(&rest[..at], ids);
+            ids.push(id);
+            rest = &rest[at + name.len()..];
+        }
+        self.push_stretch(rest, ids);
+    }
+
+    /// The leftmost special token in `text` (the longest, should two start at the same byte):
+    /// its byte offset, its spelling and its id.
+    fn next_special(&self, text: &str) -> Option<(usize, &'static str, u32)> {
+        (text.char_indices()).find_map(|(at, _)| {
+            (self.specials.iter())
+                .filter(|(name, _)| text[at..].starts_with(name))
+                .max_by_key(|(name, _)| name.len())
+                .map(|&(name, id)| (at, name, id))
+        })
+    }
+
+    /// Appends the pieces of a stretch of raw text holding no special token.
+    fn push_stretch(&self, stretch: &str, ids: &mut Vec<u32>) {
+        if stretch.is_empty() {
+            return;
+        }
+        let normalized = normalize::normalize(stretch);
+        for word in normalize::words(&normalized) {
+            self.push_pieces(word, ids);
+        }
+    }
+
+    /// Appends the pieces of one word, greedily longest first from the left, every piece after
+    /// the first looked up with the `##` prefix. A word longer than [`MAX_WORD_CHARS`]
+    /// characters, or one with a tail no piece matches, is a single `[UNK]`.
+    fn push_pieces(&self, word: &str, ids: &mut Vec<u32>) {
+        if word.chars().count() > MAX_WORD_CHARS {
+            ids.push(self.unk);
+            return;
+        }
+        let first = ids.len();
+        let mut key = String::with_capacity(CONTINUATION.len() + word.len());
+        let mut start = 0;
+        while start < word.len() {
+            let mut end = word.len();
+            let found = loop {
+                key.clear();
+                if start > 0 {
+                    key.push_str(CONTINUATION);
+                }
+                key.push_str(&word[start..end]);
+                if let Some(&id) = self.pieces.get(&key) {
+                    break Some(id);
+                }
+                // One character shorter; none left means no piece starts here.
+                match word[start..end].char_indices().next_back() {
+                    Some((0, _)) | None => break None,
+                    Some((last, _)) => end = start + last,
+                }
+            };
+            let Some(id) = found else {
+                ids.truncate(first);
+                ids.push(self.unk);
+                return;
+            };
+            ids.push(id);
+            start = end;
+        }
     }
 }
