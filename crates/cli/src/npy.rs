@@ -17,7 +17,7 @@ const MAGIC: &[u8] = b"\x93NUMPY";
 /// A parsed file: its element type, layout and the raw bytes of its data.
 struct Npy<'a> {
     /// numpy's type string, e.g. `<f8`, `|u1`.
-    descr: String,
+    descr: &'a str,
     fortran_order: bool,
     shape: Vec<usize>,
     data: &'a [u8],
@@ -59,7 +59,7 @@ fn parse(bytes: &[u8]) -> Result<Npy<'_>, String> {
         })
         .collect::<Result<_, String>>()?;
     Ok(Npy {
-        descr: descr.to_string(),
+        descr,
         fortran_order,
         shape,
         data: &rest[start + len..],
@@ -139,10 +139,17 @@ fn read<U>(
     let at = path.display();
     let bytes = std::fs::read(path).map_err(|e| format!("{at}: cannot read the file: {e}"))?;
     let npy = parse(&bytes).map_err(|e| format!("{at}: not a valid .npy file: {e}"))?;
-    let (kind, width, big) = (element(&npy.descr).filter(|&(kind, ..)| accepts(kind)))
+    let (kind, width, big) = (element(npy.descr).filter(|&(kind, ..)| accepts(kind)))
         .ok_or_else(|| format!("{at}: '{}' array, expected {expected}", npy.descr))?;
-    let count: usize = npy.shape.iter().product();
-    let data = (npy.data.get(..count * width)).ok_or_else(|| {
+    let bytes_needed = (npy.shape.iter())
+        .try_fold(width, |n, &d| n.checked_mul(d))
+        .ok_or_else(|| {
+            format!(
+                "{at}: shape {:?} holds more elements than memory can",
+                npy.shape
+            )
+        })?;
+    let data = (npy.data.get(..bytes_needed)).ok_or_else(|| {
         format!("{at}: truncated: the data ends before the shape in the header says")
     })?;
     let values: Vec<U> = (data.chunks_exact(width))
@@ -301,6 +308,12 @@ mod tests {
         std::fs::write(&junk, b"not numpy at all").unwrap();
         let e = read_floats(&junk).unwrap_err();
         assert!(e.contains("junk.npy: not a valid .npy file"), "{e}");
+        let huge = raw("huge.npy", "<f8", "(4611686018427387904, 4)", &[0; 8]);
+        let e = read_floats(&huge).unwrap_err();
+        assert!(
+            e.contains("huge.npy: shape") && e.contains("more elements"),
+            "{e}"
+        );
         let complex = raw("complex.npy", "<c16", "(1,)", &[0; 16]);
         let e = read_floats(&complex).unwrap_err();
         assert!(

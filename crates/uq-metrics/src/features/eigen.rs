@@ -63,12 +63,9 @@ fn tridiagonalise(s: ArrayView2<'_, f64>) -> (Vec<f64>, Vec<f64>, Array2<f64>) {
                 *x -= 2.0 * (vi * wj + wi * vj);
             }
         }
+        // Only the diagonal and the subdiagonal are read from here on: row and column k need
+        // no zeros written.
         a[[k + 1, k]] = alpha;
-        a[[k, k + 1]] = alpha;
-        for i in k + 2..n {
-            a[[i, k]] = 0.0;
-            a[[k, i]] = 0.0;
-        }
         // `Qᵀ ← H Qᵀ`.
         let mut u = vec![0.0; n];
         for (i, vi) in v.iter().enumerate() {
