@@ -1,14 +1,13 @@
 use burn::config::Config;
 use burn::module::Module;
 use burn::nn::{Linear, LinearConfig};
-use burn::tensor::activation::softmax;
 use burn::tensor::module::attention;
 use burn::tensor::ops::AttentionModuleOptions;
 use burn::tensor::{Bool, Device, Int, Tensor};
 
 use crate::dropout::{Dropout, Mode};
 use crate::error::{BackboneError, heads_divide, positive, probability};
-use crate::kernels::linear;
+use crate::kernels::{linear, matmul, softmax_last};
 
 /// Score given to masked keys before the softmax: large enough that `exp` underflows to 0 in
 /// f32, small enough to stay finite in f16/bf16 (Burn's MultiHeadAttention uses the same).
@@ -131,7 +130,7 @@ pub fn attend_heads(
         attention(q, k, v, mask, None, AttentionModuleOptions::default())
     } else {
         let probs = dropout.forward(head_probs(q, k, key_padding), mode);
-        probs.matmul(v)
+        matmul(probs, v)
     };
     if let Some(gate) = head_gate {
         context = context * gate.reshape([1, n_heads, 1, 1]);
@@ -166,11 +165,11 @@ fn head_probs(q: Tensor<4>, k: Tensor<4>, key_padding: Option<Tensor<2, Bool>>) 
     let [batch, _, tokens, head_dim] = q.dims();
     // Scaling q (T·d_h values) is cheaper than scaling the scores (T·T values).
     let q = q.div_scalar((head_dim as f64).sqrt());
-    let mut scores = q.matmul(k.transpose());
+    let mut scores = matmul(q, k.transpose());
     if let Some(mask) = key_padding {
         scores = scores.mask_fill(mask.reshape([batch, 1, 1, tokens]), MASKED_SCORE);
     }
-    softmax(scores, 3)
+    softmax_last(scores)
 }
 
 /// `[B, T, H·d_h]` -> `[B, H, T, d_h]`.

@@ -15,7 +15,7 @@ use crate::dropout::{Dropout, Mode};
 use crate::error::{BackboneError, positive};
 use crate::gates::Gates;
 use crate::input::Input;
-use crate::kernels::linear;
+use crate::kernels::{layer_norm, linear};
 use crate::traits::{Architecture, Backbone, Members, StemLayout};
 
 mod sentence;
@@ -155,7 +155,7 @@ impl BertEmbeddings {
         let x = self.word_embeddings.forward(ids)
             + self.position_embeddings.forward(positions)
             + self.token_type_embeddings.forward(types);
-        self.dropout.forward(self.layer_norm.forward(x), mode)
+        self.dropout.forward(layer_norm(&self.layer_norm, x), mode)
     }
 }
 

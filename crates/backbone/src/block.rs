@@ -7,6 +7,7 @@ use crate::attention::{Attention, AttentionConfig};
 use crate::dropout::{Dropout, Mode};
 use crate::error::{BackboneError, epsilon, heads_divide, positive, probability};
 use crate::gates::{BlockGates, Gates};
+use crate::kernels::layer_norm;
 use crate::mlp::{Mlp, MlpConfig};
 
 /// Configuration of one transformer [`Block`] and of an [`Encoder`] of `n_layers` of them.
@@ -114,8 +115,8 @@ impl Block {
         residual(
             x,
             self.norm_first,
-            Some((|h| self.norm1.forward(h), attn)),
-            (|h| self.norm2.forward(h), mlp),
+            Some((|h| layer_norm(&self.norm1, h), attn)),
+            (|h| layer_norm(&self.norm2, h), mlp),
         )
     }
 }

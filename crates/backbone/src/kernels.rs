@@ -1,28 +1,32 @@
 //! Exact (erf) GELU and dropout masks with vectorised, multi-threaded kernels on the flex
-//! backend, and matrix products that add their bias as they are written and use every thread
-//! from a smaller size than flex does (`kernels/matmul.rs`).
+//! backend; matrix products that add their bias as they are written and use every thread from
+//! a smaller size than flex does (`kernels/matmul.rs`); and, for training, Linears, products,
+//! softmax and LayerNorm with backward passes of their own and a fused AdamW step.
 //!
 //! Why: burn-flex 0.22 evaluates GELU and its gradient one element at a time through libm's
 //! scalar `erff` (about 13 ns an element here), and draws dropout masks one element at a time
 //! from a ChaCha generator behind a lock (about 14 ns an element). On the quick-start ViT both
-//! cost more than the matmuls of a forward pass (docs/performance.md). Burn's backend
-//! extensions let this crate give flex its own kernels, with GELU's backward pass under
-//! autodiff, while every other backend keeps Burn's own ops, so code stays device-independent.
-//! The kernels themselves are in [`cpu`].
+//! cost more than the matmuls of a forward pass (docs/performance.md). Under autodiff, Burn's
+//! backward passes run flex's product, which zeroes and copies every output buffer, and step
+//! back through softmax and LayerNorm op by op; its AdamW is fifteen passes per parameter.
+//! Burn's backend extensions let this crate give flex its own kernels ([`cpu`], [`rows`],
+//! [`matmul`], in [`flex`]), with their backward passes under autodiff ([`autodiff`]), while
+//! every other backend keeps Burn's own ops ([`ops`]), so code stays device-independent.
 
-use burn::backend::AutodiffBackend;
-use burn::backend::autodiff::checkpoint::base::Checkpointer;
-use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
-use burn::backend::autodiff::grads::Gradients;
-use burn::backend::autodiff::ops::{Backward, Ops, OpsKind, unary};
-use burn::backend::ops::{ActivationOps, FloatTensorOps, ModuleOps};
-use burn::backend::{Autodiff, Backend, Dispatch, Flex, backend_extension, tensor::FloatTensor};
-use burn::backend::{DType, Distribution, FloatDType, TensorMetadata};
-use burn::nn::Linear;
-use burn::tensor::{Tensor, TensorData};
+use burn::backend::{Backend, Dispatch, backend_extension, tensor::FloatTensor};
+use burn::backend::{DType, TensorMetadata};
+use burn::nn::{LayerNorm, Linear};
+use burn::tensor::Tensor;
 
+mod autodiff;
 mod cpu;
+mod flex;
 mod matmul;
+mod ops;
+mod rows;
+
+use flex::flex_tensor;
+use ops::{adamw_step_ops, bernoulli_mask, layer_norm_backward_ops, softmax_backward_ops};
 
 /// GELU, `x·Φ(x)` with the exact Gaussian CDF, on any device; gradients flow under autodiff.
 pub fn gelu<const D: usize>(x: Tensor<D>) -> Tensor<D> {
@@ -47,15 +51,92 @@ pub fn matmul_add<const D: usize>(lhs: Tensor<D>, rhs: Tensor<D>, bias: Tensor<D
     Tensor::from_dispatch(<Dispatch as KernelBackend>::matmul_add(lhs, rhs, bias))
 }
 
-/// `layer.forward(x)`, on flex (f32) through the product of [`matmul_add`]; under autodiff, or
-/// without a bias, `layer.forward(x)` itself.
+/// `lhs.matmul(rhs)` for batch dimensions equal or 1, on any device. On flex (f32) gemm reads
+/// strided operands (a transposed view) in place and writes the product without a zeroed
+/// buffer, and under autodiff the two gradient products run the same way.
+pub fn matmul<const D: usize>(lhs: Tensor<D>, rhs: Tensor<D>) -> Tensor<D> {
+    let (lhs, rhs) = (lhs.into_dispatch(), rhs.into_dispatch());
+    Tensor::from_dispatch(<Dispatch as KernelBackend>::matmul(lhs, rhs))
+}
+
+/// `softmax(x, D - 1)`; under autodiff with one backward step (on flex one pass over the rows),
+/// where Burn's autodiff steps back through max, subtraction, exp, sum and division.
+pub fn softmax_last<const D: usize>(x: Tensor<D>) -> Tensor<D> {
+    Tensor::from_dispatch(<Dispatch as KernelBackend>::softmax_last(x.into_dispatch()))
+}
+
+/// `norm.forward(x)`; under autodiff (f32, with a bias) one op with one backward step (on flex
+/// one pass over the rows) where Burn's autodiff runs its nine-op decomposition of the norm.
+pub fn layer_norm<const D: usize>(norm: &LayerNorm, x: Tensor<D>) -> Tensor<D> {
+    let fused = (norm.beta.as_ref()).filter(|_| x.is_autodiff() && x.dtype() == DType::F32);
+    let (Some(beta), Some(epsilon)) = (fused, fused.and_then(|_| epsilon(norm))) else {
+        return norm.forward(x);
+    };
+    let (x, gamma) = (x.into_dispatch(), norm.gamma.val().into_dispatch());
+    let beta = beta.val().into_dispatch();
+    Tensor::from_dispatch(<Dispatch as KernelBackend>::layer_norm_affine(
+        x, gamma, beta, epsilon,
+    ))
+}
+
+/// A LayerNorm's epsilon. Burn 0.22.1 keeps the field private and shows it only in the
+/// module's display, in Rust's shortest round-trip form, so it is read back from there.
+fn epsilon(norm: &LayerNorm) -> Option<f64> {
+    let shown = norm.to_string();
+    let (_, rest) = shown.split_once("epsilon: ")?;
+    rest.split([',', '}']).next()?.trim().parse().ok()
+}
+
+/// `layer.forward(x)`, on flex (f32) through the product of [`matmul_add`], under autodiff
+/// with the gradient products of [`matmul`]; without a bias, `layer.forward(x)` itself.
 pub fn linear<const D: usize>(layer: &Linear, x: Tensor<D>) -> Tensor<D> {
-    let Some(bias) = (layer.bias.as_ref()).filter(|_| !x.is_autodiff()) else {
+    let Some(bias) = layer.bias.as_ref() else {
         return layer.forward(x);
     };
     let (x, w, b) = (x.into_dispatch(), layer.weight.val(), bias.val());
     let (w, b) = (w.into_dispatch(), b.into_dispatch());
     Tensor::from_dispatch(<Dispatch as KernelBackend>::linear_with_bias(x, w, b))
+}
+
+/// The scalars of one AdamW step, in f32 as Burn's AdamW applies them: `correction_i` is
+/// `1 - β_i^t` at step t, `keep` is `1 - lr·weight_decay`.
+#[derive(Clone, Copy, Debug)]
+pub struct AdamWStep {
+    /// The first moment's decay β₁.
+    pub beta_1: f32,
+    /// The second moment's decay β₂.
+    pub beta_2: f32,
+    /// Added to `√v̂`.
+    pub epsilon: f32,
+    /// `1 - β₁^t`.
+    pub correction_1: f32,
+    /// `1 - β₂^t`.
+    pub correction_2: f32,
+    /// `1 - lr·weight_decay`: the decoupled weight decay.
+    pub keep: f32,
+    /// The learning rate.
+    pub lr: f32,
+}
+
+/// One AdamW step on a parameter: `(param, moment_1, moment_2)` after it, from the gradient
+/// and the moments before it (zeros at the first step): the moments' running averages, then
+/// `param·keep - lr·m̂ / (√v̂ + ε)` with the bias-corrected moments. The same f32 operations in
+/// the same order as Burn's AdamW; on flex one pass over the four tensors, where Burn runs about
+/// fifteen tensor ops, each a pass of its own.
+pub fn adamw_step<const D: usize>(
+    param: Tensor<D>,
+    grad: Tensor<D>,
+    [moment_1, moment_2]: [Tensor<D>; 2],
+    step: AdamWStep,
+) -> [Tensor<D>; 3] {
+    let (p, m1, m2) = <Dispatch as KernelBackend>::adamw_step(
+        param.into_dispatch(),
+        grad.into_dispatch(),
+        moment_1.into_dispatch(),
+        moment_2.into_dispatch(),
+        step,
+    );
+    [p, m1, m2].map(Tensor::from_dispatch)
 }
 
 /// An inverted-dropout mask shaped like `x`: `1 / keep` with probability `keep`, else 0, drawn
@@ -95,6 +176,43 @@ pub trait KernelBackend: Backend {
         Self::float_add(Self::float_matmul(lhs, rhs), bias)
     }
 
+    /// See [`softmax_last`].
+    fn softmax_last(x: FloatTensor<Self>) -> FloatTensor<Self> {
+        let last = x.shape().num_dims() - 1;
+        Self::softmax(x, last)
+    }
+
+    /// Softmax's input gradient from its output `y` and output gradient: `y·(grad - Σ grad·y)`
+    /// over the last dimension.
+    fn softmax_last_backward(y: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
+        softmax_backward_ops::<Self>(y, grad)
+    }
+
+    /// LayerNorm over the last dimension with scale and bias (see [`layer_norm`]).
+    fn layer_norm_affine(
+        x: FloatTensor<Self>,
+        gamma: FloatTensor<Self>,
+        beta: FloatTensor<Self>,
+        epsilon: f64,
+    ) -> FloatTensor<Self> {
+        Self::layer_norm(x, gamma, Some(beta), epsilon)
+    }
+
+    /// LayerNorm's gradients `(dx, dγ, dβ)` from its input and output gradient.
+    fn layer_norm_backward(
+        x: FloatTensor<Self>,
+        gamma: FloatTensor<Self>,
+        grad: FloatTensor<Self>,
+        epsilon: f64,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>, FloatTensor<Self>) {
+        layer_norm_backward_ops::<Self>(x, gamma, grad, epsilon)
+    }
+
+    /// See [`matmul`].
+    fn matmul(lhs: FloatTensor<Self>, rhs: FloatTensor<Self>) -> FloatTensor<Self> {
+        Self::float_matmul(lhs, rhs)
+    }
+
     /// A Linear with a bias, `x` `[.., in]`, weight `[in, out]`, bias `[out]`: what
     /// `Linear::forward` runs (see [`linear`]).
     fn linear_with_bias(
@@ -105,95 +223,31 @@ pub trait KernelBackend: Backend {
         Self::linear(x, weight, Some(bias))
     }
 
+    /// The gradient of a Linear's input, `grad · weightᵀ`.
+    fn linear_x_grad(weight: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
+        Self::linear_x_backward(weight, grad)
+    }
+
+    /// The gradient of a Linear's weight, `xᵀ · grad` summed over every leading row.
+    fn linear_weight_grad(x: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
+        Self::linear_weight_backward(x, grad)
+    }
+
+    /// See [`adamw_step`].
+    fn adamw_step(
+        param: FloatTensor<Self>,
+        grad: FloatTensor<Self>,
+        moment_1: FloatTensor<Self>,
+        moment_2: FloatTensor<Self>,
+        step: AdamWStep,
+    ) -> (FloatTensor<Self>, FloatTensor<Self>, FloatTensor<Self>) {
+        adamw_step_ops::<Self>(param, grad, moment_1, moment_2, step)
+    }
+
     /// See [`dropout_mask`]; `x` gives the shape, device and dtype.
     fn dropout_mask(x: FloatTensor<Self>, keep: f64) -> FloatTensor<Self> {
         bernoulli_mask::<Self>(x, keep)
     }
-}
-
-/// Burn's own way: a Bernoulli draw, then a division.
-fn bernoulli_mask<B: Backend>(x: FloatTensor<B>, keep: f64) -> FloatTensor<B> {
-    let (shape, dtype) = (x.shape(), x.dtype().into());
-    let mask = B::float_random(shape, Distribution::Bernoulli(keep), &x.device(), dtype);
-    B::float_div_scalar(mask, keep.into())
-}
-
-impl KernelBackend for Flex {
-    fn gelu_exact(x: FloatTensor<Self>) -> FloatTensor<Self> {
-        if x.dtype() != DType::F32 {
-            return Self::gelu(x);
-        }
-        let mut y = owned_contiguous(x);
-        cpu::gelu(y.storage_mut::<f32>());
-        y
-    }
-
-    fn gelu_exact_backward(x: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
-        let same_shape = x.layout().shape() == grad.layout().shape();
-        if !same_shape || grad.dtype() != DType::F32 {
-            return Self::gelu_backward(x, grad);
-        }
-        let Some(xs) = x.as_slice::<f32>() else {
-            return Self::gelu_backward(x, grad);
-        };
-        let mut grad = owned_contiguous(grad);
-        cpu::gelu_backward(xs, grad.storage_mut::<f32>());
-        grad
-    }
-
-    fn matmul_add(
-        lhs: FloatTensor<Self>,
-        rhs: FloatTensor<Self>,
-        bias: FloatTensor<Self>,
-    ) -> FloatTensor<Self> {
-        matmul::matmul_add(&lhs, &rhs, &bias)
-            .unwrap_or_else(|| Self::float_add(Self::float_matmul(lhs, rhs), bias))
-    }
-
-    fn linear_with_bias(
-        x: FloatTensor<Self>,
-        weight: FloatTensor<Self>,
-        bias: FloatTensor<Self>,
-    ) -> FloatTensor<Self> {
-        matmul::linear(&x, &weight, &bias).unwrap_or_else(|| Self::linear(x, weight, Some(bias)))
-    }
-
-    fn dropout_mask(x: FloatTensor<Self>, keep: f64) -> FloatTensor<Self> {
-        if x.dtype() != DType::F32 {
-            return bernoulli_mask::<Self>(x, keep);
-        }
-        // The key comes from the device generator, so `device.seed(..)` fixes every mask.
-        let draw = Self::float_random(
-            [2].into(),
-            Distribution::Uniform(0.0, 16_777_216.0),
-            &x.device(),
-            FloatDType::F32,
-        );
-        let key = match draw.as_slice::<f32>() {
-            Some(&[hi, lo]) => ((hi as u64) << 24) | lo as u64,
-            _ => unreachable!("a fresh f32 tensor of 2 elements is contiguous"),
-        };
-        let shape = x.layout().shape().clone();
-        flex_tensor(
-            shape.clone(),
-            cpu::dropout_mask(shape.num_elements(), keep, key),
-        )
-    }
-}
-
-fn flex_tensor(shape: burn::tensor::Shape, values: Vec<f32>) -> FloatTensor<Flex> {
-    debug_assert_eq!(values.len(), shape.num_elements());
-    burn::backend::flex::FlexTensor::from_data(TensorData::new(values, shape))
-}
-
-/// `x` contiguous, for a kernel to write over through `storage_mut`: `x`'s own buffer when
-/// nothing else holds it (a layer's output on its way to the activation), else `storage_mut`
-/// copies first, so a tensor still in use (kept for a backward pass, cloned by the caller) is
-/// never changed.
-fn owned_contiguous(x: FloatTensor<Flex>) -> FloatTensor<Flex> {
-    let y = x.to_contiguous();
-    drop(x);
-    y
 }
 
 #[cfg(feature = "ndarray")]
@@ -207,44 +261,38 @@ impl KernelBackend for burn::backend::Cube {}
 #[allow(deprecated)]
 impl KernelBackend for burn::backend::LibTorch {}
 
-impl<B: KernelBackend, C: CheckpointStrategy> KernelBackend for Autodiff<B, C> {
-    fn gelu_exact(x: FloatTensor<Self>) -> FloatTensor<Self> {
-        #[derive(Debug)]
-        struct GeluExact;
+/// What the kernels' gradient tests share.
+#[cfg(test)]
+mod testing {
+    use burn::tensor::{Device, Gradients, Tensor, TensorData};
 
-        impl<B: KernelBackend> Backward<B, 1> for GeluExact {
-            // The input, kept for the backward pass (a shared handle, not a copy).
-            type State = B::FloatTensorPrimitive;
-
-            fn backward(
-                self,
-                ops: Ops<Self::State, 1>,
-                grads: &mut Gradients,
-                _: &mut Checkpointer,
-            ) {
-                let input = ops.state;
-                unary::<B, _>(ops.parents, ops.node, grads, |grad| {
-                    B::gelu_exact_backward(input, grad)
-                });
-            }
-        }
-
-        match GeluExact
-            .prepare::<C>([x.node()])
-            .compute_bound()
-            .stateful()
-        {
-            OpsKind::Tracked(prep) => {
-                let input = x.primitive().clone();
-                prep.finish(input.clone(), B::gelu_exact(input))
-            }
-            OpsKind::UnTracked(prep) => prep.finish(B::gelu_exact(x.into_primitive())),
+    /// Runs `check` on rayon pools of 1 and 2 threads.
+    pub fn pools(check: impl Fn() + Sync) {
+        for threads in [1, 2] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(&check);
         }
     }
 
-    fn dropout_mask(x: FloatTensor<Self>, keep: f64) -> FloatTensor<Self> {
-        // A constant on the graph: the product with it carries the gradient.
-        Self::from_inner(B::dropout_mask(x.into_primitive(), keep))
+    /// Values and gradients of `y` under the loss `Σ y²·c` (`c` cycling through 1..2, so that
+    /// output elements' gradients differ; not drawn, as other tests reseed the generator), for
+    /// each tensor in `wrt`.
+    pub fn grads<const D: usize>(
+        y: Tensor<D>,
+        device: &Device,
+        wrt: &[&dyn Fn(&Gradients) -> TensorData],
+    ) -> Vec<TensorData> {
+        let c: Vec<f32> = (0..y.shape().num_elements())
+            .map(|i| 1.0 + (i % 7) as f32 / 7.0)
+            .collect();
+        let c = Tensor::<D>::from_data(TensorData::new(c, y.shape()), device);
+        let g = (y.clone() * y.clone() * c).sum().backward();
+        let mut out = vec![y.into_data()];
+        out.extend(wrt.iter().map(|f| f(&g)));
+        out
     }
 }
 

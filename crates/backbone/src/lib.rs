@@ -66,7 +66,9 @@ pub use error::{BackboneError, positive};
 pub use gates::{BlockGates, Gates};
 pub use grouped::{GroupedLayerNorm, GroupedLinear, weight_and_bias};
 pub use input::{Input, InputKind};
-pub use kernels::{KernelBackend, dropout_mask, gelu, linear, matmul_add};
+pub use kernels::{
+    AdamWStep, KernelBackend, adamw_step, dropout_mask, gelu, layer_norm, linear, matmul_add,
+};
 pub use mlp::{Mlp, MlpConfig};
 pub use traits::{Architecture, Backbone, GroupedStem, Members, StemLayout};
 pub use vit::{PatchStem, ViTConfig, VisionTransformer, patchify};

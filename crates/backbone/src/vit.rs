@@ -12,7 +12,7 @@ use crate::dropout::{Dropout, Mode};
 use crate::error::{BackboneError, positive};
 use crate::gates::Gates;
 use crate::input::Input;
-use crate::kernels::linear;
+use crate::kernels::{layer_norm, linear};
 use crate::traits::{Architecture, Backbone, Members, StemLayout};
 
 mod stem;
@@ -188,8 +188,7 @@ impl VisionTransformer {
     /// The final norm on the class token of the last block's tokens `[B, T, D]` -> `[B, D]`.
     fn class_token_feature(&self, tokens: Tensor<3>) -> Tensor<2> {
         // LayerNorm acts per token, so normalising only the class token gives the same feature.
-        self.norm
-            .forward(tokens.narrow(1, 0, 1).squeeze_dim::<2>(1))
+        layer_norm(&self.norm, tokens.narrow(1, 0, 1).squeeze_dim::<2>(1))
     }
 
     /// Logits `[B, num_classes]`.

@@ -170,12 +170,17 @@ impl PrunedBlock {
     fn forward(&self, x: Tensor<3>, mode: Mode) -> Tensor<3> {
         let attention = self.attention.as_ref().map(|branch| {
             (
-                |h| branch.norm.forward(h),
+                |h| backbone::layer_norm(&branch.norm, h),
                 |h| (self.dropout).forward(branch.attention.forward(h, None, None, mode), mode),
             )
         });
         let mlp = |h| self.dropout.forward(self.mlp.forward(h), mode);
-        residual(x, true, attention, (|h| self.norm2.forward(h), mlp))
+        residual(
+            x,
+            true,
+            attention,
+            (|h| backbone::layer_norm(&self.norm2, h), mlp),
+        )
     }
 
     /// FLOPs of this block on `tokens` tokens ([`block_flops`]), its shape read from the

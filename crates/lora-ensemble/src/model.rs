@@ -145,8 +145,8 @@ impl LoraEnsemble {
         residual(
             x,
             block.norm_first,
-            Some((|h| block.norm1.forward(h), attn)),
-            (|h| block.norm2.forward(h), mlp),
+            Some((|h| backbone::layer_norm(&block.norm1, h), attn)),
+            (|h| backbone::layer_norm(&block.norm2, h), mlp),
         )
     }
 

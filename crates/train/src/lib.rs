@@ -10,6 +10,7 @@
 //! Any `seam::Trainable` model (member logits `[M, B, C]`) can be trained; the Vision Transformer
 //! is one, and ensemble methods with trainable members implement it too.
 
+mod adamw;
 mod checkpoint;
 mod config;
 mod error;
@@ -22,6 +23,7 @@ mod readings;
 mod schedule;
 mod trainer;
 
+pub use adamw::FusedAdamW;
 pub use checkpoint::{
     Checkpoint, CheckpointState, Damage, EpochRecord, FileCheck, History, Loaded, TRAINING_CSV,
     TrainTotals,

@@ -3,13 +3,14 @@
 
 use backbone::{Classifier, Gates, Input, Mode};
 use burn::grad_clipping::GradientClippingConfig;
-use burn::optim::{AdamWConfig, GradientsParams, ModuleOptimizer};
+use burn::optim::{GradientsParams, ModuleOptimizer};
 use burn::tensor::{Device, Tensor};
 use data::{AugmentConfig, BatchPlan, mix};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use seam::Trainable;
 
+use crate::adamw::FusedAdamW;
 use crate::checkpoint::{
     Checkpoint, CheckpointState, Damage, EpochRecord, History, Loaded, TrainTotals,
 };
@@ -121,10 +122,10 @@ pub fn fit_with_report<'a, M: Trainable>(
         .map_err(|e| TrainError::Invalid(e.to_string()))?;
     let clip =
         (config.grad_clip > 0.0).then_some(GradientClippingConfig::Norm(config.grad_clip as f32));
-    let optim = AdamWConfig::new()
-        .with_weight_decay(config.weight_decay as f32)
-        .with_grad_clipping(clip)
-        .init();
+    let mut optim = ModuleOptimizer::from(FusedAdamW::new(config.weight_decay as f32));
+    if let Some(clip) = clip {
+        optim = optim.with_grad_clipping(clip.init());
+    }
     let mut session = resume(model, optim, config, opts)?;
     let steps_per_epoch = plan.num_batches();
     let mut progress = Progress::new(

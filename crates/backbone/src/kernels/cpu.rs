@@ -23,6 +23,26 @@ pub fn gelu_backward(x: &[f32], g: &mut [f32]) {
     par_apply(g, Some(x))
 }
 
+/// One AdamW step over a parameter `p`, its gradient `g` and moments `m1`, `m2`, each
+/// element's f32 operations in the order of Burn's AdamW (see `super::adamw_step`).
+pub fn adamw(p: &mut [f32], g: &[f32], [m1, m2]: [&mut [f32]; 2], s: &super::AdamWStep) {
+    use rayon::prelude::*;
+    assert!(g.len() == p.len() && m1.len() == p.len() && m2.len() == p.len());
+    let (f1, f2) = (1.0 - s.beta_1, 1.0 - s.beta_2);
+    let chunks = p.par_chunks_mut(CHUNK).zip(g.par_chunks(CHUNK));
+    let moments = m1.par_chunks_mut(CHUNK).zip(m2.par_chunks_mut(CHUNK));
+    chunks.zip(moments).for_each(|((p, g), (m1, m2))| {
+        for i in 0..p.len() {
+            let g = g[i];
+            let a = m1[i] * s.beta_1 + g * f1;
+            let b = m2[i] * s.beta_2 + (g * g) * f2;
+            let delta = (a / s.correction_1) / ((b / s.correction_2).sqrt() + s.epsilon);
+            (m1[i], m2[i]) = (a, b);
+            p[i] = p[i] * s.keep - delta * s.lr;
+        }
+    });
+}
+
 /// An inverted-dropout mask of `len` elements: `1 / keep` where a counter-based hash of the
 /// element's index and `key` falls below `keep · 2^32`, else 0. Element i's value depends only
 /// on (i, key), so the threads' split does not change the mask.

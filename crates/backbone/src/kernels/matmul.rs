@@ -69,6 +69,14 @@ impl View {
         off
     }
 
+    /// The last two dimensions swapped: the transpose, read in place.
+    fn transposed(mut self) -> Self {
+        let rank = self.dims.len();
+        self.dims.swap(rank - 2, rank - 1);
+        self.strides.swap(rank - 2, rank - 1);
+        self
+    }
+
     fn stride(&self, from_end: usize) -> isize {
         self.strides[self.strides.len() - from_end]
     }
@@ -81,26 +89,60 @@ pub(super) fn matmul_add(
     rhs: &FlexTensor,
     bias: &FlexTensor,
 ) -> Option<FlexTensor> {
-    product(View::of(lhs)?, View::of(rhs)?, View::of(bias)?, None)
+    product(View::of(lhs)?, View::of(rhs)?, Some(View::of(bias)?), None)
+}
+
+/// `lhs · rhs` in any strides (a transposed view is read in place), batch dimensions equal or
+/// 1: the products of attention and of the backward passes.
+pub(super) fn matmul(lhs: &FlexTensor, rhs: &FlexTensor) -> Option<FlexTensor> {
+    product(View::of(lhs)?, View::of(rhs)?, None, None)
 }
 
 /// A Linear on contiguous `x` `[.., k]`: `x · weight + bias`, weight `[k, n]`, bias `[n]`.
 pub(super) fn linear(x: &FlexTensor, weight: &FlexTensor, bias: &FlexTensor) -> Option<FlexTensor> {
-    let dims = x.shape().to_vec();
-    let (&k, leading) = dims.split_last()?;
-    let rows = leading.iter().product();
+    let (x, leading) = rows_of(x)?;
     let n = *weight.shape().to_vec().last()?;
     let bias = View::contiguous_as(bias, vec![1, n])?;
-    let mut out = leading.to_vec();
-    out.push(n);
-    let x = View::contiguous_as(x, vec![rows, k])?;
-    product(x, View::of(weight)?, bias, Some(out))
+    product(
+        x,
+        View::of(weight)?,
+        Some(bias),
+        Some([leading, vec![n]].concat()),
+    )
 }
 
-/// `lhs · rhs + bias` (see [`matmul_add`]), shaped `out_dims` when given (as many elements);
-/// `None` for shapes it does not take.
-fn product(lhs: View, rhs: View, bias: View, out_dims: Option<Vec<usize>>) -> Option<FlexTensor> {
-    let (batch, m, k, n) = shapes(&lhs, &rhs, &bias)?;
+/// The gradient of a Linear's input: `grad · weightᵀ`, grad `[.., n]` contiguous, weight
+/// `[k, n]` read transposed in place.
+pub(super) fn linear_x_grad(weight: &FlexTensor, grad: &FlexTensor) -> Option<FlexTensor> {
+    let (grad, leading) = rows_of(grad)?;
+    let weight = View::of(weight)?.transposed();
+    let k = weight.dims[1];
+    product(grad, weight, None, Some([leading, vec![k]].concat()))
+}
+
+/// The gradient of a Linear's weight: `xᵀ · grad` over every leading row, x `[.., k]` and grad
+/// `[.., n]` contiguous, giving `[k, n]`.
+pub(super) fn linear_weight_grad(x: &FlexTensor, grad: &FlexTensor) -> Option<FlexTensor> {
+    product(rows_of(x)?.0.transposed(), rows_of(grad)?.0, None, None)
+}
+
+/// Contiguous `t` `[.., k]` seen as `[rows, k]`, with its leading dimensions.
+fn rows_of(t: &FlexTensor) -> Option<(View, Vec<usize>)> {
+    let dims = t.shape().to_vec();
+    let (&k, leading) = dims.split_last()?;
+    let view = View::contiguous_as(t, vec![leading.iter().product(), k])?;
+    Some((view, leading.to_vec()))
+}
+
+/// `lhs · rhs (+ bias)` (see [`matmul_add`]), shaped `out_dims` when given (as many elements);
+/// `None` for shapes it does not take. gemm writes the output directly: no zeroed buffer.
+fn product(
+    lhs: View,
+    rhs: View,
+    bias: Option<View>,
+    out_dims: Option<Vec<usize>>,
+) -> Option<FlexTensor> {
+    let (batch, m, k, n) = shapes(&lhs, &rhs, bias.as_ref())?;
     let count: usize = batch.iter().product();
     let per = m * n * k;
     let len = count * m * n;
@@ -109,16 +151,19 @@ fn product(lhs: View, rhs: View, bias: View, out_dims: Option<Vec<usize>>) -> Op
     // Columns `cols` of batch entry `b`'s product.
     let piece = |b: usize, cols: std::ops::Range<usize>, threads: gemm::Parallelism| {
         let block = dst.at(b * m * n + cols.start);
-        let row = bias
-            .ptr
-            .offset(bias.offset(b, &batch) + cols.start as isize);
         let width = cols.len();
         // SAFETY: the offsets and strides are the operands' own layouts, within their storage;
         // each piece writes its own columns of its batch entry's m·n block of `out`'s
-        // capacity, every row with the bias first, which gemm then reads and adds to.
+        // capacity: with a bias, every row with the bias first, which gemm then reads and adds
+        // to; without, gemm writes without reading.
         unsafe {
-            for i in 0..m {
-                std::ptr::copy_nonoverlapping(row, block.add(i * n), width);
+            if let Some(bias) = &bias {
+                let row = bias
+                    .ptr
+                    .offset(bias.offset(b, &batch) + cols.start as isize);
+                for i in 0..m {
+                    std::ptr::copy_nonoverlapping(row, block.add(i * n), width);
+                }
             }
             gemm::gemm(
                 m,
@@ -127,7 +172,7 @@ fn product(lhs: View, rhs: View, bias: View, out_dims: Option<Vec<usize>>) -> Op
                 block,
                 1,
                 n as isize,
-                true,
+                bias.is_some(),
                 lhs.ptr.offset(lhs.offset(b, &batch)),
                 lhs.stride(1),
                 lhs.stride(2),
@@ -171,11 +216,15 @@ fn product(lhs: View, rhs: View, bias: View, out_dims: Option<Vec<usize>>) -> Op
     Some(super::flex_tensor(Shape::from(dims), out))
 }
 
-/// The broadcast batch dimensions and `(m, k, n)` of `lhs [.., m, k] · rhs [.., k, n] + bias
-/// [.., 1, n]` (bias rows contiguous); `None` for shapes the product does not take.
-fn shapes(lhs: &View, rhs: &View, bias: &View) -> Option<(Vec<usize>, usize, usize, usize)> {
+/// The broadcast batch dimensions and `(m, k, n)` of `lhs [.., m, k] · rhs [.., k, n] (+ bias
+/// [.., 1, n])` (bias rows contiguous); `None` for shapes the product does not take.
+fn shapes(
+    lhs: &View,
+    rhs: &View,
+    bias: Option<&View>,
+) -> Option<(Vec<usize>, usize, usize, usize)> {
     let rank = lhs.dims.len();
-    if rank < 2 || rhs.dims.len() != rank || bias.dims.len() != rank {
+    if rank < 2 || rhs.dims.len() != rank || bias.is_some_and(|b| b.dims.len() != rank) {
         return None;
     }
     let (m, k, n) = (lhs.dims[rank - 2], lhs.dims[rank - 1], rhs.dims[rank - 1]);
@@ -184,14 +233,16 @@ fn shapes(lhs: &View, rhs: &View, bias: &View) -> Option<(Vec<usize>, usize, usi
     }
     let mut batch = Vec::with_capacity(rank - 2);
     for d in 0..rank - 2 {
-        let sizes = [lhs.dims[d], rhs.dims[d], bias.dims[d]];
+        let sizes = [lhs.dims[d], rhs.dims[d], bias.map_or(1, |b| b.dims[d])];
         let size = sizes.into_iter().max().unwrap_or(1);
         if sizes.into_iter().any(|s| s != size && s != 1) {
             return None;
         }
         batch.push(size);
     }
-    if bias.dims[rank - 2] != 1 || bias.dims[rank - 1] != n || (n > 1 && bias.stride(1) != 1) {
+    if let Some(bias) = bias
+        && (bias.dims[rank - 2] != 1 || bias.dims[rank - 1] != n || (n > 1 && bias.stride(1) != 1))
+    {
         return None;
     }
     Some((batch, m, k, n))
@@ -223,6 +274,8 @@ impl<T> Ptr<T> {
 mod tests {
     use burn::nn::LinearConfig;
     use burn::tensor::{Device, Distribution, FloatDType, Tensor, Tolerance};
+
+    use crate::kernels::testing::{grads, pools};
 
     /// `lhs · rhs + bias` in f64 from the tensors' values, batch dimensions broadcast.
     fn reference<const D: usize>(lhs: &Tensor<D>, rhs: &Tensor<D>, bias: &Tensor<D>) -> Vec<f64> {
@@ -346,8 +399,9 @@ mod tests {
         ours.into_data().assert_eq(&burn.into_data(), true);
     }
 
-    /// `linear` is `Linear::forward`: the same values on flex, and under autodiff the very
-    /// same op, gradients included.
+    /// `linear` is `Linear::forward`: the same values on flex, and under autodiff the same
+    /// values and gradients (input, weight, bias) as Burn's op, whose backward pass runs flex's
+    /// products, on pools of 1 and 2 threads.
     #[test]
     fn linear_is_the_layers_forward() {
         let device = Device::flex();
@@ -365,16 +419,81 @@ mod tests {
 
         let autodiff = device.autodiff();
         let layer = LinearConfig::new(64, 96).init(&autodiff);
-        let x = Tensor::<3>::random([4, 17, 64], normal, &autodiff).require_grad();
-        let grads = |y: Tensor<3>| {
-            let g = (y.clone() * y.clone()).sum().backward();
-            let wg = layer.weight.grad(&g).unwrap().into_data();
-            (y.into_data(), x.grad(&g).unwrap().into_data(), wg)
+        let tol = Tolerance::rel_abs(1e-4, 1e-4);
+        pools(|| {
+            // Contiguous (our products), then a transposed view (Burn's, equal bits).
+            let inputs = [
+                Tensor::<3>::random([4, 70, 64], normal, &autodiff),
+                Tensor::<3>::random([4, 64, 17], normal, &autodiff).swap_dims(1, 2),
+            ];
+            for (i, x) in inputs.into_iter().enumerate() {
+                let x = x.require_grad();
+                let wrt: [&dyn Fn(&_) -> _; 3] = [
+                    &|g| x.grad(g).unwrap().into_data(),
+                    &|g| layer.weight.grad(g).unwrap().into_data(),
+                    &|g| layer.bias.as_ref().unwrap().grad(g).unwrap().into_data(),
+                ];
+                let ours = grads(crate::linear(&layer, x.clone()), &autodiff, &wrt);
+                let burn = grads(layer.forward(x.clone()), &autodiff, &wrt);
+                // y, dx, dw, db.
+                for (o, b) in ours.iter().zip(&burn) {
+                    if i == 0 {
+                        o.assert_approx_eq::<f32>(b, tol);
+                    } else {
+                        o.assert_eq(b, true);
+                    }
+                }
+            }
+        });
+    }
+
+    /// `matmul` under autodiff: the values and both gradients of Burn's `matmul`, for
+    /// contiguous and transposed operands (attention's `q kᵀ`) on pools of 1 and 2 threads,
+    /// and broadcast batch dimensions (Burn's op, equal bits).
+    #[test]
+    fn matmul_gradients_match_burns() {
+        let device = Device::flex().autodiff();
+        device.seed(15);
+        let normal = Distribution::Normal(0.0, 1.0);
+        let r4 = |dims: [usize; 4]| Tensor::<4>::random(dims, normal, &device);
+        let tol = Tolerance::rel_abs(1e-4, 1e-4);
+        let check = |lhs: Tensor<4>, rhs: Tensor<4>, exact: bool| {
+            let (lhs, rhs) = (lhs.require_grad(), rhs.require_grad());
+            let wrt: [&dyn Fn(&_) -> _; 2] = [&|g| lhs.grad(g).unwrap().into_data(), &|g| {
+                rhs.grad(g).unwrap().into_data()
+            }];
+            let ours = grads(
+                crate::kernels::matmul(lhs.clone(), rhs.clone()),
+                &device,
+                &wrt,
+            );
+            let burn = grads(lhs.clone().matmul(rhs.clone()), &device, &wrt);
+            for (o, b) in ours.iter().zip(&burn) {
+                if exact {
+                    o.assert_eq(b, true);
+                } else {
+                    o.assert_approx_eq::<f32>(b, tol);
+                }
+            }
         };
-        let (y1, x1, w1) = grads(crate::linear(&layer, x.clone()));
-        let (y2, x2, w2) = grads(layer.forward(x.clone()));
-        y1.assert_eq(&y2, true);
-        x1.assert_eq(&x2, true);
-        w1.assert_eq(&w2, true);
+        pools(|| {
+            // Scores: q [B, H, T, d] · kᵀ, k a transposed view; then probabilities · v.
+            check(
+                r4([2, 3, 33, 16]),
+                r4([2, 3, 33, 16]).swap_dims(2, 3),
+                false,
+            );
+            check(r4([2, 3, 33, 33]), r4([2, 3, 33, 16]), false);
+            // Heads split from [B, T, H, d]: strided batch dimensions.
+            let split = |t: Tensor<4>| t.swap_dims(1, 2);
+            check(
+                split(r4([2, 40, 3, 16])),
+                split(r4([2, 40, 3, 16])).swap_dims(2, 3),
+                false,
+            );
+            // Large enough for gemm's own split.
+            check(r4([1, 1, 96, 128]), r4([1, 1, 128, 160]), false);
+        });
+        check(r4([2, 3, 9, 16]), r4([1, 3, 16, 5]), true);
     }
 }

@@ -1,0 +1,80 @@
+//! The backward passes and the optimizer step in Burn's ops: what every backend without a
+//! kernel of its own runs (the extension's default bodies), and flex for shapes and types its
+//! kernels do not take.
+
+use burn::backend::{Backend, Distribution, TensorMetadata, tensor::FloatTensor};
+use burn::tensor::Shape;
+
+use super::AdamWStep;
+
+/// AdamW's step in Burn's ops, as Burn's AdamW runs it.
+pub(super) fn adamw_step_ops<B: Backend>(
+    param: FloatTensor<B>,
+    grad: FloatTensor<B>,
+    moment_1: FloatTensor<B>,
+    moment_2: FloatTensor<B>,
+    s: AdamWStep,
+) -> (FloatTensor<B>, FloatTensor<B>, FloatTensor<B>) {
+    let average = |m, g, beta: f32| {
+        B::float_add(
+            B::float_mul_scalar(m, beta.into()),
+            B::float_mul_scalar(g, (1.0 - beta).into()),
+        )
+    };
+    let moment_1 = average(moment_1, grad.clone(), s.beta_1);
+    let moment_2 = average(moment_2, B::float_mul(grad.clone(), grad), s.beta_2);
+    let m = B::float_div_scalar(moment_1.clone(), s.correction_1.into());
+    let v = B::float_div_scalar(moment_2.clone(), s.correction_2.into());
+    let delta = B::float_div(m, B::float_add_scalar(B::float_sqrt(v), s.epsilon.into()));
+    let param = B::float_sub(
+        B::float_mul_scalar(param, s.keep.into()),
+        B::float_mul_scalar(delta, s.lr.into()),
+    );
+    (param, moment_1, moment_2)
+}
+
+/// Softmax's backward pass in Burn's ops.
+pub(super) fn softmax_backward_ops<B: Backend>(
+    y: FloatTensor<B>,
+    grad: FloatTensor<B>,
+) -> FloatTensor<B> {
+    let last = y.shape().num_dims() - 1;
+    let dot = B::float_sum_dim(B::float_mul(grad.clone(), y.clone()), last);
+    B::float_mul(y, B::float_sub(grad, dot))
+}
+
+/// LayerNorm's backward pass in Burn's ops: with `x̂ = (x - μ)·r`, `r = 1/√(σ² + ε)` and
+/// `g = grad·γ`, `dx = r·(g - mean(g) - x̂·mean(g·x̂))`, `dγ = Σ_rows grad·x̂`, `dβ = Σ_rows grad`.
+pub(super) fn layer_norm_backward_ops<B: Backend>(
+    x: FloatTensor<B>,
+    gamma: FloatTensor<B>,
+    grad: FloatTensor<B>,
+    epsilon: f64,
+) -> (FloatTensor<B>, FloatTensor<B>, FloatTensor<B>) {
+    let shape = x.shape();
+    let last = shape.num_dims() - 1;
+    let width = shape[last];
+    let rows = shape.num_elements() / width;
+    let centred = B::float_sub(x.clone(), B::float_mean_dim(x, last));
+    let var = B::float_mean_dim(B::float_mul(centred.clone(), centred.clone()), last);
+    let r = B::float_recip(B::float_sqrt(B::float_add_scalar(var, epsilon.into())));
+    let xhat = B::float_mul(centred, r.clone());
+    let row = |t: FloatTensor<B>, n| B::float_reshape(t, Shape::from([n, width]));
+    let g = B::float_mul(grad.clone(), row(gamma, 1));
+    let g_mean = B::float_mean_dim(g.clone(), last);
+    let gx_mean = B::float_mean_dim(B::float_mul(g.clone(), xhat.clone()), last);
+    let centred_g = B::float_sub(B::float_sub(g, g_mean), B::float_mul(xhat.clone(), gx_mean));
+    let dx = B::float_mul(centred_g, r);
+    let column_sum = |t: FloatTensor<B>| {
+        B::float_reshape(B::float_sum_dim(row(t, rows), 0), Shape::from([width]))
+    };
+    let dgamma = column_sum(B::float_mul(grad.clone(), xhat));
+    (dx, dgamma, column_sum(grad))
+}
+
+/// Burn's own way: a Bernoulli draw, then a division.
+pub(super) fn bernoulli_mask<B: Backend>(x: FloatTensor<B>, keep: f64) -> FloatTensor<B> {
+    let (shape, dtype) = (x.shape(), x.dtype().into());
+    let mask = B::float_random(shape, Distribution::Bernoulli(keep), &x.device(), dtype);
+    B::float_div_scalar(mask, keep.into())
+}

@@ -1,0 +1,197 @@
+//! Backward passes of the row-wise operations, LayerNorm and softmax over the last dimension,
+//! each one pass over the rows where Burn's autodiff runs their decomposition (a LayerNorm's
+//! forward is nine ops, each with its own backward step and fresh buffer).
+
+use rayon::prelude::*;
+
+/// Rows per rayon task: enough work (about 32 K elements at width 384) to be worth a task.
+fn rows_per_task(rows: usize, width: usize) -> usize {
+    let threads = rayon::current_num_threads();
+    (rows.div_ceil(threads)).clamp(1, (1 << 15) / width.max(1) + 1)
+}
+
+/// LayerNorm's gradients from its input `x` and output gradient `dy` (`rows × width`, row
+/// major): `dy` is overwritten with the input's gradient, and `(dγ, dβ)` are returned.
+///
+/// With `x̂ = (x - μ)·r`, `r = 1/√(σ² + ε)` and `g = dy·γ`, the input's gradient is
+/// `r·(g - mean(g) - x̂·mean(g·x̂))`; `dγ = Σ_rows dy·x̂`, `dβ = Σ_rows dy`. Statistics in f64
+/// per row, as the forward's f32 ones would round differently anyway.
+pub fn layer_norm_backward(
+    x: &[f32],
+    gamma: &[f32],
+    dy: &mut [f32],
+    epsilon: f64,
+) -> (Vec<f32>, Vec<f32>) {
+    let width = gamma.len();
+    assert!(width > 0 && x.len() == dy.len() && x.len().is_multiple_of(width));
+    let rows = x.len() / width;
+    let task = rows_per_task(rows, width) * width;
+    let zeros = || (vec![0.0f64; width], vec![0.0f64; width]);
+    let (dgamma, dbeta) = (dy.par_chunks_mut(task).zip(x.par_chunks(task)))
+        .map(|(dy, x)| {
+            let (mut dgamma, mut dbeta) = zeros();
+            for (dy, x) in dy.chunks_exact_mut(width).zip(x.chunks_exact(width)) {
+                layer_norm_row(x, gamma, dy, epsilon, &mut dgamma, &mut dbeta);
+            }
+            (dgamma, dbeta)
+        })
+        .reduce(zeros, |(mut ga, mut ba), (gb, bb)| {
+            ga.iter_mut().zip(&gb).for_each(|(a, b)| *a += b);
+            ba.iter_mut().zip(&bb).for_each(|(a, b)| *a += b);
+            (ga, ba)
+        });
+    let narrow = |v: Vec<f64>| v.into_iter().map(|v| v as f32).collect();
+    (narrow(dgamma), narrow(dbeta))
+}
+
+fn layer_norm_row(
+    x: &[f32],
+    gamma: &[f32],
+    dy: &mut [f32],
+    epsilon: f64,
+    dgamma: &mut [f64],
+    dbeta: &mut [f64],
+) {
+    let n = x.len() as f64;
+    let mean = x.iter().map(|&v| v as f64).sum::<f64>() / n;
+    let var = x.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / n;
+    let r = 1.0 / (var + epsilon).sqrt();
+    let (mut g_mean, mut gx_mean) = (0.0f64, 0.0f64);
+    for i in 0..x.len() {
+        let (xhat, d) = ((x[i] as f64 - mean) * r, dy[i] as f64);
+        let g = d * gamma[i] as f64;
+        g_mean += g;
+        gx_mean += g * xhat;
+        dgamma[i] += d * xhat;
+        dbeta[i] += d;
+    }
+    let (g_mean, gx_mean) = (g_mean / n, gx_mean / n);
+    for i in 0..x.len() {
+        let xhat = (x[i] as f64 - mean) * r;
+        let g = dy[i] as f64 * gamma[i] as f64;
+        dy[i] = (r * (g - g_mean - xhat * gx_mean)) as f32;
+    }
+}
+
+/// Softmax's input gradient from its output `y` and output gradient `dy` (rows of `width`),
+/// written over `dy`: `y·(dy - Σ dy·y)` per row.
+pub fn softmax_backward(y: &[f32], dy: &mut [f32], width: usize) {
+    assert!(width > 0 && y.len() == dy.len() && y.len().is_multiple_of(width));
+    let task = rows_per_task(y.len() / width, width) * width;
+    (dy.par_chunks_mut(task).zip(y.par_chunks(task))).for_each(|(dy, y)| {
+        for (dy, y) in dy.chunks_exact_mut(width).zip(y.chunks_exact(width)) {
+            let dot: f32 = dy.iter().zip(y).map(|(d, y)| d * y).sum();
+            dy.iter_mut().zip(y).for_each(|(d, &y)| *d = y * (*d - dot));
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use burn::backend::Flex;
+    use burn::backend::flex::FlexTensor;
+    use burn::nn::LayerNormConfig;
+    use burn::tensor::activation::softmax;
+    use burn::tensor::{Device, Distribution, Tensor, TensorData, Tolerance};
+
+    use crate::kernels::testing::{grads, pools};
+    use crate::kernels::{KernelBackend, layer_norm_backward_ops, softmax_backward_ops};
+
+    /// Under autodiff, `layer_norm` gives the values and the gradients (input, scale, bias) of
+    /// Burn's LayerNorm, which steps back through its decomposition, for epsilons from 1e-12
+    /// to 0.1 and rows split among threads.
+    #[test]
+    fn layer_norm_matches_burns_with_gradients() {
+        let device = Device::flex().autodiff();
+        let normal = Distribution::Normal(0.0, 1.0);
+        let tol = Tolerance::rel_abs(1e-4, 1e-4);
+        for epsilon in [1e-12, 1e-5, 0.1] {
+            let mut norm = LayerNormConfig::new(48).with_epsilon(epsilon).init(&device);
+            // A scale and shift that are not 1 and 0, so their roles show in the gradients.
+            norm.gamma = norm.gamma.map(|g| g.random_like(normal).require_grad());
+            norm.beta = norm
+                .beta
+                .map(|b| b.map(|b| b.random_like(normal).require_grad()));
+            let beta = norm.beta.as_ref().unwrap();
+            let x = Tensor::<3>::random([3, 70, 48], Distribution::Normal(2.0, 3.0), &device);
+            let x = x.require_grad();
+            pools(|| {
+                let wrt: [&dyn Fn(&_) -> _; 3] = [
+                    &|g| x.grad(g).unwrap().into_data(),
+                    &|g| norm.gamma.grad(g).unwrap().into_data(),
+                    &|g| beta.grad(g).unwrap().into_data(),
+                ];
+                let ours = grads(crate::layer_norm(&norm, x.clone()), &device, &wrt);
+                let burn = grads(norm.forward(x.clone()), &device, &wrt);
+                for (o, b) in ours.iter().zip(&burn) {
+                    o.assert_approx_eq::<f32>(b, tol);
+                }
+            });
+        }
+    }
+
+    /// Burn keeps a LayerNorm's epsilon private; it is read back exactly from the display.
+    #[test]
+    fn a_layer_norms_epsilon_is_read_back_exactly() {
+        let device = Device::flex();
+        for epsilon in [1e-12, 1e-6, 1e-5, 0.1, 1.0 / 3.0] {
+            let norm = LayerNormConfig::new(8).with_epsilon(epsilon).init(&device);
+            assert_eq!(super::super::epsilon(&norm), Some(epsilon));
+        }
+    }
+
+    /// Under autodiff, `softmax_last` gives the values and input gradient of Burn's softmax,
+    /// masked scores (-1e4) included.
+    #[test]
+    fn softmax_matches_burns_with_gradients() {
+        let device = Device::flex().autodiff();
+        let tol = Tolerance::rel_abs(1e-4, 1e-5);
+        let x = Tensor::<4>::random([2, 3, 33, 40], Distribution::Normal(0.0, 2.0), &device);
+        let masked = Tensor::<4>::random([2, 1, 1, 40], Distribution::Bernoulli(0.3), &device);
+        let x = x.mask_fill(masked.bool().expand([2, 3, 33, 40]), -1.0e4);
+        let x = x.require_grad();
+        pools(|| {
+            let wrt: [&dyn Fn(&_) -> _; 1] = [&|g| x.grad(g).unwrap().into_data()];
+            let ours = grads(crate::kernels::softmax_last(x.clone()), &device, &wrt);
+            let burn = grads(softmax(x.clone(), 3), &device, &wrt);
+            for (o, b) in ours.iter().zip(&burn) {
+                o.assert_approx_eq::<f32>(b, tol);
+            }
+        });
+    }
+
+    /// Flex's row kernels agree with the backward passes in Burn's ops that other backends run.
+    #[test]
+    fn the_row_kernels_agree_with_the_backward_passes_in_ops() {
+        let tol = Tolerance::rel_abs(1e-4, 1e-5);
+        // Spread values, not drawn (other tests reseed the generator).
+        let flex = |dims: [usize; 2], seed: usize| {
+            let n = dims[0] * dims[1];
+            let v: Vec<f32> = (0..n)
+                .map(|i| ((i * 7919 + seed * 104_729) % 1000) as f32 / 250.0 - 2.0)
+                .collect();
+            FlexTensor::from_data(TensorData::new(v, dims))
+        };
+        let check = |a: FlexTensor, b: FlexTensor| {
+            a.into_data().assert_approx_eq::<f32>(&b.into_data(), tol)
+        };
+        let (x, grad) = (flex([70, 48], 1), flex([70, 48], 2));
+        let gamma = FlexTensor::from_data(TensorData::new(
+            (0..48).map(|i| 0.5 + i as f32 / 48.0).collect::<Vec<f32>>(),
+            [48],
+        ));
+        let ours = <Flex as KernelBackend>::layer_norm_backward(
+            x.clone(),
+            gamma.clone(),
+            grad.clone(),
+            1e-5,
+        );
+        let ops = layer_norm_backward_ops::<Flex>(x.clone(), gamma, grad.clone(), 1e-5);
+        check(ours.0, ops.0);
+        check(ours.1, ops.1);
+        check(ours.2, ops.2);
+        let y = <Flex as KernelBackend>::softmax_last(x);
+        let ours = <Flex as KernelBackend>::softmax_last_backward(y.clone(), grad.clone());
+        check(ours, softmax_backward_ops::<Flex>(y, grad));
+    }
+}
