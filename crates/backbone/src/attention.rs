@@ -1,13 +1,11 @@
 use burn::config::Config;
 use burn::module::Module;
 use burn::nn::{Linear, LinearConfig};
-use burn::tensor::module::attention;
-use burn::tensor::ops::AttentionModuleOptions;
 use burn::tensor::{Bool, Device, Int, Tensor};
 
 use crate::dropout::{Dropout, Mode};
 use crate::error::{BackboneError, heads_divide, positive, probability};
-use crate::kernels::{linear, matmul, softmax_last};
+use crate::kernels::{attention, linear, matmul, softmax_last};
 
 /// Score given to masked keys before the softmax: large enough that `exp` underflows to 0 in
 /// f32, small enough to stay finite in f16/bf16 (Burn's MultiHeadAttention uses the same).
@@ -122,12 +120,10 @@ pub fn attend_heads(
     dropout: &Dropout,
     mode: Mode,
 ) -> Tensor<4> {
-    let [batch, n_heads, tokens, _] = q.dims();
+    let n_heads = q.dims()[1];
     let dropout_on = mode == Mode::Stochastic && dropout.prob > 0.0;
     let mut context = if fused_applies(&q, dropout_on) {
-        let mask = key_padding
-            .map(|m| (m.reshape([batch, 1, 1, tokens])).expand([batch, n_heads, tokens, tokens]));
-        attention(q, k, v, mask, None, AttentionModuleOptions::default())
+        attention([q, k, v], key_padding)
     } else {
         let probs = dropout.forward(head_probs(q, k, key_padding), mode);
         matmul(probs, v)
@@ -138,9 +134,10 @@ pub fn attend_heads(
     context
 }
 
-/// Whether [`attend`] takes Burn's fused attention. It has flex's native kernel (evaluation on
-/// the CPU); under autodiff it decomposes into more ops than the explicit path, and it has no
-/// dropout. Other backends keep the explicit path until their kernels are measured here.
+/// Whether [`attend`] takes the fused attention kernel ([`crate::kernels::attention`]): on flex
+/// (evaluation on the CPU); under autodiff Burn's fused attention decomposes into more ops than
+/// the explicit path, and it has no dropout. Other backends keep the explicit path until their
+/// kernels are measured here.
 fn fused_applies<const D: usize>(q: &Tensor<D>, dropout_on: bool) -> bool {
     !dropout_on && !q.is_autodiff() && q.device() == Device::flex()
 }

@@ -13,11 +13,13 @@
 //! [`matmul`], in [`flex`]), with their backward passes under autodiff ([`autodiff`]), while
 //! every other backend keeps Burn's own ops ([`ops`]), so code stays device-independent.
 
-use burn::backend::{Backend, Dispatch, backend_extension, tensor::FloatTensor};
+use burn::backend::tensor::{BoolTensor, FloatTensor};
+use burn::backend::{Backend, Dispatch, backend_extension};
 use burn::backend::{DType, TensorMetadata};
 use burn::nn::{LayerNorm, Linear};
-use burn::tensor::Tensor;
+use burn::tensor::{Bool, Tensor};
 
+mod attention;
 mod autodiff;
 mod cpu;
 mod flex;
@@ -26,7 +28,9 @@ mod ops;
 mod rows;
 
 use flex::flex_tensor;
-use ops::{adamw_step_ops, bernoulli_mask, layer_norm_backward_ops, softmax_backward_ops};
+use ops::{
+    adamw_step_ops, attention_ops, bernoulli_mask, layer_norm_backward_ops, softmax_backward_ops,
+};
 
 /// GELU, `x·Φ(x)` with the exact Gaussian CDF, on any device; gradients flow under autodiff.
 pub fn gelu<const D: usize>(x: Tensor<D>) -> Tensor<D> {
@@ -96,6 +100,21 @@ pub fn linear<const D: usize>(layer: &Linear, x: Tensor<D>) -> Tensor<D> {
     let (x, w, b) = (x.into_dispatch(), layer.weight.val(), bias.val());
     let (w, b) = (w.into_dispatch(), b.into_dispatch());
     Tensor::from_dispatch(<Dispatch as KernelBackend>::linear_with_bias(x, w, b))
+}
+
+/// `softmax(q kᵀ / √d_h) v` per head, for evaluation: `q`, `k`, `v` `[B, H, T, d_h]` in any
+/// strides, keys where `key_padding` `[B, T]` is true weighted 0 (a query with no key left gets
+/// zeros). On flex (f32) the products read the heads where they lie and the context comes back
+/// laid out `[B, T, H, d_h]`, so joining the heads is a view (see `kernels/attention.rs`);
+/// elsewhere Burn's attention with the mask expanded. Under autodiff Burn's attention steps back
+/// through its decomposition: training takes the explicit path of [`crate::attend`] instead.
+pub fn attention([q, k, v]: [Tensor<4>; 3], key_padding: Option<Tensor<2, Bool>>) -> Tensor<4> {
+    let [q, k, v] = [q, k, v].map(Tensor::into_dispatch);
+    // Two entry points: Burn 0.22.1's extension macro does not route an optional bool tensor.
+    Tensor::from_dispatch(match key_padding {
+        Some(m) => <Dispatch as KernelBackend>::attention_masked(q, k, v, m.into_dispatch()),
+        None => <Dispatch as KernelBackend>::attention_heads(q, k, v),
+    })
 }
 
 /// The scalars of one AdamW step, in f32 as Burn's AdamW applies them: `correction_i` is
@@ -174,6 +193,25 @@ pub trait KernelBackend: Backend {
         bias: FloatTensor<Self>,
     ) -> FloatTensor<Self> {
         Self::float_add(Self::float_matmul(lhs, rhs), bias)
+    }
+
+    /// See [`attention`], without a key mask.
+    fn attention_heads(
+        q: FloatTensor<Self>,
+        k: FloatTensor<Self>,
+        v: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        attention_ops::<Self>(q, k, v, None)
+    }
+
+    /// See [`attention`], keys where `key_padding` `[B, T_k]` is true ignored.
+    fn attention_masked(
+        q: FloatTensor<Self>,
+        k: FloatTensor<Self>,
+        v: FloatTensor<Self>,
+        key_padding: BoolTensor<Self>,
+    ) -> FloatTensor<Self> {
+        attention_ops::<Self>(q, k, v, Some(key_padding))
     }
 
     /// See [`softmax_last`].

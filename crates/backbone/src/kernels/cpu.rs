@@ -212,7 +212,7 @@ pub(crate) fn derivative(x: f32) -> f32 {
 
 /// `exp(v)` for `v ≤ 0` (relative error below 2e-7): `2^k · exp(r)`, `|r| ≤ ln2/2`.
 #[inline(always)]
-fn exp_nonpositive(v: f32) -> f32 {
+pub(super) fn exp_nonpositive(v: f32) -> f32 {
     // Below -87 the result is under f32's smallest normal: 0 for these purposes (and 2^k
     // stays a normal number). NaN stays NaN: `max` would drop it, so test first.
     let v = if v < -87.0 { -87.0 } else { v };

@@ -3,11 +3,14 @@
 //! shapes and types it does not take.
 
 use burn::backend::ops::{ActivationOps, FloatTensorOps, ModuleOps};
-use burn::backend::{DType, Distribution, Flex, FloatDType, TensorMetadata, tensor::FloatTensor};
+use burn::backend::tensor::{BoolTensor, FloatTensor};
+use burn::backend::{DType, Distribution, Flex, FloatDType, TensorMetadata};
 use burn::tensor::TensorData;
 
-use super::ops::{adamw_step_ops, bernoulli_mask, layer_norm_backward_ops, softmax_backward_ops};
-use super::{AdamWStep, KernelBackend, cpu, matmul, rows};
+use super::ops::{
+    adamw_step_ops, attention_ops, bernoulli_mask, layer_norm_backward_ops, softmax_backward_ops,
+};
+use super::{AdamWStep, KernelBackend, attention, cpu, matmul, rows};
 
 impl KernelBackend for Flex {
     fn gelu_exact(x: FloatTensor<Self>) -> FloatTensor<Self> {
@@ -39,6 +42,26 @@ impl KernelBackend for Flex {
     ) -> FloatTensor<Self> {
         matmul::matmul_add(&lhs, &rhs, &bias)
             .unwrap_or_else(|| Self::float_add(Self::float_matmul(lhs, rhs), bias))
+    }
+
+    fn attention_heads(
+        q: FloatTensor<Self>,
+        k: FloatTensor<Self>,
+        v: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        attention::attention(&q, &k, &v, None)
+            .unwrap_or_else(|| attention_ops::<Self>(q, k, v, None))
+    }
+
+    fn attention_masked(
+        q: FloatTensor<Self>,
+        k: FloatTensor<Self>,
+        v: FloatTensor<Self>,
+        key_padding: BoolTensor<Self>,
+    ) -> FloatTensor<Self> {
+        let mask = key_padding.to_contiguous();
+        attention::attention(&q, &k, &v, Some(&mask))
+            .unwrap_or_else(|| attention_ops::<Self>(q, k, v, Some(mask)))
     }
 
     fn softmax_last_backward(y: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {

@@ -15,18 +15,18 @@ use burn::backend::{DType, TensorMetadata};
 use burn::tensor::Shape;
 
 /// Multiply-adds from which a product is split over rayon's threads: gemm's own threshold.
-const THREADED: usize = 48 * 48 * 256;
+pub(super) const THREADED: usize = 48 * 48 * 256;
 
 /// A strided f32 operand: its first element, and for each dimension its size and stride.
-struct View {
-    ptr: Ptr<f32>,
-    dims: Vec<usize>,
-    strides: Vec<isize>,
+pub(super) struct View {
+    pub(super) ptr: Ptr<f32>,
+    pub(super) dims: Vec<usize>,
+    pub(super) strides: Vec<isize>,
 }
 
 impl View {
     /// `None` unless f32 (a bf16 or f16 tensor takes flex's own path).
-    fn of(t: &FlexTensor) -> Option<Self> {
+    pub(super) fn of(t: &FlexTensor) -> Option<Self> {
         (t.dtype() == DType::F32).then(|| {
             let data: &[f32] = t.storage();
             let ptr = data[t.layout().start_offset()..].as_ptr().cast_mut();
@@ -254,18 +254,18 @@ fn gcd(a: usize, b: usize) -> usize {
 
 /// A raw pointer shared by the threads that write disjoint blocks through it (or only read).
 #[derive(Clone, Copy)]
-struct Ptr<T>(*mut T);
+pub(super) struct Ptr<T>(pub(super) *mut T);
 
 // SAFETY: see `Ptr`: the blocks written are disjoint (one per batch entry).
 unsafe impl<T> Send for Ptr<T> {}
 unsafe impl<T> Sync for Ptr<T> {}
 
 impl<T> Ptr<T> {
-    fn at(self, i: usize) -> *mut T {
+    pub(super) fn at(self, i: usize) -> *mut T {
         self.0.wrapping_add(i)
     }
 
-    fn offset(self, i: isize) -> *const T {
+    pub(super) fn offset(self, i: isize) -> *const T {
         self.0.wrapping_offset(i)
     }
 }

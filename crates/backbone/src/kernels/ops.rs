@@ -1,11 +1,30 @@
-//! The backward passes and the optimizer step in Burn's ops: what every backend without a
+//! Attention, the backward passes and the optimizer step in Burn's ops: what every backend without a
 //! kernel of its own runs (the extension's default bodies), and flex for shapes and types its
 //! kernels do not take.
 
-use burn::backend::{Backend, Distribution, TensorMetadata, tensor::FloatTensor};
+use burn::backend::ops::AttentionModuleOptions;
+use burn::backend::tensor::{BoolTensor, FloatTensor};
+use burn::backend::{Backend, Distribution, TensorMetadata};
 use burn::tensor::Shape;
 
 use super::AdamWStep;
+
+/// Burn's attention on `[B, H, T, d_h]` heads, the key mask `[B, T_k]` expanded to its
+/// `[B, H, T, T_k]`.
+pub(super) fn attention_ops<B: Backend>(
+    q: FloatTensor<B>,
+    k: FloatTensor<B>,
+    v: FloatTensor<B>,
+    key_padding: Option<BoolTensor<B>>,
+) -> FloatTensor<B> {
+    let [batch, heads, tokens, _] = q.shape().dims();
+    let keys = k.shape().dims::<4>()[2];
+    let mask = key_padding.map(|m| {
+        let m = B::bool_reshape(m, [batch, 1, 1, keys].into());
+        B::bool_expand(m, [batch, heads, tokens, keys].into())
+    });
+    B::attention(q, k, v, mask, None, AttentionModuleOptions::default())
+}
 
 /// AdamW's step in Burn's ops, as Burn's AdamW runs it.
 pub(super) fn adamw_step_ops<B: Backend>(

@@ -86,6 +86,87 @@ pub fn softmax_backward(y: &[f32], dy: &mut [f32], width: usize) {
     });
 }
 
+/// Softmax over each row of `width` in `scores`, in place, for attention: keys where
+/// `masked[j] != 0` get weight 0, and a row with no key left (every key masked, or every score
+/// -∞) gives zeros, as burn-flex's attention kernel does. The exponential is the vectorised one
+/// of GELU's kernel; one pass on the caller's thread (attention shares out whole heads).
+pub fn softmax_rows(scores: &mut [f32], width: usize, masked: Option<&[u8]>) {
+    assert!(width > 0 && scores.len().is_multiple_of(width));
+    assert!(masked.is_none_or(|m| m.len() == width));
+    #[cfg(target_arch = "x86_64")]
+    if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has the features the function is compiled for.
+        return unsafe { softmax_rows_avx512(scores, width, masked) };
+    } else if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+        // SAFETY: as above.
+        return unsafe { softmax_rows_avx2(scores, width, masked) };
+    }
+    softmax_rows_lanes::<8>(scores, width, masked)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+fn softmax_rows_avx512(scores: &mut [f32], width: usize, masked: Option<&[u8]>) {
+    softmax_rows_lanes::<16>(scores, width, masked)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn softmax_rows_avx2(scores: &mut [f32], width: usize, masked: Option<&[u8]>) {
+    softmax_rows_lanes::<8>(scores, width, masked)
+}
+
+/// The row loop, the mask's test chosen once for all rows.
+#[inline(always)]
+fn softmax_rows_lanes<const LANES: usize>(scores: &mut [f32], width: usize, masked: Option<&[u8]>) {
+    for row in scores.chunks_exact_mut(width) {
+        match masked {
+            Some(m) => softmax_row::<LANES>(row, |j| m[j] == 0),
+            None => softmax_row::<LANES>(row, |_| true),
+        }
+    }
+}
+
+/// One row with `LANES` running maxima and sums, so that both reductions vectorise.
+#[inline(always)]
+fn softmax_row<const LANES: usize>(row: &mut [f32], kept: impl Fn(usize) -> bool) {
+    let blocks = row.len() / LANES;
+    let mut max = [f32::NEG_INFINITY; LANES];
+    let see = |j: usize, s: f32, lane: &mut f32| {
+        let s = if kept(j) { s } else { f32::NEG_INFINITY };
+        *lane = if s > *lane { s } else { *lane };
+    };
+    for b in 0..blocks {
+        for l in 0..LANES {
+            see(b * LANES + l, row[b * LANES + l], &mut max[l]);
+        }
+    }
+    for (j, &s) in row.iter().enumerate().skip(blocks * LANES) {
+        see(j, s, &mut max[0]);
+    }
+    let max = max.into_iter().fold(f32::NEG_INFINITY, f32::max);
+    if max == f32::NEG_INFINITY {
+        row.fill(0.0);
+        return;
+    }
+    let mut sum = [0.0f32; LANES];
+    let weigh = |j: usize, s: &mut f32, lane: &mut f32| {
+        let e = super::cpu::exp_nonpositive(*s - max);
+        *s = if kept(j) { e } else { 0.0 };
+        *lane += *s;
+    };
+    for b in 0..blocks {
+        for l in 0..LANES {
+            weigh(b * LANES + l, &mut row[b * LANES + l], &mut sum[l]);
+        }
+    }
+    for (j, s) in row.iter_mut().enumerate().skip(blocks * LANES) {
+        weigh(j, s, &mut sum[0]);
+    }
+    let inverse = 1.0 / sum.iter().sum::<f32>();
+    row.iter_mut().for_each(|s| *s *= inverse);
+}
+
 #[cfg(test)]
 mod tests {
     use burn::backend::Flex;
@@ -158,6 +239,53 @@ mod tests {
                 o.assert_approx_eq::<f32>(b, tol);
             }
         });
+    }
+
+    /// Attention's softmax rows against an f64 softmax, for each vector width and the dispatched
+    /// one: widths around the lane counts, masked keys at weight 0, a fully masked row zeros.
+    #[test]
+    fn softmax_rows_match_an_f64_softmax() {
+        type Rows = fn(&mut [f32], usize, Option<&[u8]>);
+        let kernels: [(&str, Rows); 3] = [
+            ("8 lanes", super::softmax_rows_lanes::<8>),
+            ("16 lanes", super::softmax_rows_lanes::<16>),
+            ("dispatched", super::softmax_rows),
+        ];
+        for width in [1, 7, 16, 17, 40] {
+            let scores: Vec<f32> = (0..3 * width)
+                .map(|i| ((i * 7919) % 1000) as f32 / 40.0 - 12.0)
+                .collect();
+            let masked: Vec<u8> = (0..width).map(|j| u8::from(j % 3 == 1)).collect();
+            let every = vec![1u8; width];
+            for mask in [None, Some(&masked[..]), Some(&every[..])] {
+                let kept = |j: usize| mask.is_none_or(|m| m[j] == 0);
+                let all_masked = !(0..width).any(kept);
+                let mut expected = Vec::new();
+                for row in scores.chunks(width) {
+                    let max = (0..width).filter(|&j| kept(j)).map(|j| row[j] as f64);
+                    let max = max.fold(f64::NEG_INFINITY, f64::max);
+                    let e: Vec<f64> = (0..width)
+                        .map(|j| {
+                            if kept(j) {
+                                (row[j] as f64 - max).exp()
+                            } else {
+                                0.0
+                            }
+                        })
+                        .collect();
+                    let total: f64 = e.iter().sum();
+                    expected.extend(e.iter().map(|e| if all_masked { 0.0 } else { e / total }));
+                }
+                for (name, kernel) in kernels {
+                    let mut ours = scores.clone();
+                    kernel(&mut ours, width, mask);
+                    for (o, e) in ours.iter().zip(&expected) {
+                        let close = (*o as f64 - e).abs() <= 1e-6 * e.abs() + 1e-7;
+                        assert!(close, "{name}, width {width}: {o} against {e}");
+                    }
+                }
+            }
+        }
     }
 
     /// Flex's row kernels agree with the backward passes in Burn's ops that other backends run.
