@@ -33,9 +33,12 @@ pub(super) fn attention(
     if !fits || batch * heads * tokens * keys * head_dim == 0 {
         return None;
     }
-    let mask = match key_padding {
-        Some(m) => Some(mask_bytes(m, [batch, keys])?),
-        None => None,
+    // Each key's weight in the softmax, per batch entry: 0 where it is padding.
+    let keep: Vec<f32> = match key_padding {
+        Some(m) => (mask_bytes(m, [batch, keys])?.iter())
+            .map(|&padded| f32::from(padded == 0))
+            .collect(),
+        None => vec![1.0; batch * keys],
     };
     let width = heads * head_dim;
     let len = batch * tokens * width;
@@ -74,8 +77,7 @@ pub(super) fn attention(
                 gemm::Parallelism::None,
             );
         }
-        let masked = mask.map(|m| &m[b * keys..(b + 1) * keys]);
-        super::rows::softmax_rows(scores, keys, masked);
+        super::rows::softmax_rows(scores, &keep[b * keys..(b + 1) * keys]);
         // SAFETY: as above.
         unsafe {
             gemm::gemm(

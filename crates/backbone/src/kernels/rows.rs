@@ -86,85 +86,89 @@ pub fn softmax_backward(y: &[f32], dy: &mut [f32], width: usize) {
     });
 }
 
-/// Softmax over each row of `width` in `scores`, in place, for attention: keys where
-/// `masked[j] != 0` get weight 0, and a row with no key left (every key masked, or every score
-/// -∞) gives zeros, as burn-flex's attention kernel does. The exponential is the vectorised one
-/// of GELU's kernel; one pass on the caller's thread (attention shares out whole heads).
-pub fn softmax_rows(scores: &mut [f32], width: usize, masked: Option<&[u8]>) {
-    assert!(width > 0 && scores.len().is_multiple_of(width));
-    assert!(masked.is_none_or(|m| m.len() == width));
+/// Softmax over each row of `scores` (rows as long as `keep`), in place, for attention: key j
+/// weighted by `keep[j]`, 1 to keep it and 0 to ignore it; a row with no key left (every key
+/// ignored, or every score -∞) gives zeros, as burn-flex's attention kernel does. The
+/// exponential is the vectorised one of GELU's kernel; one pass on the caller's thread
+/// (attention shares out whole heads).
+pub fn softmax_rows(scores: &mut [f32], keep: &[f32]) {
+    assert!(!keep.is_empty() && scores.len().is_multiple_of(keep.len()));
     #[cfg(target_arch = "x86_64")]
     if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("fma") {
         // SAFETY: the CPU has the features the function is compiled for.
-        return unsafe { softmax_rows_avx512(scores, width, masked) };
+        return unsafe { softmax_rows_avx512(scores, keep) };
     } else if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
         // SAFETY: as above.
-        return unsafe { softmax_rows_avx2(scores, width, masked) };
+        return unsafe { softmax_rows_avx2(scores, keep) };
     }
-    softmax_rows_lanes::<8>(scores, width, masked)
+    softmax_rows_lanes::<8>(scores, keep)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx2,fma")]
-fn softmax_rows_avx512(scores: &mut [f32], width: usize, masked: Option<&[u8]>) {
-    softmax_rows_lanes::<16>(scores, width, masked)
+fn softmax_rows_avx512(scores: &mut [f32], keep: &[f32]) {
+    softmax_rows_lanes::<16>(scores, keep)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn softmax_rows_avx2(scores: &mut [f32], width: usize, masked: Option<&[u8]>) {
-    softmax_rows_lanes::<8>(scores, width, masked)
+fn softmax_rows_avx2(scores: &mut [f32], keep: &[f32]) {
+    softmax_rows_lanes::<8>(scores, keep)
 }
 
-/// The row loop, the mask's test chosen once for all rows.
+/// The rows with `LANES` running maxima and sums, written as blocks of independent lanes so
+/// that both reductions and the exponential vectorise (a scalar `exp` per score cost as much
+/// as a tenth of MiniLM's evaluation).
 #[inline(always)]
-fn softmax_rows_lanes<const LANES: usize>(scores: &mut [f32], width: usize, masked: Option<&[u8]>) {
+fn softmax_rows_lanes<const LANES: usize>(scores: &mut [f32], keep: &[f32]) {
+    let width = keep.len();
+    let split = width / LANES * LANES;
+    let (keep_blocks, keep_tail) = keep.split_at(split);
+    let kept = |s: f32, k: f32| if k > 0.0 { s } else { f32::NEG_INFINITY };
     for row in scores.chunks_exact_mut(width) {
-        match masked {
-            Some(m) => softmax_row::<LANES>(row, |j| m[j] == 0),
-            None => softmax_row::<LANES>(row, |_| true),
+        let (blocks, tail) = row.split_at_mut(split);
+        let mut lanes = [f32::NEG_INFINITY; LANES];
+        for (s, k) in blocks
+            .chunks_exact(LANES)
+            .zip(keep_blocks.chunks_exact(LANES))
+        {
+            for l in 0..LANES {
+                let v = kept(s[l], k[l]);
+                lanes[l] = if v > lanes[l] { v } else { lanes[l] };
+            }
         }
-    }
-}
-
-/// One row with `LANES` running maxima and sums, so that both reductions vectorise.
-#[inline(always)]
-fn softmax_row<const LANES: usize>(row: &mut [f32], kept: impl Fn(usize) -> bool) {
-    let blocks = row.len() / LANES;
-    let mut max = [f32::NEG_INFINITY; LANES];
-    let see = |j: usize, s: f32, lane: &mut f32| {
-        let s = if kept(j) { s } else { f32::NEG_INFINITY };
-        *lane = if s > *lane { s } else { *lane };
-    };
-    for b in 0..blocks {
-        for l in 0..LANES {
-            see(b * LANES + l, row[b * LANES + l], &mut max[l]);
+        let mut max = lanes.into_iter().fold(f32::NEG_INFINITY, f32::max);
+        for (&s, &k) in tail.iter().zip(keep_tail) {
+            max = max.max(kept(s, k));
         }
-    }
-    for (j, &s) in row.iter().enumerate().skip(blocks * LANES) {
-        see(j, s, &mut max[0]);
-    }
-    let max = max.into_iter().fold(f32::NEG_INFINITY, f32::max);
-    if max == f32::NEG_INFINITY {
-        row.fill(0.0);
-        return;
-    }
-    let mut sum = [0.0f32; LANES];
-    let weigh = |j: usize, s: &mut f32, lane: &mut f32| {
-        let e = super::cpu::exp_nonpositive(*s - max);
-        *s = if kept(j) { e } else { 0.0 };
-        *lane += *s;
-    };
-    for b in 0..blocks {
-        for l in 0..LANES {
-            weigh(b * LANES + l, &mut row[b * LANES + l], &mut sum[l]);
+        if max == f32::NEG_INFINITY {
+            row.fill(0.0);
+            continue;
         }
+        // An ignored key's score may exceed the maximum: its exponent is capped at 0 (NaN
+        // passes), then weighted 0.
+        let weight = |s: f32, k: f32| {
+            let d = s - max;
+            super::cpu::exp_nonpositive(if d > 0.0 { 0.0 } else { d }) * k
+        };
+        let mut sums = [0.0f32; LANES];
+        for (s, k) in blocks
+            .chunks_exact_mut(LANES)
+            .zip(keep_blocks.chunks_exact(LANES))
+        {
+            for l in 0..LANES {
+                s[l] = weight(s[l], k[l]);
+                sums[l] += s[l];
+            }
+        }
+        let mut sum: f32 = sums.iter().sum();
+        for (s, &k) in tail.iter_mut().zip(keep_tail) {
+            *s = weight(*s, k);
+            sum += *s;
+        }
+        let inverse = 1.0 / sum;
+        row.iter_mut().for_each(|s| *s *= inverse);
     }
-    for (j, s) in row.iter_mut().enumerate().skip(blocks * LANES) {
-        weigh(j, s, &mut sum[0]);
-    }
-    let inverse = 1.0 / sum.iter().sum::<f32>();
-    row.iter_mut().for_each(|s| *s *= inverse);
 }
 
 #[cfg(test)]
@@ -242,10 +246,11 @@ mod tests {
     }
 
     /// Attention's softmax rows against an f64 softmax, for each vector width and the dispatched
-    /// one: widths around the lane counts, masked keys at weight 0, a fully masked row zeros.
+    /// one: widths around the lane counts, ignored keys at weight 0 (some scoring above the kept
+    /// ones), a row with every key ignored zeros.
     #[test]
     fn softmax_rows_match_an_f64_softmax() {
-        type Rows = fn(&mut [f32], usize, Option<&[u8]>);
+        type Rows = fn(&mut [f32], &[f32]);
         let kernels: [(&str, Rows); 3] = [
             ("8 lanes", super::softmax_rows_lanes::<8>),
             ("16 lanes", super::softmax_rows_lanes::<16>),
@@ -255,11 +260,10 @@ mod tests {
             let scores: Vec<f32> = (0..3 * width)
                 .map(|i| ((i * 7919) % 1000) as f32 / 40.0 - 12.0)
                 .collect();
-            let masked: Vec<u8> = (0..width).map(|j| u8::from(j % 3 == 1)).collect();
-            let every = vec![1u8; width];
-            for mask in [None, Some(&masked[..]), Some(&every[..])] {
-                let kept = |j: usize| mask.is_none_or(|m| m[j] == 0);
-                let all_masked = !(0..width).any(kept);
+            let some: Vec<f32> = (0..width).map(|j| f32::from(j % 3 != 1)).collect();
+            for keep in [vec![1.0; width], some, vec![0.0; width]] {
+                let kept = |j: usize| keep[j] > 0.0;
+                let all_ignored = !(0..width).any(kept);
                 let mut expected = Vec::new();
                 for row in scores.chunks(width) {
                     let max = (0..width).filter(|&j| kept(j)).map(|j| row[j] as f64);
@@ -274,11 +278,11 @@ mod tests {
                         })
                         .collect();
                     let total: f64 = e.iter().sum();
-                    expected.extend(e.iter().map(|e| if all_masked { 0.0 } else { e / total }));
+                    expected.extend(e.iter().map(|e| if all_ignored { 0.0 } else { e / total }));
                 }
                 for (name, kernel) in kernels {
                     let mut ours = scores.clone();
-                    kernel(&mut ours, width, mask);
+                    kernel(&mut ours, &keep);
                     for (o, e) in ours.iter().zip(&expected) {
                         let close = (*o as f64 - e).abs() <= 1e-6 * e.abs() + 1e-7;
                         assert!(close, "{name}, width {width}: {o} against {e}");
