@@ -374,10 +374,24 @@ mod tests {
     /// Every loop this CPU can run (AVX-512, AVX2, portable), forward and backward.
     fn each_kernel(xs: &[f32], grads: &[f32], check: impl Fn(&str, &[f32], &[f32])) {
         let names = ["avx512", "avx2", "portable"];
-        for (name, kernel) in names.iter().zip(kernel::kernels()) {
-            let Some(kernel) = kernel else { continue };
+        let into = kernel::into_kernels();
+        for ((name, kernel), into) in names.iter().zip(kernel::kernels()).zip(into) {
+            let (Some(kernel), Some(into)) = (kernel, into) else {
+                continue;
+            };
             let mut y = xs.to_vec();
             kernel(&mut y, None);
+            // The forward pass into a fresh buffer gives the in-place pass's bits.
+            let mut fresh = vec![std::mem::MaybeUninit::new(f32::NAN); xs.len()];
+            into(&mut fresh, xs);
+            // SAFETY: every element was initialised (NaN) before the kernel wrote it.
+            let fresh: Vec<u32> = (fresh.iter())
+                .map(|v| unsafe { v.assume_init() }.to_bits())
+                .collect();
+            assert!(
+                fresh.iter().zip(&y).all(|(a, b)| *a == b.to_bits()),
+                "{name}: into"
+            );
             let mut dy = grads.to_vec();
             kernel(&mut dy, Some(xs));
             check(name, &y, &dy);

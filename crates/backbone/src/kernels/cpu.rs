@@ -1,6 +1,7 @@
 //! The element-wise kernels on f32 slices, split over rayon's threads in chunks.
 
 use std::f32::consts::{FRAC_1_SQRT_2, LN_2, LOG2_E};
+use std::mem::MaybeUninit;
 
 /// Elements per rayon task of a long pass.
 const CHUNK: usize = 1 << 15;
@@ -15,6 +16,24 @@ const MIN_PIECE: usize = 1 << 12;
 /// `x·Φ(x)` for every element, written over `x` (no buffer to allocate and zero).
 pub fn gelu(x: &mut [f32]) {
     par_apply(x, None)
+}
+
+/// `x·Φ(x)` for every element of `x`, into a new buffer (`x` stays as it is).
+pub fn gelu_into(x: &[f32]) -> Vec<f32> {
+    use rayon::prelude::*;
+    let kernel = into_kernels()
+        .into_iter()
+        .flatten()
+        .next()
+        .expect("the portable loop");
+    let mut out: Vec<f32> = Vec::with_capacity(x.len());
+    let size = piece_size(x.len());
+    (out.spare_capacity_mut().par_chunks_mut(size))
+        .zip(x.par_chunks(size))
+        .for_each(|(out, x)| kernel(out, x));
+    // SAFETY: the kernel wrote every element of the first `x.len()`.
+    unsafe { out.set_len(x.len()) };
+    out
 }
 
 /// `g·(Φ(x) + x·φ(x))` for every element pair, written over `g`.
@@ -71,14 +90,16 @@ fn par_apply(buf: &mut [f32], x: Option<&[f32]>) {
         .flatten()
         .next()
         .expect("the portable loop");
-    let pieces = (buf.len() / MIN_PIECE).clamp(1, rayon::current_num_threads());
-    let size = buf
-        .len()
-        .div_ceil(pieces)
-        .next_multiple_of(16)
-        .clamp(16, CHUNK);
+    let size = piece_size(buf.len());
     (buf.par_chunks_mut(size).enumerate())
         .for_each(|(i, chunk)| kernel(chunk, x.map(|x| &x[i * size..i * size + chunk.len()])))
+}
+
+/// Elements per piece of a pass over `len`: at least `MIN_PIECE`, at most `CHUNK`, a multiple
+/// of 16, and as many pieces as threads when that leaves them long enough.
+fn piece_size(len: usize) -> usize {
+    let pieces = (len / MIN_PIECE).clamp(1, rayon::current_num_threads());
+    len.div_ceil(pieces).next_multiple_of(16).clamp(16, CHUNK)
 }
 
 /// A GELU pass over a chunk: forward on `buf`, or backward with `buf` holding the gradient.
@@ -101,6 +122,56 @@ pub(crate) fn kernels() -> [Option<Kernel>; 3] {
     #[cfg(not(target_arch = "x86_64"))]
     let simd: [Option<Kernel>; 2] = [None, None];
     [simd[0], simd[1], Some(apply::<8>)]
+}
+
+/// The forward pass from a chunk of `x` into a chunk of fresh buffer.
+pub(crate) type IntoKernel = fn(&mut [MaybeUninit<f32>], &[f32]);
+
+/// The loops of [`gelu_into`], as [`kernels`] lists them.
+pub(crate) fn into_kernels() -> [Option<IntoKernel>; 3] {
+    #[cfg(target_arch = "x86_64")]
+    let simd: [Option<IntoKernel>; 2] = [
+        (avx2() && is_x86_feature_detected!("avx512f")).then_some(|o, x| {
+            // SAFETY: listed only where the CPU has the features it is compiled for.
+            unsafe { into_avx512(o, x) }
+        }),
+        avx2().then_some(|o, x| {
+            // SAFETY: as above.
+            unsafe { into_avx2(o, x) }
+        }),
+    ];
+    #[cfg(not(target_arch = "x86_64"))]
+    let simd: [Option<IntoKernel>; 2] = [None, None];
+    [simd[0], simd[1], Some(into::<8>)]
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+fn into_avx512(out: &mut [MaybeUninit<f32>], x: &[f32]) {
+    into::<16>(out, x)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn into_avx2(out: &mut [MaybeUninit<f32>], x: &[f32]) {
+    into::<8>(out, x)
+}
+
+/// Blocks of `LANES` independent elements, as in [`apply`].
+#[inline(always)]
+fn into<const LANES: usize>(out: &mut [MaybeUninit<f32>], x: &[f32]) {
+    assert_eq!(out.len(), x.len(), "gelu_into: out and x differ in length");
+    let blocks = x.len() / LANES * LANES;
+    let (main, tail) = out.split_at_mut(blocks);
+    let (x_main, x_tail) = x.split_at(blocks);
+    for (o, x) in main.chunks_exact_mut(LANES).zip(x_main.chunks_exact(LANES)) {
+        for l in 0..LANES {
+            o[l].write(forward(x[l]));
+        }
+    }
+    for (o, &x) in tail.iter_mut().zip(x_tail) {
+        o.write(forward(x));
+    }
 }
 
 #[cfg(target_arch = "x86_64")]

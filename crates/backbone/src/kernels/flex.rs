@@ -18,8 +18,14 @@ impl KernelBackend for Flex {
             return Self::gelu(x);
         }
         let mut y = owned_contiguous(x);
-        cpu::gelu(y.storage_mut::<f32>());
-        y
+        if let Some(values) = y.try_storage_mut::<f32>() {
+            cpu::gelu(values);
+            return y;
+        }
+        // Held elsewhere (autodiff keeps a GELU's input for its backward pass): written from it
+        // into a fresh buffer, one pass where a copy and then a pass over the copy were two.
+        let xs = y.as_slice::<f32>().expect("a contiguous f32 tensor");
+        flex_tensor(y.layout().shape().clone(), cpu::gelu_into(xs))
     }
 
     fn gelu_exact_backward(x: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {
@@ -62,6 +68,17 @@ impl KernelBackend for Flex {
         let mask = key_padding.to_contiguous();
         attention::attention(&q, &k, &v, Some(&mask))
             .unwrap_or_else(|| attention_ops::<Self>(q, k, v, Some(mask)))
+    }
+
+    fn softmax_last(x: FloatTensor<Self>) -> FloatTensor<Self> {
+        let width = x.layout().shape().last().copied().unwrap_or(0);
+        if x.dtype() != DType::F32 || width == 0 {
+            let last = x.layout().shape().num_dims() - 1;
+            return Self::softmax(x, last);
+        }
+        let mut y = owned_contiguous(x);
+        rows::softmax(y.storage_mut::<f32>(), width);
+        y
     }
 
     fn softmax_last_backward(y: FloatTensor<Self>, grad: FloatTensor<Self>) -> FloatTensor<Self> {

@@ -1,6 +1,7 @@
 //! Backward passes of the row-wise operations, LayerNorm and softmax over the last dimension,
 //! each one pass over the rows where Burn's autodiff runs their decomposition (a LayerNorm's
-//! forward is nine ops, each with its own backward step and fresh buffer).
+//! forward is nine ops, each with its own backward step and fresh buffer); softmax's forward
+//! pass with a vectorised exponential, for attention's rows and for softmax over a tensor.
 
 use rayon::prelude::*;
 
@@ -27,7 +28,7 @@ pub fn layer_norm_backward(
     let rows = x.len() / width;
     let task = rows_per_task(rows, width) * width;
     let zeros = || (vec![0.0f64; width], vec![0.0f64; width]);
-    let (dgamma, dbeta) = (dy.par_chunks_mut(task).zip(x.par_chunks(task)))
+    let parts: Vec<_> = (dy.par_chunks_mut(task).zip(x.par_chunks(task)))
         .map(|(dy, x)| {
             let (mut dgamma, mut dbeta) = zeros();
             for (dy, x) in dy.chunks_exact_mut(width).zip(x.chunks_exact(width)) {
@@ -35,7 +36,12 @@ pub fn layer_norm_backward(
             }
             (dgamma, dbeta)
         })
-        .reduce(zeros, |(mut ga, mut ba), (gb, bb)| {
+        .collect();
+    // Summed in the tasks' order, not as rayon's reduce pairs them (which depends on which
+    // thread stole what): the same sums on every run.
+    let (dgamma, dbeta) = parts
+        .into_iter()
+        .fold(zeros(), |(mut ga, mut ba), (gb, bb)| {
             ga.iter_mut().zip(&gb).for_each(|(a, b)| *a += b);
             ba.iter_mut().zip(&bb).for_each(|(a, b)| *a += b);
             (ga, ba)
@@ -84,6 +90,16 @@ pub fn softmax_backward(y: &[f32], dy: &mut [f32], width: usize) {
             dy.iter_mut().zip(y).for_each(|(d, &y)| *d = y * (*d - dot));
         }
     });
+}
+
+/// Softmax over each row of `width` of `x`, in place, rows shared out among rayon's threads:
+/// [`softmax_rows`] with every key kept. burn-flex's softmax takes a scalar `exp` per element.
+pub fn softmax(x: &mut [f32], width: usize) {
+    assert!(width > 0 && x.len().is_multiple_of(width));
+    let keep = vec![1.0f32; width];
+    let task = rows_per_task(x.len() / width, width) * width;
+    x.par_chunks_mut(task)
+        .for_each(|rows| softmax_rows(rows, &keep));
 }
 
 /// Softmax over each row of `scores` (rows as long as `keep`), in place, for attention: key j
