@@ -37,7 +37,9 @@ pub struct RunArgs {
     #[arg(long)]
     quiet: bool,
     /// Worker processes that train independent models (Deep Ensemble members, methods that
-    /// train) beside the main one; results are identical with any number [default: CPU cores - 1]
+    /// train) beside the main one; results are identical with any number. With 0 the one
+    /// training process keeps its idle threads spinning between ops, not sleeping (faster on
+    /// several threads) [default: CPU cores - 1]
     #[arg(long)]
     workers: Option<usize>,
     /// Train only shard K of N of the run's jobs (`uqformer plan` lists them) into the cache and

@@ -242,7 +242,8 @@ fn measure(model: &str, backend: &str, seed: u64) {
     // each layer's backward pass (input and weight gradients).
     let train_flops = 3 * classifier.flops(TOKENS);
     let t = Instant::now();
-    let trained = fit(classifier, data, &config, &opts).expect("fit");
+    // With the pool's threads spinning, as a run without worker processes trains.
+    let trained = experiment::pool::hot(|| fit(classifier, data, &config, &opts)).expect("fit");
     let per_s = samples as f64 / t.elapsed().as_secs_f64();
     println!("train_samples_per_s {per_s:.3}");
     println!("train_gflop_per_s {:.3}", per_s * train_flops as f64 / 1e9);

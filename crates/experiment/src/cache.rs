@@ -36,6 +36,11 @@ pub struct Trainer {
     pub no_train: bool,
     /// The experiment's name, recorded as the maker of the folders it creates.
     pub experiment: String,
+    /// Train with the pool's other threads spinning between ops ([`crate::pool::hot`]): for a
+    /// process that trains alone on its cores (a run without worker processes), where waking
+    /// a sleeping thread for each op cost 4-20% of training's speed on two threads
+    /// (docs/performance.md); beside other training processes it would take their cores.
+    pub spin: bool,
     /// The fingerprints fitted or read back so far.
     used: Mutex<BTreeSet<String>>,
     /// The epoch logs of those trainings, in the order first used.
@@ -62,6 +67,7 @@ impl Trainer {
             quiet,
             no_train: false,
             experiment,
+            spin: false,
             used: Mutex::default(),
             logs: Mutex::default(),
         }
@@ -128,7 +134,12 @@ impl Trainer {
             distill: run.distill,
         };
         let trainable_params = train::trainable_params(&model) as u64;
-        let (model, report) = fit_with_report(model, data, run.config, &options)?;
+        let train = || fit_with_report(model, data, run.config, &options);
+        let (model, report) = if self.spin {
+            crate::pool::hot(train)
+        } else {
+            train()
+        }?;
         made_by.record(checkpoint.dir());
         let Some(state) = report.state else {
             // Nothing to train (no epochs): nothing stored either.

@@ -70,6 +70,9 @@ impl<'a> Setup<'a> {
             config.experiment.name.clone(),
         );
         trainer.no_train = opts.no_train;
+        // Alone on its cores only when the run starts no workers (a worker, whose options
+        // have none, trains beside the main process).
+        trainer.spin = opts.workers.as_ref().is_some_and(|w| w.processes == 0);
         Ok(Self {
             config,
             device,
