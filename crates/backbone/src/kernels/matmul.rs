@@ -160,9 +160,18 @@ fn product(
             if let Some(bias) = &bias {
                 let row = bias
                     .ptr
+                    .at(0)
                     .offset(bias.offset(b, &batch) + cols.start as isize);
-                for i in 0..m {
-                    std::ptr::copy_nonoverlapping(row, block.add(i * n), width);
+                let (row, rows) = (Ptr(row), Ptr(block));
+                let fill =
+                    move |i: usize| std::ptr::copy_nonoverlapping(row.at(0), rows.at(i * n), width);
+                // A product gemm shares out gets its bias rows from every thread too (one
+                // thread's copy was a twentieth of MiniLM's evaluation on two).
+                if matches!(threads, gemm::Parallelism::Rayon(_)) {
+                    use rayon::prelude::*;
+                    (0..m).into_par_iter().with_min_len(64).for_each(fill);
+                } else {
+                    (0..m).for_each(fill);
                 }
             }
             gemm::gemm(
