@@ -1,7 +1,8 @@
 //! Exact (erf) GELU and dropout masks with vectorised, multi-threaded kernels on the flex
 //! backend; matrix products that add their bias as they are written and use every thread from
-//! a smaller size than flex does (`kernels/matmul.rs`); and, for training, Linears, products,
-//! softmax and LayerNorm with backward passes of their own and a fused AdamW step.
+//! a smaller size than flex does (`kernels/matmul.rs`); attention for evaluation that reads the
+//! heads where the projections left them (`kernels/attention.rs`); and, for training, Linears,
+//! products, softmax and LayerNorm with backward passes of their own and a fused AdamW step.
 //!
 //! Why: burn-flex 0.22 evaluates GELU and its gradient one element at a time through libm's
 //! scalar `erff` (about 13 ns an element here), and draws dropout masks one element at a time
@@ -10,7 +11,7 @@
 //! backward passes run flex's product, which zeroes and copies every output buffer, and step
 //! back through softmax and LayerNorm op by op; its AdamW is fifteen passes per parameter.
 //! Burn's backend extensions let this crate give flex its own kernels ([`cpu`], [`rows`],
-//! [`matmul`], in [`flex`]), with their backward passes under autodiff ([`autodiff`]), while
+//! [`matmul`], [`attention`], in [`flex`]), with their backward passes under autodiff ([`autodiff`]), while
 //! every other backend keeps Burn's own ops ([`ops`]), so code stays device-independent.
 
 use burn::backend::tensor::{BoolTensor, FloatTensor};

@@ -55,52 +55,27 @@ pub(super) fn attention(
         // `scores` holds tokens × keys values; each task writes its own head's columns
         // `h·d_h..(h+1)·d_h` of its batch entry's rows of `out`'s capacity, without reading.
         unsafe {
-            gemm::gemm(
-                tokens,
-                keys,
-                head_dim,
-                scores.as_mut_ptr(),
-                1,
-                keys as isize,
-                false,
-                at(&q),
-                q.strides[3],
-                q.strides[2],
-                at(&k),
-                k.strides[2],
-                k.strides[3],
-                0.0,
+            let (q, k) = (
+                (at(&q), q.strides[3], q.strides[2]),
+                (at(&k), k.strides[2], k.strides[3]),
+            );
+            product_into(
+                [tokens, keys, head_dim],
+                (scores.as_mut_ptr(), keys),
+                q,
+                k,
                 scale,
-                false,
-                false,
-                false,
-                gemm::Parallelism::None,
             );
         }
         super::rows::softmax_rows(scores, &keep[b * keys..(b + 1) * keys]);
+        let context = (dst.at(b * tokens * width + h * head_dim), width);
         // SAFETY: as above.
         unsafe {
-            gemm::gemm(
-                tokens,
-                head_dim,
-                keys,
-                dst.at(b * tokens * width + h * head_dim),
-                1,
-                width as isize,
-                false,
-                scores.as_ptr(),
-                1,
-                keys as isize,
-                at(&v),
-                v.strides[3],
-                v.strides[2],
-                0.0,
-                1.0,
-                false,
-                false,
-                false,
-                gemm::Parallelism::None,
+            let (p, v) = (
+                (scores.as_ptr(), 1, keys as isize),
+                (at(&v), v.strides[3], v.strides[2]),
             );
+            product_into([tokens, head_dim, keys], context, p, v, 1.0);
         }
     };
     let tasks = batch * heads;
@@ -117,6 +92,47 @@ pub(super) fn attention(
     unsafe { out.set_len(len) };
     let joined = super::flex_tensor([batch, tokens, heads, head_dim].into(), out);
     Some(Flex::float_swap_dims(joined, 1, 2))
+}
+
+/// A strided matrix operand: its first element, column stride and row stride.
+type Operand = (*const f32, isize, isize);
+
+/// `dst = beta · lhs · rhs` for `[m, n, k]` (`lhs` m × k, `rhs` k × n), `dst` a pointer and its
+/// row stride, on the calling thread; `dst` is written without being read.
+///
+/// # Safety
+/// Every element of the operands and of `dst`'s m × n block lies within its buffer.
+unsafe fn product_into(
+    [m, n, k]: [usize; 3],
+    (dst, dst_rs): (*mut f32, usize),
+    lhs: Operand,
+    rhs: Operand,
+    beta: f32,
+) {
+    // SAFETY: the caller's.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            dst,
+            1,
+            dst_rs as isize,
+            false,
+            lhs.0,
+            lhs.1,
+            lhs.2,
+            rhs.0,
+            rhs.1,
+            rhs.2,
+            0.0,
+            beta,
+            false,
+            false,
+            false,
+            gemm::Parallelism::None,
+        )
+    }
 }
 
 /// A bool mask's bytes, one per element (contiguous, row-major `dims`).

@@ -160,19 +160,8 @@ fn product(
             if let Some(bias) = &bias {
                 let row = bias
                     .ptr
-                    .at(0)
                     .offset(bias.offset(b, &batch) + cols.start as isize);
-                let (row, rows) = (Ptr(row), Ptr(block));
-                let fill =
-                    move |i: usize| std::ptr::copy_nonoverlapping(row.at(0), rows.at(i * n), width);
-                // A product gemm shares out gets its bias rows from every thread too (one
-                // thread's copy was a twentieth of MiniLM's evaluation on two).
-                if matches!(threads, gemm::Parallelism::Rayon(_)) {
-                    use rayon::prelude::*;
-                    (0..m).into_par_iter().with_min_len(64).for_each(fill);
-                } else {
-                    (0..m).for_each(fill);
-                }
+                fill_rows(block, [m, n, width], row, threads);
             }
             gemm::gemm(
                 m,
@@ -223,6 +212,29 @@ fn product(
     unsafe { out.set_len(len) };
     let dims = out_dims.unwrap_or_else(|| [batch, vec![m, n]].concat());
     Some(super::flex_tensor(Shape::from(dims), out))
+}
+
+/// Each of the `m` rows (`n` apart) of `block` starts with the `width` values at `row`; from
+/// every thread when gemm shares out the product (one thread's copy kept the other waiting).
+///
+/// # Safety
+/// `row` holds `width` values, `block` `m` rows of `n` with room for `width` in each.
+unsafe fn fill_rows(
+    block: *mut f32,
+    [m, n, width]: [usize; 3],
+    row: *const f32,
+    threads: gemm::Parallelism,
+) {
+    let (row, rows) = (Ptr(row.cast_mut()), Ptr(block));
+    // SAFETY: the caller's; each row is written by one call.
+    let fill =
+        move |i: usize| unsafe { std::ptr::copy_nonoverlapping(row.at(0), rows.at(i * n), width) };
+    if matches!(threads, gemm::Parallelism::Rayon(_)) {
+        use rayon::prelude::*;
+        (0..m).into_par_iter().with_min_len(64).for_each(fill);
+    } else {
+        (0..m).for_each(fill);
+    }
 }
 
 /// The broadcast batch dimensions and `(m, k, n)` of `lhs [.., m, k] · rhs [.., k, n] (+ bias
