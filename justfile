@@ -1,6 +1,6 @@
 # Shortcuts; README.md gives the plain cargo commands too.
 
-# Run the quick-start experiment (bundled data, about 6 minutes on 2 CPU cores).
+# Run the quick-start experiment (bundled data, about 4 to 6 minutes on 2 CPU cores).
 quickstart:
     cargo run --release -p uqformer -- run experiments/quickstart.toml
 
