@@ -1,6 +1,7 @@
 //! The engine's speed, and PyTorch's on the same models (`scripts/torch_twin.py`): training
 //! throughput through `train::fit` (batch 32, AdamW, grad clip 1, dropout 0.1: the real loop with
-//! its batch preparation and host reads), evaluation latency at the model's evaluation batch and
+//! its batch preparation and host reads; the pool's threads spinning between ops, as in a run
+//! without worker processes), evaluation latency at the model's evaluation batch and
 //! at batch 1, and for `vit_tiny_28` one MC Dropout sample (dropout on) at batch 256.
 //!
 //! `cargo bench -p experiment --bench engine -- [ROUNDS] [--models a,b] [--threads 1,2]
