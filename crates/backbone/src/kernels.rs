@@ -11,8 +11,9 @@
 //! backward passes run flex's product, which zeroes and copies every output buffer, and step
 //! back through softmax and LayerNorm op by op; its AdamW is fifteen passes per parameter.
 //! Burn's backend extensions let this crate give flex its own kernels ([`cpu`], [`rows`],
-//! [`matmul`], [`attention`], in [`flex`]), with their backward passes under autodiff ([`autodiff`]), while
-//! every other backend keeps Burn's own ops ([`ops`]), so code stays device-independent.
+//! [`matmul`], [`attention`], in [`flex`]), with their backward passes under autodiff
+//! ([`autodiff`]), while every other backend keeps Burn's own ops ([`ops`]), so code stays
+//! device-independent.
 
 use burn::backend::tensor::{BoolTensor, FloatTensor};
 use burn::backend::{Backend, Dispatch, backend_extension};
@@ -303,7 +304,18 @@ impl KernelBackend for burn::backend::LibTorch {}
 /// What the kernels' gradient tests share.
 #[cfg(test)]
 mod testing {
+    use burn::backend::flex::FlexTensor;
     use burn::tensor::{Device, Gradients, Tensor, TensorData};
+
+    /// A flex tensor of spread values in [-2, 2), a different spread for each `seed`; not drawn,
+    /// as other tests reseed the generator.
+    pub fn spread<const D: usize>(dims: [usize; D], seed: usize) -> FlexTensor {
+        let n = dims.iter().product::<usize>();
+        let v: Vec<f32> = (0..n)
+            .map(|i| ((i * 7919 + seed * 104_729) % 1000) as f32 / 250.0 - 2.0)
+            .collect();
+        FlexTensor::from_data(TensorData::new(v, dims))
+    }
 
     /// Runs `check` on rayon pools of 1 and 2 threads.
     pub fn pools(check: impl Fn() + Sync) {

@@ -151,16 +151,7 @@ mod tests {
     use super::{Flex, FlexTensor, FloatTensorOps};
 
     use crate::kernels::ops::attention_ops;
-    use crate::kernels::testing::pools;
-
-    /// Spread values in about [-2, 2], not drawn (other tests reseed the generator).
-    fn spread(dims: [usize; 4], seed: usize) -> FlexTensor {
-        let n = dims.iter().product::<usize>();
-        let v: Vec<f32> = (0..n)
-            .map(|i| ((i * 7919 + seed * 104_729) % 1000) as f32 / 250.0 - 2.0)
-            .collect();
-        FlexTensor::from_data(TensorData::new(v, dims))
-    }
+    use crate::kernels::testing::{pools, spread};
 
     /// `[B, H, T, d_h]` heads as a projection leaves them: a view of `[B, T, H, d_h]`.
     fn heads_of(b: usize, h: usize, t: usize, d: usize, seed: usize) -> FlexTensor {

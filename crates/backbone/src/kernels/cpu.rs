@@ -174,8 +174,9 @@ fn into<const LANES: usize>(out: &mut [MaybeUninit<f32>], x: &[f32]) {
     }
 }
 
+/// Whether the CPU has AVX2 and FMA, which every vectorised kernel here needs.
 #[cfg(target_arch = "x86_64")]
-fn avx2() -> bool {
+pub(super) fn avx2() -> bool {
     is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")
 }
 

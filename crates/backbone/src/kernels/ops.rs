@@ -1,6 +1,6 @@
-//! Attention, the backward passes and the optimizer step in Burn's ops: what every backend without a
-//! kernel of its own runs (the extension's default bodies), and flex for shapes and types its
-//! kernels do not take.
+//! Attention, the backward passes and the optimizer step in Burn's ops: what every backend
+//! without a kernel of its own runs (the extension's default bodies), and flex for shapes and
+//! types its kernels do not take.
 
 use burn::backend::ops::AttentionModuleOptions;
 use burn::backend::tensor::{BoolTensor, FloatTensor};

@@ -110,10 +110,10 @@ pub fn softmax(x: &mut [f32], width: usize) {
 pub fn softmax_rows(scores: &mut [f32], keep: &[f32]) {
     assert!(!keep.is_empty() && scores.len().is_multiple_of(keep.len()));
     #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("fma") {
+    if super::cpu::avx2() && is_x86_feature_detected!("avx512f") {
         // SAFETY: the CPU has the features the function is compiled for.
         return unsafe { softmax_rows_avx512(scores, keep) };
-    } else if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+    } else if super::cpu::avx2() {
         // SAFETY: as above.
         return unsafe { softmax_rows_avx2(scores, keep) };
     }
@@ -195,7 +195,7 @@ mod tests {
     use burn::tensor::activation::softmax;
     use burn::tensor::{Device, Distribution, Tensor, TensorData, Tolerance};
 
-    use crate::kernels::testing::{grads, pools};
+    use crate::kernels::testing::{grads, pools, spread};
     use crate::kernels::{KernelBackend, layer_norm_backward_ops, softmax_backward_ops};
 
     /// Under autodiff, `layer_norm` gives the values and the gradients (input, scale, bias) of
@@ -312,18 +312,10 @@ mod tests {
     #[test]
     fn the_row_kernels_agree_with_the_backward_passes_in_ops() {
         let tol = Tolerance::rel_abs(1e-4, 1e-5);
-        // Spread values, not drawn (other tests reseed the generator).
-        let flex = |dims: [usize; 2], seed: usize| {
-            let n = dims[0] * dims[1];
-            let v: Vec<f32> = (0..n)
-                .map(|i| ((i * 7919 + seed * 104_729) % 1000) as f32 / 250.0 - 2.0)
-                .collect();
-            FlexTensor::from_data(TensorData::new(v, dims))
-        };
         let check = |a: FlexTensor, b: FlexTensor| {
             a.into_data().assert_approx_eq::<f32>(&b.into_data(), tol)
         };
-        let (x, grad) = (flex([70, 48], 1), flex([70, 48], 2));
+        let (x, grad) = (spread([70, 48], 1), spread([70, 48], 2));
         let gamma = FlexTensor::from_data(TensorData::new(
             (0..48).map(|i| 0.5 + i as f32 / 48.0).collect::<Vec<f32>>(),
             [48],
