@@ -70,23 +70,23 @@ pub(super) fn layer_norm_backward_ops<B: Backend>(
     grad: FloatTensor<B>,
     epsilon: f64,
 ) -> (FloatTensor<B>, FloatTensor<B>, FloatTensor<B>) {
+    // Rows of `[rows, width]` throughout: backends other than flex do not broadcast across ranks.
     let shape = x.shape();
-    let last = shape.num_dims() - 1;
-    let width = shape[last];
+    let width = shape[shape.num_dims() - 1];
     let rows = shape.num_elements() / width;
-    let centred = B::float_sub(x.clone(), B::float_mean_dim(x, last));
-    let var = B::float_mean_dim(B::float_mul(centred.clone(), centred.clone()), last);
+    let matrix = |t: FloatTensor<B>, n| B::float_reshape(t, Shape::from([n, width]));
+    let (x, grad) = (matrix(x, rows), matrix(grad, rows));
+    let centred = B::float_sub(x.clone(), B::float_mean_dim(x, 1));
+    let var = B::float_mean_dim(B::float_mul(centred.clone(), centred.clone()), 1);
     let r = B::float_recip(B::float_sqrt(B::float_add_scalar(var, epsilon.into())));
     let xhat = B::float_mul(centred, r.clone());
-    let row = |t: FloatTensor<B>, n| B::float_reshape(t, Shape::from([n, width]));
-    let g = B::float_mul(grad.clone(), row(gamma, 1));
-    let g_mean = B::float_mean_dim(g.clone(), last);
-    let gx_mean = B::float_mean_dim(B::float_mul(g.clone(), xhat.clone()), last);
+    let g = B::float_mul(grad.clone(), matrix(gamma, 1));
+    let g_mean = B::float_mean_dim(g.clone(), 1);
+    let gx_mean = B::float_mean_dim(B::float_mul(g.clone(), xhat.clone()), 1);
     let centred_g = B::float_sub(B::float_sub(g, g_mean), B::float_mul(xhat.clone(), gx_mean));
-    let dx = B::float_mul(centred_g, r);
-    let column_sum = |t: FloatTensor<B>| {
-        B::float_reshape(B::float_sum_dim(row(t, rows), 0), Shape::from([width]))
-    };
+    let dx = B::float_reshape(B::float_mul(centred_g, r), shape);
+    let column_sum =
+        |t: FloatTensor<B>| B::float_reshape(B::float_sum_dim(t, 0), Shape::from([width]));
     let dgamma = column_sum(B::float_mul(grad.clone(), xhat));
     (dx, dgamma, column_sum(grad))
 }
