@@ -117,26 +117,26 @@ pub fn softmax_rows(scores: &mut [f32], keep: &[f32]) {
         // SAFETY: as above.
         return unsafe { softmax_rows_avx2(scores, keep) };
     }
-    softmax_rows_lanes::<8>(scores, keep)
+    softmax_rows_lanes::<8, { super::cpu::PORTABLE_FMA }>(scores, keep)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx2,fma")]
 fn softmax_rows_avx512(scores: &mut [f32], keep: &[f32]) {
-    softmax_rows_lanes::<16>(scores, keep)
+    softmax_rows_lanes::<16, true>(scores, keep)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 fn softmax_rows_avx2(scores: &mut [f32], keep: &[f32]) {
-    softmax_rows_lanes::<8>(scores, keep)
+    softmax_rows_lanes::<8, true>(scores, keep)
 }
 
 /// The rows with `LANES` running maxima and sums, written as blocks of independent lanes so
 /// that both reductions and the exponential vectorise (a scalar `exp` per score cost as much
 /// as a tenth of MiniLM's evaluation).
 #[inline(always)]
-fn softmax_rows_lanes<const LANES: usize>(scores: &mut [f32], keep: &[f32]) {
+fn softmax_rows_lanes<const LANES: usize, const FMA: bool>(scores: &mut [f32], keep: &[f32]) {
     let width = keep.len();
     let split = width / LANES * LANES;
     let (keep_blocks, keep_tail) = keep.split_at(split);
@@ -165,7 +165,7 @@ fn softmax_rows_lanes<const LANES: usize>(scores: &mut [f32], keep: &[f32]) {
         // passes), then weighted 0.
         let weight = |s: f32, k: f32| {
             let d = s - max;
-            super::cpu::exp_nonpositive(if d > 0.0 { 0.0 } else { d }) * k
+            super::cpu::exp_nonpositive::<FMA>(if d > 0.0 { 0.0 } else { d }) * k
         };
         let mut sums = [0.0f32; LANES];
         for (s, k) in blocks
@@ -268,8 +268,8 @@ mod tests {
     fn softmax_rows_match_an_f64_softmax() {
         type Rows = fn(&mut [f32], &[f32]);
         let kernels: [(&str, Rows); 3] = [
-            ("8 lanes", super::softmax_rows_lanes::<8>),
-            ("16 lanes", super::softmax_rows_lanes::<16>),
+            ("8 lanes", super::softmax_rows_lanes::<8, false>),
+            ("16 lanes, fused", super::softmax_rows_lanes::<16, true>),
             ("dispatched", super::softmax_rows),
         ];
         for width in [1, 7, 16, 17, 40] {
