@@ -26,12 +26,14 @@ mod autodiff;
 mod cpu;
 mod flex;
 mod matmul;
+mod mlp;
 mod ops;
 mod rows;
 
 use flex::flex_tensor;
 use ops::{
-    adamw_step_ops, attention_ops, bernoulli_mask, layer_norm_backward_ops, softmax_backward_ops,
+    adamw_step_ops, attention_ops, bernoulli_mask, layer_norm_backward_ops, mlp_ops,
+    softmax_backward_ops,
 };
 
 /// GELU, `x·Φ(x)` with the exact Gaussian CDF, on any device; gradients flow under autodiff.
@@ -102,6 +104,20 @@ pub fn linear<const D: usize>(layer: &Linear, x: Tensor<D>) -> Tensor<D> {
     let (x, w, b) = (x.into_dispatch(), layer.weight.val(), bias.val());
     let (w, b) = (w.into_dispatch(), b.into_dispatch());
     Tensor::from_dispatch(<Dispatch as KernelBackend>::linear_with_bias(x, w, b))
+}
+
+/// `fc2(GELU(fc1(x)))`, a block's MLP with exact GELU. On flex (f32, outside autodiff, inputs
+/// of a few hundred rows and more) a block of rows at a time, its hidden activations kept in
+/// cache (see `kernels/mlp.rs`); elsewhere, and for Linears without a bias, [`linear`] and
+/// [`gelu`] in turn.
+pub fn mlp<const D: usize>(fc1: &Linear, fc2: &Linear, x: Tensor<D>) -> Tensor<D> {
+    let (Some(b1), Some(b2)) = (fc1.bias.as_ref(), fc2.bias.as_ref()) else {
+        return linear(fc2, gelu(linear(fc1, x)));
+    };
+    let [w1, w2] = [fc1, fc2].map(|l| l.weight.val().into_dispatch());
+    let [b1, b2] = [b1, b2].map(|b| b.val().into_dispatch());
+    let x = x.into_dispatch();
+    Tensor::from_dispatch(<Dispatch as KernelBackend>::mlp_gelu(x, w1, b1, w2, b2))
 }
 
 /// `softmax(q kᵀ / √d_h) v` per head, for evaluation: `q`, `k`, `v` `[B, H, T, d_h]` in any
@@ -214,6 +230,17 @@ pub trait KernelBackend: Backend {
         key_padding: BoolTensor<Self>,
     ) -> FloatTensor<Self> {
         attention_ops::<Self>(q, k, v, Some(key_padding))
+    }
+
+    /// See [`mlp`]: weights `[in, out]`, biases `[out]`.
+    fn mlp_gelu(
+        x: FloatTensor<Self>,
+        w1: FloatTensor<Self>,
+        b1: FloatTensor<Self>,
+        w2: FloatTensor<Self>,
+        b2: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        mlp_ops::<Self>(x, [w1, b1, w2, b2])
     }
 
     /// See [`softmax_last`].

@@ -1,4 +1,4 @@
-use crate::kernels::{gelu, linear};
+use crate::kernels::{gelu, linear, mlp};
 use burn::config::Config;
 use burn::module::Module;
 use burn::nn::{Linear, LinearConfig};
@@ -40,12 +40,12 @@ impl Mlp {
     /// `[.., D] -> [.., D]`. With `act_gate` `[1]` = b the activation is
     /// `b·GELU(z) + (1-b)·z`: b = 1 is GELU, b = 0 the identity.
     pub fn forward<const D: usize>(&self, x: Tensor<D>, act_gate: Option<Tensor<1>>) -> Tensor<D> {
-        let z = linear(&self.fc1, x);
-        let a = match act_gate {
-            None => gelu(z),
-            // z + b·(GELU(z) - z): one multiply by the gate instead of two.
-            Some(b) => z.clone() + (gelu(z.clone()) - z) * b.unsqueeze::<D>(),
+        let Some(b) = act_gate else {
+            return mlp(&self.fc1, &self.fc2, x);
         };
+        let z = linear(&self.fc1, x);
+        // z + b·(GELU(z) - z): one multiply by the gate instead of two.
+        let a = z.clone() + (gelu(z.clone()) - z) * b.unsqueeze::<D>();
         linear(&self.fc2, a)
     }
 }

@@ -8,9 +8,10 @@ use burn::backend::{DType, Distribution, Flex, FloatDType, TensorMetadata};
 use burn::tensor::TensorData;
 
 use super::ops::{
-    adamw_step_ops, attention_ops, bernoulli_mask, layer_norm_backward_ops, softmax_backward_ops,
+    adamw_step_ops, attention_ops, bernoulli_mask, layer_norm_backward_ops, mlp_ops,
+    softmax_backward_ops,
 };
-use super::{AdamWStep, KernelBackend, attention, cpu, matmul, rows};
+use super::{AdamWStep, KernelBackend, attention, cpu, matmul, mlp, rows};
 
 impl KernelBackend for Flex {
     fn gelu_exact(x: FloatTensor<Self>) -> FloatTensor<Self> {
@@ -68,6 +69,16 @@ impl KernelBackend for Flex {
         let mask = key_padding.to_contiguous();
         attention::attention(&q, &k, &v, Some(&mask))
             .unwrap_or_else(|| attention_ops::<Self>(q, k, v, Some(mask)))
+    }
+
+    fn mlp_gelu(
+        x: FloatTensor<Self>,
+        w1: FloatTensor<Self>,
+        b1: FloatTensor<Self>,
+        w2: FloatTensor<Self>,
+        b2: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        mlp::mlp(&x, [&w1, &b1, &w2, &b2]).unwrap_or_else(|| mlp_ops::<Self>(x, [w1, b1, w2, b2]))
     }
 
     fn softmax_last(x: FloatTensor<Self>) -> FloatTensor<Self> {

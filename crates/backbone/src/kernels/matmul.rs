@@ -40,7 +40,7 @@ impl View {
 
     /// The same elements seen as `dims` (row-major), when the layout allows it without a copy:
     /// here, when the tensor is contiguous.
-    fn contiguous_as(t: &FlexTensor, dims: Vec<usize>) -> Option<Self> {
+    pub(super) fn contiguous_as(t: &FlexTensor, dims: Vec<usize>) -> Option<Self> {
         let view = Self::of(t)?;
         let same = t.shape().num_elements() == dims.iter().product::<usize>();
         (same && t.layout().is_contiguous()).then(|| {
@@ -127,7 +127,7 @@ pub(super) fn linear_weight_grad(x: &FlexTensor, grad: &FlexTensor) -> Option<Fl
 }
 
 /// Contiguous `t` `[.., k]` seen as `[rows, k]`, with its leading dimensions.
-fn rows_of(t: &FlexTensor) -> Option<(View, Vec<usize>)> {
+pub(super) fn rows_of(t: &FlexTensor) -> Option<(View, Vec<usize>)> {
     let dims = t.shape().to_vec();
     let (&k, leading) = dims.split_last()?;
     let view = View::contiguous_as(t, vec![leading.iter().product(), k])?;
@@ -219,7 +219,7 @@ fn product(
 ///
 /// # Safety
 /// `row` holds `width` values, `block` `m` rows of `n` with room for `width` in each.
-unsafe fn fill_rows(
+pub(super) unsafe fn fill_rows(
     block: *mut f32,
     [m, n, width]: [usize; 3],
     row: *const f32,
