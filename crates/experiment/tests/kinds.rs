@@ -49,7 +49,7 @@ const METHODS: &[(&str, &str)] = &[
     ("packed_ensemble", "members = 2"),
     (
         "hydra",
-        "name = \"hydra_taylor\"\nmembers = 2\nkeep = 1\nanalysis = true\ntrain = { epochs = 1 }",
+        "name = \"hydra_taylor\"\nmembers = 2\nkeep = 1\nbootstrap = false\nanalysis = true\ntrain = { epochs = 1 }",
     ),
     (
         "hydra",
