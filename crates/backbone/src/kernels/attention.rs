@@ -12,7 +12,7 @@ use burn::backend::ops::FloatTensorOps;
 use burn::backend::{BoolStore, DType, Flex, TensorMetadata};
 use rayon::prelude::*;
 
-use super::matmul::{Ptr, THREADED, View};
+use super::matmul::{Ptr, THREADED, View, product_here};
 
 /// `softmax(q kᵀ / √d_h) v` on `[B, H, T, d_h]` heads in any strides (k and v of the same
 /// shape, with `T_k` keys), keys where `key_padding` `[B, T_k]` is true weighted 0; the context
@@ -59,12 +59,12 @@ pub(super) fn attention(
                 (at(&q), q.strides[3], q.strides[2]),
                 (at(&k), k.strides[2], k.strides[3]),
             );
-            product_into(
+            product_here(
                 [tokens, keys, head_dim],
                 (scores.as_mut_ptr(), keys),
-                q,
-                k,
+                [q, k],
                 scale,
+                false,
             );
         }
         super::rows::softmax_rows(scores, &keep[b * keys..(b + 1) * keys]);
@@ -75,7 +75,7 @@ pub(super) fn attention(
                 (scores.as_ptr(), 1, keys as isize),
                 (at(&v), v.strides[3], v.strides[2]),
             );
-            product_into([tokens, head_dim, keys], context, p, v, 1.0);
+            product_here([tokens, head_dim, keys], context, [p, v], 1.0, false);
         }
     };
     let tasks = batch * heads;
@@ -92,47 +92,6 @@ pub(super) fn attention(
     unsafe { out.set_len(len) };
     let joined = super::flex_tensor([batch, tokens, heads, head_dim].into(), out);
     Some(Flex::float_swap_dims(joined, 1, 2))
-}
-
-/// A strided matrix operand: its first element, column stride and row stride.
-type Operand = (*const f32, isize, isize);
-
-/// `dst = beta · lhs · rhs` for `[m, n, k]` (`lhs` m × k, `rhs` k × n), `dst` a pointer and its
-/// row stride, on the calling thread; `dst` is written without being read.
-///
-/// # Safety
-/// Every element of the operands and of `dst`'s m × n block lies within its buffer.
-unsafe fn product_into(
-    [m, n, k]: [usize; 3],
-    (dst, dst_rs): (*mut f32, usize),
-    lhs: Operand,
-    rhs: Operand,
-    beta: f32,
-) {
-    // SAFETY: the caller's.
-    unsafe {
-        gemm::gemm(
-            m,
-            n,
-            k,
-            dst,
-            1,
-            dst_rs as isize,
-            false,
-            lhs.0,
-            lhs.1,
-            lhs.2,
-            rhs.0,
-            rhs.1,
-            rhs.2,
-            0.0,
-            beta,
-            false,
-            false,
-            false,
-            gemm::Parallelism::None,
-        )
-    }
 }
 
 /// A bool mask's bytes, one per element (contiguous, row-major `dims`).

@@ -39,8 +39,7 @@ pub fn gelu_into(x: &[f32]) -> Vec<f32> {
 /// `x·Φ(x)` for every element, written over `x`, on the caller's thread (the same bits as
 /// [`gelu`]).
 pub fn gelu_here(x: &mut [f32]) {
-    let kernel = kernels().into_iter().flatten().next();
-    kernel.expect("the portable loop")(x, None)
+    widest()(x, None)
 }
 
 /// `g·(Φ(x) + x·φ(x))` for every element pair, written over `g`.
@@ -92,11 +91,7 @@ pub fn dropout_mask(len: usize, keep: f64, key: u64) -> Vec<f32> {
 /// One GELU pass (forward when `x` is `None`) over `buf`, chunk by chunk on rayon's threads.
 fn par_apply(buf: &mut [f32], x: Option<&[f32]>) {
     use rayon::prelude::*;
-    let kernel = kernels()
-        .into_iter()
-        .flatten()
-        .next()
-        .expect("the portable loop");
+    let kernel = widest();
     let size = piece_size(buf.len());
     (buf.par_chunks_mut(size).enumerate())
         .for_each(|(i, chunk)| kernel(chunk, x.map(|x| &x[i * size..i * size + chunk.len()])))
@@ -129,6 +124,15 @@ pub(crate) fn kernels() -> [Option<Kernel>; 3] {
     #[cfg(not(target_arch = "x86_64"))]
     let simd: [Option<Kernel>; 2] = [None, None];
     [simd[0], simd[1], Some(apply::<8, PORTABLE_FMA>)]
+}
+
+/// The widest GELU loop this CPU runs (the portable one is always there).
+pub(crate) fn widest() -> Kernel {
+    kernels()
+        .into_iter()
+        .flatten()
+        .next()
+        .expect("the portable loop")
 }
 
 /// The forward pass from a chunk of `x` into a chunk of fresh buffer.

@@ -237,6 +237,48 @@ pub(super) unsafe fn fill_rows(
     }
 }
 
+/// A strided matrix operand: its first element, column stride and row stride.
+pub(super) type Operand = (*const f32, isize, isize);
+
+/// `beta · lhs · rhs` for `[m, n, k]` (`lhs` m × k, `rhs` k × n) into `dst` (a pointer and its
+/// row stride) on the calling thread: added to what `dst` holds when `add`, else written
+/// without reading it.
+///
+/// # Safety
+/// Every element of the operands and of `dst`'s m × n block lies within its buffer.
+pub(super) unsafe fn product_here(
+    [m, n, k]: [usize; 3],
+    (dst, dst_rs): (*mut f32, usize),
+    [lhs, rhs]: [Operand; 2],
+    beta: f32,
+    add: bool,
+) {
+    // SAFETY: the caller's.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            dst,
+            1,
+            dst_rs as isize,
+            add,
+            lhs.0,
+            lhs.1,
+            lhs.2,
+            rhs.0,
+            rhs.1,
+            rhs.2,
+            if add { 1.0 } else { 0.0 },
+            beta,
+            false,
+            false,
+            false,
+            gemm::Parallelism::None,
+        )
+    }
+}
+
 /// The broadcast batch dimensions and `(m, k, n)` of `lhs [.., m, k] · rhs [.., k, n] (+ bias
 /// [.., 1, n])` (bias rows contiguous); `None` for shapes the product does not take.
 fn shapes(

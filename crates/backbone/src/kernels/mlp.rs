@@ -15,7 +15,7 @@ use burn::backend::flex::FlexTensor;
 use burn::tensor::Shape;
 use rayon::prelude::*;
 
-use super::matmul::{Ptr, View, fill_rows, rows_of};
+use super::matmul::{Ptr, View, fill_rows, product_here, rows_of};
 
 /// Hidden values per block of rows (512 KB of f32), well inside a core's L2.
 const HIDDEN_BLOCK: usize = 1 << 17;
@@ -68,13 +68,17 @@ pub(super) fn mlp(x: &FlexTensor, [w1, b1, w2, b2]: [&FlexTensor; 4]) -> Option<
             // block writes only its own rows of `out`'s capacity, bias first, which gemm then
             // reads and adds to.
             unsafe {
+                // Row-major `[rows, cols]` matrices as gemm operands.
+                let rows = |p: *const f32, cols: usize| (p, 1, cols as isize);
                 let h = hidden.as_mut_ptr();
                 fill_rows(h, [m, f, f], b1.ptr.at(0), gemm::Parallelism::None);
-                product(m, [d, f], x.ptr.at(start * d), w1.ptr.at(0), h);
+                let (x, w1) = (rows(x.ptr.at(start * d), d), rows(w1.ptr.at(0), f));
+                product_here([m, f, d], (h, f), [x, w1], 1.0, true);
                 super::cpu::gelu_here(&mut hidden[..m * f]);
                 let o = dst.at(start * n);
                 fill_rows(o, [m, n, n], b2.ptr.at(0), gemm::Parallelism::None);
-                product(m, [f, n], hidden.as_ptr(), w2.ptr.at(0), o);
+                let (h, w2) = (rows(hidden.as_ptr(), f), rows(w2.ptr.at(0), n));
+                product_here([m, n, f], (o, n), [h, w2], 1.0, true);
             }
         })
     });
@@ -82,39 +86,6 @@ pub(super) fn mlp(x: &FlexTensor, [w1, b1, w2, b2]: [&FlexTensor; 4]) -> Option<
     unsafe { out.set_len(rows * n) };
     let dims = [leading, vec![n]].concat();
     Some(super::flex_tensor(Shape::from(dims), out))
-}
-
-/// `dst += lhs · rhs` on this thread, all three row-major: lhs `[m, k]`, rhs `[k, n]`, dst
-/// `[m, n]`.
-///
-/// # Safety
-/// Each pointer holds its matrix.
-unsafe fn product(m: usize, [k, n]: [usize; 2], lhs: *const f32, rhs: *const f32, dst: *mut f32) {
-    let (k_, n_) = (k as isize, n as isize);
-    // SAFETY: the caller's.
-    unsafe {
-        gemm::gemm(
-            m,
-            n,
-            k,
-            dst,
-            1,
-            n_,
-            true,
-            lhs,
-            1,
-            k_,
-            rhs,
-            1,
-            n_,
-            1.0,
-            1.0,
-            false,
-            false,
-            false,
-            gemm::Parallelism::None,
-        )
-    }
 }
 
 #[cfg(test)]
