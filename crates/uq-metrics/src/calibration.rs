@@ -1,4 +1,5 @@
-//! Top-label calibration: ECE (equal-width bins), adaptive ECE (equal-mass bins), reliability data.
+//! Calibration: top-label ECE (equal-width bins), adaptive ECE (equal-mass bins), class-wise ECE,
+//! reliability data.
 
 use serde::{Deserialize, Serialize};
 
@@ -27,6 +28,24 @@ pub struct ReliabilityBin {
 /// `[0, bins - 1]`, i.e. bins are `(b/B, (b+1)/B]` and `c = 0` falls in the first.
 pub fn ece(probs: &Probs, labels: &[usize], bins: usize) -> Result<f64> {
     Ok(weighted_gap(&equal_width(probs, labels, bins)?, probs.n()))
+}
+
+/// Class-wise ECE (Kull et al. 2019): for every class `k`, the ECE of the one-vs-rest forecast
+/// `p[k]` against `[y == k]` with `bins` equal-width bins on `p[k]` (bins as in [`ece`]),
+/// `sum_b (n_b / N) |freq_b - mean p_b|`; then the mean over classes. It sees every class's
+/// probability, where [`ece`] sees only the top label's. torch-uncertainty's
+/// `ClasswiseCalibrationError` (reduction `mean`) is the same sum with bins `[lo, hi)` and a bin of
+/// its own for `p = 1`: the two agree unless a probability lies exactly on a bin edge.
+pub fn classwise_ece(probs: &Probs, labels: &[usize], bins: usize) -> Result<f64> {
+    check_bins(bins)?;
+    check_labels(probs, labels)?;
+    let total: f64 = (0..probs.c())
+        .map(|k| {
+            let samples = probs.rows().zip(labels).map(|(row, &y)| (row[k], y == k));
+            weighted_gap(&binned(samples, bins), probs.n())
+        })
+        .sum();
+    Ok(total / probs.c() as f64)
 }
 
 /// Adaptive (equal-mass) ECE: samples sorted by top-label confidence ascending with a stable
@@ -102,13 +121,19 @@ fn check_bins(bins: usize) -> Result<()> {
 fn equal_width(probs: &Probs, labels: &[usize], bins: usize) -> Result<Vec<BinSums>> {
     check_bins(bins)?;
     check_labels(probs, labels)?;
+    Ok(binned(confidences(probs, labels), bins))
+}
+
+/// `(confidence, correct)` samples summed into `bins` equal-width bins `(b/B, (b+1)/B]`, the
+/// first also holding 0; `bins` is at least 1.
+fn binned(samples: impl IntoIterator<Item = (f64, bool)>, bins: usize) -> Vec<BinSums> {
     let mut groups: Vec<BinSums> = (0..bins).map(|_| BinSums::default()).collect();
-    for sample in confidences(probs, labels) {
+    for sample in samples {
         // Confidence is in [0, 1], so the ceiling fits a usize; c = 0 saturates to bin 0.
         let b = ((sample.0 * bins as f64).ceil() as usize).saturating_sub(1);
         groups[b.min(bins - 1)].add(sample);
     }
-    Ok(groups)
+    groups
 }
 
 /// `sum_b (n_b / n) |acc_b - conf_b|` over non-empty bins.

@@ -11,8 +11,11 @@ use crate::nonfinite::inf_if_null;
 
 /// A non-conformity score `s(x, y)`, higher = less like the training data. Sets are
 /// `{c : s(x, c) <= q}`, so `y` is in the set exactly when `s(x, y) <= q`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+///
+/// Written and parsed by name (`thr`, `aps`, `raps`), RAPS with its parameters when they are
+/// not the defaults: `raps(penalty=0.01, k_reg=5)`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub enum ConformalScore {
     /// Threshold / LAC (Sadinle et al. 2019): `1 - p[y]`; smallest sets on average.
     Thr,
@@ -20,17 +23,48 @@ pub enum ConformalScore {
     /// the classes ranked at or above `y`, ranking by `p` descending with ties to the lower
     /// index. Sets are a prefix of that ranking, possibly empty when `q < max p`.
     Aps,
+    /// Regularised APS (Angelopoulos et al. 2021), non-randomised: the APS score plus
+    /// [`Raps::penalty`] for every rank of `y` past [`Raps::k_reg`], which keeps rarely needed
+    /// low-ranked classes out of the sets and makes them smaller and more stable.
+    Raps(Raps),
+}
+
+/// RAPS's regulariser: `penalty * max(0, rank - k_reg)` is added to the APS score of the class at
+/// 1-based `rank`. The defaults are torch-uncertainty's (`penalty = 0.1`, `k_reg = 1`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Raps {
+    /// λ >= 0: the cost of each rank past `k_reg`; 0 gives APS.
+    pub penalty: f64,
+    /// Ranks up to this one go unpenalised.
+    pub k_reg: usize,
+}
+
+impl Default for Raps {
+    fn default() -> Self {
+        Self {
+            penalty: 0.1,
+            k_reg: 1,
+        }
+    }
 }
 
 impl ConformalScore {
-    /// Every variant, in declaration order.
-    pub const ALL: [Self; 2] = [Self::Thr, Self::Aps];
+    /// Every score, RAPS with its default parameters, in declaration order.
+    pub const ALL: [Self; 3] = [
+        Self::Thr,
+        Self::Aps,
+        Self::Raps(Raps {
+            penalty: 0.1,
+            k_reg: 1,
+        }),
+    ];
 
-    /// The name configs and the command line use.
+    /// The score's name, without parameters.
     pub fn name(self) -> &'static str {
         match self {
             Self::Thr => "thr",
             Self::Aps => "aps",
+            Self::Raps(_) => "raps",
         }
     }
 
@@ -38,21 +72,69 @@ impl ConformalScore {
     pub(crate) fn listed() -> String {
         Self::ALL.map(Self::name).join(", ")
     }
+
+    /// The score of every class of one row of probabilities.
+    fn class_scores(self, row: &[f64]) -> Vec<f64> {
+        match self {
+            Self::Thr => row.iter().map(|p| 1.0 - p).collect(),
+            Self::Aps => ranked_scores(row, |_| 0.0),
+            Self::Raps(r) => {
+                ranked_scores(row, |rank| r.penalty * rank.saturating_sub(r.k_reg) as f64)
+            }
+        }
+    }
 }
 
 impl std::fmt::Display for ConformalScore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+        match self {
+            Self::Raps(r) if *r != Raps::default() => {
+                write!(f, "raps(penalty={}, k_reg={})", r.penalty, r.k_reg)
+            }
+            other => f.write_str(other.name()),
+        }
     }
 }
 
 impl std::str::FromStr for ConformalScore {
-    type Err = crate::error::MetricsError;
+    type Err = MetricsError;
 
-    fn from_str(s: &str) -> crate::error::Result<Self> {
-        (Self::ALL.into_iter().find(|v| v.name() == s))
-            .ok_or_else(|| crate::error::MetricsError::UnknownConformalScore(s.to_string()))
+    fn from_str(s: &str) -> Result<Self> {
+        let unknown = || MetricsError::UnknownConformalScore(s.to_string());
+        let s = s.trim();
+        if let Some(args) = s.strip_prefix("raps(").and_then(|a| a.strip_suffix(')')) {
+            return parse_raps(args).map(Self::Raps).ok_or_else(unknown);
+        }
+        (Self::ALL.into_iter().find(|v| v.name() == s)).ok_or_else(unknown)
     }
+}
+
+impl TryFrom<String> for ConformalScore {
+    type Error = MetricsError;
+
+    fn try_from(s: String) -> Result<Self> {
+        s.parse()
+    }
+}
+
+impl From<ConformalScore> for String {
+    fn from(score: ConformalScore) -> Self {
+        score.to_string()
+    }
+}
+
+/// `penalty=<λ>, k_reg=<k>`, either key optional (its default then), λ finite and >= 0.
+fn parse_raps(args: &str) -> Option<Raps> {
+    let mut raps = Raps::default();
+    for pair in args.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=')?;
+        match key.trim() {
+            "penalty" => raps.penalty = value.trim().parse().ok()?,
+            "k_reg" => raps.k_reg = value.trim().parse().ok()?,
+            _ => return None,
+        }
+    }
+    (raps.penalty.is_finite() && raps.penalty >= 0.0).then_some(raps)
 }
 
 /// Coverage and size of conformal sets on a test set.
@@ -82,7 +164,7 @@ pub fn conformal_scores(
         .zip(labels)
         .map(|(row, &y)| match score {
             ConformalScore::Thr => 1.0 - row[y],
-            ConformalScore::Aps => class_scores_aps(row)[y],
+            _ => score.class_scores(row)[y],
         })
         .collect())
 }
@@ -117,10 +199,7 @@ pub fn prediction_sets(probs: &Probs, q: f64, score: ConformalScore) -> Vec<Vec<
     probs
         .rows()
         .map(|row| {
-            let scores = match score {
-                ConformalScore::Thr => row.iter().map(|p| 1.0 - p).collect(),
-                ConformalScore::Aps => class_scores_aps(row),
-            };
+            let scores = score.class_scores(row);
             (0..row.len()).filter(|&c| scores[c] <= q).collect()
         })
         .collect()
@@ -161,18 +240,18 @@ pub fn conformal(
 }
 
 /// APS score of every class of one row: the cumulative mass down the ranking, up to and
-/// including the class. One code path for calibration and sets, so `y in set <=> s <= q` holds
-/// exactly, rounding included.
-fn class_scores_aps(row: &[f64]) -> Vec<f64> {
+/// including the class, plus `penalty(rank)` at its 1-based rank (0 for APS). One code path for
+/// calibration and sets, so `y in set <=> s <= q` holds exactly, rounding included.
+fn ranked_scores(row: &[f64], penalty: impl Fn(usize) -> f64) -> Vec<f64> {
     let mut order: Vec<usize> = (0..row.len()).collect();
     // Stable sort: equal probabilities keep increasing class index (`+ 0.0` maps -0.0 to 0.0,
     // so signed zeros tie).
     order.sort_by(|&a, &b| (row[b] + 0.0).total_cmp(&(row[a] + 0.0)));
     let mut scores = vec![0.0; row.len()];
     let mut mass = 0.0;
-    for c in order {
+    for (rank, c) in order.into_iter().enumerate() {
         mass += row[c];
-        scores[c] = mass;
+        scores[c] = mass + penalty(rank + 1);
     }
     scores
 }

@@ -93,6 +93,23 @@ pub enum MetricsError {
         detector: &'static str,
         reason: String,
     },
+    /// The error of one ensemble member's part of a computation (the message includes it:
+    /// callers print errors by their message alone).
+    #[error("member {member}: {error}")]
+    Member {
+        member: usize,
+        error: Box<MetricsError>,
+    },
+}
+
+impl MetricsError {
+    /// This error, as member `member`'s.
+    pub fn in_member(self, member: usize) -> Self {
+        Self::Member {
+            member,
+            error: Box::new(self),
+        }
+    }
 }
 
 /// Shorthand for results of this crate.

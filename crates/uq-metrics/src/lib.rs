@@ -13,21 +13,24 @@
 //! - classification: [`accuracy`], [`nll`] (clipped at [`NLL_EPS`]), [`brier`] (multi-class),
 //!   [`top_label_confidence`];
 //! - calibration on the top label: [`ece`] (equal-width bins `(lo, hi]`), [`adaptive_ece`]
-//!   (equal-mass bins), [`reliability_diagram`];
-//! - selective classification: [`aurc`] (ties resolved by expectation), [`risk_coverage`];
+//!   (equal-mass bins), [`reliability_diagram`]; over every class: [`classwise_ece`];
+//! - selective classification: [`aurc`] and [`augrc`] (ties resolved by expectation),
+//!   [`risk_coverage`];
 //! - OOD detection, OOD positive, higher score = more OOD: [`auroc`], [`aupr_out`],
 //!   [`aupr_in`], [`fpr95`], or all four from one sort with [`ood_report`]; [`roc_curve`];
 //!   [`auroc_bootstrap`] for the spread test-set sampling alone gives an AUROC;
 //! - scores (higher = more OOD): [`score`] for any [`Score`] from a [`ScoreInput`];
 //! - feature-space OOD detectors ([`Detector`]: Mahalanobis, Relative Mahalanobis, ViM, KNN):
 //!   [`fit`] on the training split's [`Features`] `[N, D]` (and labels, and logits for ViM),
-//!   then [`Fitted::score`] (higher = more OOD); [`OodScore`] names either kind of score;
+//!   then [`Fitted::score`] (higher = more OOD); per ensemble member with [`fit_members`];
+//!   [`OodScore`] names either kind of score;
 //! - ensemble diversity: [`diversity`] gives a [`Diversity`] (disagreement, mutual information,
 //!   pairwise KL, and with labels the member accuracy and the gain of the ensemble over it);
 //! - temperature scaling: [`fit_temperature`] (or [`fit_ensemble_temperature`], one T for every
 //!   member) on held-out logits (search over
 //!   [`TEMPERATURE_RANGE`]), [`scale_logits`], [`softmax_probs`];
-//! - split conformal prediction with a [`ConformalScore`] (`thr` or `aps`):
+//! - split conformal prediction with a [`ConformalScore`] (`thr`, `aps` or `raps` with its
+//!   [`Raps`] regulariser):
 //!   [`conformal_scores`], [`conformal_threshold`], [`prediction_sets`], or coverage and set
 //!   size in a [`ConformalReport`] from [`conformal`];
 //! - statistics over seeds: [`mean_ci`] and [`paired`] give an [`Interval`] (mean, sample std,
@@ -56,10 +59,12 @@ mod stats;
 mod temperature;
 
 pub use bootstrap::{AurocBootstrap, auroc_bootstrap};
-pub use calibration::{DEFAULT_BINS, ReliabilityBin, adaptive_ece, ece, reliability_diagram};
+pub use calibration::{
+    DEFAULT_BINS, ReliabilityBin, adaptive_ece, classwise_ece, ece, reliability_diagram,
+};
 pub use classification::{NLL_EPS, accuracy, brier, nll, top_label_confidence};
 pub use conformal::{
-    ConformalReport, ConformalScore, conformal, conformal_scores, conformal_threshold,
+    ConformalReport, ConformalScore, Raps, conformal, conformal_scores, conformal_threshold,
     prediction_sets,
 };
 pub use decide::{
@@ -69,15 +74,15 @@ pub use decide::{
 pub use diversity::{Diversity, diversity};
 pub use error::{MetricsError, Result};
 pub use features::{
-    AUTO_SHRINK_BELOW, Detector, DetectorOptions, Fitted, NORM_EPS, OodScore, Shrinkage,
-    default_vim_dim, fit,
+    AUTO_SHRINK_BELOW, Detector, DetectorOptions, Fitted, FittedMembers, NORM_EPS, OodScore,
+    Shrinkage, default_vim_dim, fit, fit_members,
 };
 pub use input::{DEFAULT_SUM_TOL, Features, Logits, MemberProbs, Probs};
 pub use nonfinite::{inf_if_null, nan_if_null};
 pub use ood::{OodReport, aupr_in, aupr_out, auroc, fpr95, ood_report, roc_curve};
 pub use report::{Options, Report, evaluate};
 pub use scores::{Score, ScoreInput, score};
-pub use selective::{aurc, risk_coverage};
+pub use selective::{augrc, aurc, risk_coverage};
 pub use stats::{Interval, mean_ci, paired, t_quantile_975};
 pub use temperature::{
     TEMPERATURE_RANGE, fit_ensemble_temperature, fit_temperature, scale_logits, softmax_probs,

@@ -2,11 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::calibration::{DEFAULT_BINS, adaptive_ece, ece};
+use crate::calibration::{DEFAULT_BINS, adaptive_ece, classwise_ece, ece};
 use crate::classification::{accuracy, brier, check_labels, confidences, nll};
 use crate::error::Result;
 use crate::input::Probs;
-use crate::selective::aurc;
+use crate::selective::{augrc, aurc};
 
 /// Bin counts for [`evaluate`]; both default to [`DEFAULT_BINS`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,8 +36,12 @@ pub struct Report {
     pub brier: f64,
     pub ece: f64,
     pub aece: f64,
+    /// Class-wise ECE with `bins` equal-width bins.
+    pub classwise_ece: f64,
     /// AURC ranking samples by the MSP score `1 - max_c p[c]`.
     pub aurc: f64,
+    /// AUGRC, with the same ranking.
+    pub augrc: f64,
 }
 
 /// All [`Report`] metrics of `probs` against `labels`.
@@ -54,6 +58,8 @@ pub fn evaluate(probs: &Probs, labels: &[usize], opts: &Options) -> Result<Repor
         brier: brier(probs, labels)?,
         ece: ece(probs, labels, opts.bins)?,
         aece: adaptive_ece(probs, labels, opts.adaptive_bins)?,
+        classwise_ece: classwise_ece(probs, labels, opts.bins)?,
         aurc: aurc(&uncertainty, &correct)?,
+        augrc: augrc(&uncertainty, &correct)?,
     })
 }

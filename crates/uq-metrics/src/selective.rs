@@ -12,19 +12,48 @@ use crate::input::check_finite;
 /// errors, `risk(s + j) = (E_s + j e_g / n_g) / (s + j)` for `j = 1..n_g` (the mean over all
 /// orders of the group).
 pub fn aurc(uncertainty: &[f64], correct: &[bool]) -> Result<f64> {
+    let n = uncertainty.len() as f64;
+    let sum: f64 = expected_errors(uncertainty, correct)?
+        .map(|(k, errors)| errors / k as f64)
+        .sum();
+    Ok(sum / n)
+}
+
+/// AUGRC, the area under the generalized risk-coverage curve (Traub et al. 2024): as [`aurc`],
+/// but the risk at `k` is the joint probability of being kept and wrong, `errors(k) / N`, so
+/// `AUGRC = (1/N^2) sum_{k=1..N} errors(k)`. Unlike AURC it does not weigh the few most confident
+/// samples' errors up; 0 is a perfect ranking with no errors, and a random ranking at error rate
+/// `e` gives about `e / 2`. Ties are resolved by expectation, as in [`aurc`].
+///
+/// torch-uncertainty integrates the same curve by the trapezoid rule from coverage `1/N` and
+/// rescales by `N / (N - 1)`: with `g_k = errors(k) / N` its value is
+/// `(sum_k g_k - (g_1 + g_N) / 2) / (N - 1)`, which differs from this one by `O(1/N)`.
+pub fn augrc(uncertainty: &[f64], correct: &[bool]) -> Result<f64> {
+    let n = uncertainty.len() as f64;
+    let sum: f64 = expected_errors(uncertainty, correct)?
+        .map(|(_, errors)| errors)
+        .sum();
+    Ok(sum / (n * n))
+}
+
+/// For `k = 1..N`, the expected number of errors among the `k` most confident samples, ties
+/// resolved by expectation (see [`aurc`]).
+fn expected_errors(
+    uncertainty: &[f64],
+    correct: &[bool],
+) -> Result<impl Iterator<Item = (usize, f64)>> {
     let ranked = ranked(uncertainty, correct)?;
-    let (mut seen, mut errors, mut sum_risk) = (0usize, 0usize, 0.0);
+    let mut at = Vec::with_capacity(ranked.len());
+    let (mut seen, mut errors) = (0usize, 0usize);
     for group in ranked.chunk_by(|a, b| a.0 == b.0) {
         let size = group.len();
         let group_errors = group.iter().filter(|s| !s.1).count();
         let per_position = group_errors as f64 / size as f64;
-        for j in 1..=size {
-            sum_risk += (errors as f64 + j as f64 * per_position) / (seen + j) as f64;
-        }
+        at.extend((1..=size).map(|j| (seen + j, errors as f64 + j as f64 * per_position)));
         seen += size;
         errors += group_errors;
     }
-    Ok(sum_risk / ranked.len() as f64)
+    Ok(at.into_iter())
 }
 
 /// The risk-coverage curve as `(coverage, risk)` points, one per distinct uncertainty from the

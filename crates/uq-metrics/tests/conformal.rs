@@ -4,7 +4,7 @@
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use uq_metrics::{
-    ConformalReport, ConformalScore, Probs, accuracy, conformal, conformal_scores,
+    ConformalReport, ConformalScore, Probs, Raps, accuracy, conformal, conformal_scores,
     conformal_threshold, prediction_sets,
 };
 
@@ -36,6 +36,46 @@ fn draw(rng: &mut StdRng, n: usize, c: usize, beta: f64, label_beta: f64) -> (Pr
         labels.push(y.unwrap_or(c - 1));
     }
     (Probs::new(data, n, c).unwrap(), labels)
+}
+
+#[test]
+fn raps_by_hand() {
+    // Row [0.5, 0.3, 0.2]: APS masses 0.5, 0.8, 1.0 by rank; penalty 0.1 past rank 1 adds
+    // 0, 0.1, 0.2. Row [0.1, 0.6, 0.3] ranks 1, 2, 0.
+    let probs = Probs::new(vec![0.5, 0.3, 0.2, 0.1, 0.6, 0.3], 2, 3).unwrap();
+    let raps = ConformalScore::Raps(Raps {
+        penalty: 0.1,
+        k_reg: 1,
+    });
+    let s = conformal_scores(&probs, &[2, 0], raps).unwrap();
+    assert!(
+        (s[0] - 1.2).abs() < 1e-15 && (s[1] - 1.2).abs() < 1e-15,
+        "{s:?}"
+    );
+    // q = 0.95: row 0 keeps ranks 1 and 2 (0.5, 0.9); row 1 keeps 1 and 2 (0.6, 1.0 > 0.95: no).
+    let sets = prediction_sets(&probs, 0.95, raps);
+    assert_eq!(sets, [vec![0, 1], vec![1]]);
+    // Penalty 0 is APS, bit for bit; k_reg past the last rank is too.
+    let free = ConformalScore::Raps(Raps {
+        penalty: 0.0,
+        k_reg: 1,
+    });
+    let lax = ConformalScore::Raps(Raps {
+        penalty: 0.5,
+        k_reg: 3,
+    });
+    let aps = conformal_scores(&probs, &[2, 0], ConformalScore::Aps).unwrap();
+    assert_eq!(conformal_scores(&probs, &[2, 0], free).unwrap(), aps);
+    assert_eq!(conformal_scores(&probs, &[2, 0], lax).unwrap(), aps);
+    // Names round-trip, with the parameters when they are not the defaults.
+    assert_eq!(raps.to_string(), "raps");
+    assert_eq!(lax.to_string(), "raps(penalty=0.5, k_reg=3)");
+    assert_eq!(
+        "raps(penalty=0.5, k_reg=3)".parse::<ConformalScore>(),
+        Ok(lax)
+    );
+    assert_eq!("raps(k_reg=1)".parse::<ConformalScore>(), Ok(raps));
+    assert_eq!("raps".parse::<ConformalScore>(), Ok(raps));
 }
 
 #[test]

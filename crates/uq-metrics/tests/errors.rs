@@ -311,11 +311,24 @@ fn conformal_checks_alpha_calibration_and_classes() {
 
 #[test]
 fn unknown_conformal_score_names_list_the_known_ones() {
-    let err = "raps".parse::<ConformalScore>().unwrap_err();
-    assert_eq!(err, MetricsError::UnknownConformalScore("raps".into()));
+    let err = "rap".parse::<ConformalScore>().unwrap_err();
+    assert_eq!(err, MetricsError::UnknownConformalScore("rap".into()));
     let text = err.to_string();
     assert!(
-        text.contains("'raps'") && text.contains("thr, aps"),
+        text.contains("'rap'") && text.contains("thr, aps, raps"),
         "{text}"
     );
+    // RAPS's parameters: unknown keys, unparsable or negative values are refused whole.
+    for bad in [
+        "raps(lambda=0.1)",
+        "raps(penalty=x)",
+        "raps(penalty=-1)",
+        "raps(k_reg=1.5)",
+        "raps(penalty=0.1",
+    ] {
+        assert_eq!(
+            bad.parse::<ConformalScore>(),
+            Err(MetricsError::UnknownConformalScore(bad.into()))
+        );
+    }
 }

@@ -7,7 +7,7 @@ use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use serde::Deserialize;
 use uq_metrics::{
-    Detector, DetectorOptions, Features, Logits, MetricsError, Shrinkage, auroc, fit,
+    Detector, DetectorOptions, Features, Logits, MetricsError, Shrinkage, auroc, fit, fit_members,
 };
 
 const TOL: f64 = 1e-6;
@@ -169,6 +169,58 @@ fn mahalanobis_is_unchanged_by_an_invertible_affine_map_of_the_features() {
         let mapped = scores(detector, &map(&train), &labels, &map(&test), d, &options);
         close(&mapped, &plain, detector.name());
     }
+}
+
+#[test]
+fn member_detectors_average_the_members_own_detectors() {
+    let mut rng = StdRng::seed_from_u64(13);
+    let d = 4;
+    let features = |rng: &mut StdRng, n: usize| -> (Vec<Features>, Vec<usize>) {
+        let (a, labels) = blobs(rng, n, d, 3, 2.0);
+        let (b, _) = blobs(rng, n, d, 3, 2.0);
+        let member = |x: Vec<f64>| Features::new(x, n, d).unwrap();
+        (vec![member(a), member(b)], labels)
+    };
+    let (train, labels) = features(&mut rng, 120);
+    let (test, _) = features(&mut rng, 25);
+    let options = DetectorOptions {
+        knn_k: 5,
+        ..Default::default()
+    };
+    for detector in [Detector::Mahalanobis, Detector::Knn] {
+        let fitted = fit_members(detector, &train, &labels, None, &options).unwrap();
+        assert_eq!((fitted.m(), fitted.detector()), (2, detector));
+        let mean = fitted.score(&test, None).unwrap();
+        let alone: Vec<Vec<f64>> = (0..2)
+            .map(|k| {
+                let f = fit(detector, &train[k], &labels, None, &options).unwrap();
+                f.score(&test[k], None).unwrap()
+            })
+            .collect();
+        let expected: Vec<f64> = (0..25).map(|i| (alone[0][i] + alone[1][i]) / 2.0).collect();
+        assert_eq!(mean, expected, "{detector}");
+    }
+    // A member's failure names the member; a member count other than the fit's is refused.
+    let too_few = DetectorOptions {
+        knn_k: 500,
+        ..Default::default()
+    };
+    let err = fit_members(Detector::Knn, &train, &labels, None, &too_few)
+        .err()
+        .unwrap();
+    assert!(
+        err.to_string().starts_with("member 0: knn detector"),
+        "{err}"
+    );
+    let fitted = fit_members(Detector::Knn, &train, &labels, None, &options).unwrap();
+    assert!(matches!(
+        fitted.score(&test[..1], None),
+        Err(MetricsError::ShapeMismatch {
+            expected: 2,
+            found: 1,
+            ..
+        })
+    ));
 }
 
 #[test]

@@ -3,8 +3,8 @@
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use uq_metrics::{
-    Logits, MemberProbs, Options, Probs, Score, ScoreInput, adaptive_ece, aupr_in, aupr_out, aurc,
-    auroc, ece, evaluate, fpr95, ood_report, reliability_diagram, score,
+    Logits, MemberProbs, Options, Probs, Score, ScoreInput, adaptive_ece, augrc, aupr_in, aupr_out,
+    aurc, auroc, classwise_ece, ece, evaluate, fpr95, ood_report, reliability_diagram, score,
 };
 
 fn uniform(rng: &mut StdRng, n: usize) -> Vec<f64> {
@@ -211,6 +211,18 @@ fn aurc_of_order(errors: &[bool]) -> f64 {
     sum / errors.len() as f64
 }
 
+/// Naive AUGRC for one fixed ranking: the mean over k of (errors among the first k) / N.
+fn augrc_of_order(errors: &[bool]) -> f64 {
+    let n = errors.len() as f64;
+    let mut wrong = 0.0;
+    let mut sum = 0.0;
+    for &e in errors {
+        wrong += f64::from(u8::from(e));
+        sum += wrong / n;
+    }
+    sum / n
+}
+
 fn permutations(items: &[bool]) -> Vec<Vec<bool>> {
     if items.len() <= 1 {
         return vec![items.to_vec()];
@@ -239,16 +251,19 @@ fn aurc_with_ties_is_the_mean_over_orders_of_each_tie_group() {
             .collect()
     };
     let (a, b, c) = (errors(0.1), errors(0.2), errors(0.5));
-    let (mut total, mut count) = (0.0, 0);
+    let (mut total, mut total_g, mut count) = (0.0, 0.0, 0);
     for pa in permutations(&a) {
         for pc in permutations(&c) {
             let order: Vec<bool> = pa.iter().chain(&b).chain(&pc).copied().collect();
             total += aurc_of_order(&order);
+            total_g += augrc_of_order(&order);
             count += 1;
         }
     }
     let ours = aurc(&uncertainty, &correct).unwrap();
     assert!((ours - total / f64::from(count)).abs() < 1e-12);
+    let ours = augrc(&uncertainty, &correct).unwrap();
+    assert!((ours - total_g / f64::from(count)).abs() < 1e-12);
 }
 
 #[test]
@@ -261,9 +276,35 @@ fn aurc_without_ties_is_the_naive_curve_area() {
     let errors: Vec<bool> = order.iter().map(|&i| !correct[i]).collect();
     let naive = aurc_of_order(&errors);
     assert!((aurc(&uncertainty, &correct).unwrap() - naive).abs() < 1e-12);
-    // All correct: no risk anywhere; all wrong: risk 1 everywhere.
+    let naive = augrc_of_order(&errors);
+    assert!((augrc(&uncertainty, &correct).unwrap() - naive).abs() < 1e-12);
+    // All correct: no risk anywhere; all wrong: risk 1 everywhere, and the generalized risk
+    // grows from 1/N to 1, so its mean is (N + 1) / 2N.
     assert_eq!(aurc(&uncertainty, &[true; 50]).unwrap(), 0.0);
     assert_eq!(aurc(&uncertainty, &[false; 50]).unwrap(), 1.0);
+    assert_eq!(augrc(&uncertainty, &[true; 50]).unwrap(), 0.0);
+    assert!((augrc(&uncertainty, &[false; 50]).unwrap() - 51.0 / 100.0).abs() < 1e-15);
+}
+
+#[test]
+fn classwise_ece_by_hand() {
+    // Two bins: (0, 0.5] and (0.5, 1]. Class 0's forecasts 0.8, 0.4, 0.5 against [1, 1, 0]:
+    // bin 1 holds 0.4 (hit) and 0.5 (miss): |1 - 0.9|; bin 2 holds 0.8 (hit): |1 - 0.8|.
+    // Class 1's forecasts 0.2, 0.6, 0.5 against [0, 0, 1]: bin 1: 0.2 and 0.5 with one hit,
+    // |1 - 0.7|; bin 2: 0.6, no hit, |0 - 0.6|.
+    let probs = Probs::new(vec![0.8, 0.2, 0.4, 0.6, 0.5, 0.5], 3, 2).unwrap();
+    let labels = [0, 0, 1];
+    let class0 = (0.1 + 0.2) / 3.0;
+    let class1 = (0.3 + 0.6) / 3.0;
+    let got = classwise_ece(&probs, &labels, 2).unwrap();
+    assert!((got - (class0 + class1) / 2.0).abs() < 1e-15, "{got}");
+    // With two classes and one bin, each class's term is |freq - mean p| over all samples,
+    // and the two are equal (p1 = 1 - p0, [y = 1] = 1 - [y = 0]).
+    let one_bin = classwise_ece(&probs, &labels, 1).unwrap();
+    assert!(
+        (one_bin - ((2.0 - 1.7) / 3.0_f64).abs()).abs() < 1e-15,
+        "{one_bin}"
+    );
 }
 
 #[test]
@@ -278,7 +319,17 @@ fn evaluate_agrees_with_hand_computed_values() {
     let brier = (2.0 * 0.04 + 2.0 * 0.36 + 2.0 * 0.25) / 3.0;
     assert!((r.brier - brier).abs() < 1e-15);
     let json = serde_json::to_value(&r).unwrap();
-    for key in ["n", "accuracy", "nll", "brier", "ece", "aece", "aurc"] {
+    for key in [
+        "n",
+        "accuracy",
+        "nll",
+        "brier",
+        "ece",
+        "aece",
+        "classwise_ece",
+        "aurc",
+        "augrc",
+    ] {
         assert!(json.get(key).is_some(), "report lacks {key}");
     }
 }

@@ -15,15 +15,20 @@
 //! pseudo-inverse. A fit that cannot work (too few samples for an unshrunk covariance, k above
 //! the training set, a class without features) is a [`MetricsError::Detector`] naming the
 //! detector; non-finite features are refused when [`Features`] are built.
+//!
+//! For an ensemble, [`fit_members`] fits one detector per member and scores a sample by the
+//! mean of the members' scores.
 
 mod eigen;
 mod gaussian;
 mod knn;
 mod linalg;
+mod members;
 mod vim;
 
 pub use gaussian::AUTO_SHRINK_BELOW;
 pub use knn::NORM_EPS;
+pub use members::{FittedMembers, fit_members};
 pub use vim::default_vim_dim;
 
 use crate::error::{MetricsError, Result};
