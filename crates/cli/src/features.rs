@@ -55,11 +55,6 @@ struct Side {
     logits: Option<Vec<Logits>>,
 }
 
-/// Member `k`'s logits of a side, when given.
-fn logits(s: &Side, k: usize) -> Option<&Logits> {
-    s.logits.as_ref().map(|l| &l[k])
-}
-
 /// Each detector's OOD metrics, test features against OOD features.
 pub fn run(args: &FeatureArgs) -> Result<BTreeMap<&'static str, OodReport>, String> {
     let path = |p: &Option<PathBuf>, flag: &str| {
@@ -106,32 +101,16 @@ pub fn run(args: &FeatureArgs) -> Result<BTreeMap<&'static str, OodReport>, Stri
     let mut out = BTreeMap::new();
     for detector in detectors {
         let fail = |e: uq_metrics::MetricsError| format!("{e}");
-        let members = train.features.len();
-        let (mut id, mut od) = (
-            vec![0.0; test.features[0].n()],
-            vec![0.0; ood.features[0].n()],
-        );
-        for k in 0..members {
-            let fitted = uq_metrics::fit(
-                detector,
-                &train.features[k],
-                &labels,
-                logits(&train, k),
-                &options,
-            )
-            .map_err(fail)?;
-            let add = |sum: &mut Vec<f64>, side: &Side| -> Result<(), String> {
-                let s = fitted
-                    .score(&side.features[k], logits(side, k))
-                    .map_err(fail)?;
-                sum.iter_mut()
-                    .zip(s)
-                    .for_each(|(a, v)| *a += v / members as f64);
-                Ok(())
-            };
-            add(&mut id, &test)?;
-            add(&mut od, &ood)?;
-        }
+        let fitted = uq_metrics::fit_members(
+            detector,
+            &train.features,
+            &labels,
+            train.logits.as_deref(),
+            &options,
+        )
+        .map_err(fail)?;
+        let score = |side: &Side| fitted.score(&side.features, side.logits.as_deref());
+        let (id, od) = (score(&test).map_err(fail)?, score(&ood).map_err(fail)?);
         let report = uq_metrics::ood_report(&id, &od).map_err(fail)?;
         out.insert(detector.name(), report);
     }

@@ -2,11 +2,12 @@
 //! divides every logit. It changes confidence, never the argmax.
 //!
 //! For an ensemble one T divides every member's logits and the prediction stays the mean of the
-//! members' softmax ([`fit_ensemble_temperature`]), so T = 1 is the uncalibrated ensemble.
+//! members' softmax ([`fit_ensemble_temperature`], [`scaled_members`]), so T = 1 is the
+//! uncalibrated ensemble.
 
 use crate::classification::{check_labels_for, top_label};
 use crate::error::{MetricsError, Result};
-use crate::input::{Logits, Probs};
+use crate::input::{Logits, MemberProbs, Probs};
 
 /// The search range of [`fit_temperature`]: T in [0.05, 20].
 pub const TEMPERATURE_RANGE: (f64, f64) = (0.05, 20.0);
@@ -97,6 +98,27 @@ pub fn scale_logits(logits: &Logits, t: f64) -> Result<Logits> {
     }
     let data = logits.rows().flatten().map(|&z| z / t).collect();
     Logits::new(data, logits.n(), logits.c())
+}
+
+/// Each member's `softmax(z_m / t)`, as [`MemberProbs`] `[M, N, C]`: the members of a
+/// temperature-scaled ensemble, whose prediction is their mean. All members `[N, C]`.
+pub fn scaled_members(members: &[Logits], t: f64) -> Result<MemberProbs> {
+    let first = members
+        .first()
+        .ok_or(MetricsError::Empty { what: "members" })?;
+    let (n, c) = (first.n(), first.c());
+    let mut flat = Vec::with_capacity(members.len() * n * c);
+    for z in members {
+        if (z.n(), z.c()) != (n, c) {
+            return Err(MetricsError::ShapeMismatch {
+                what: "a member's logits (N·C, as the first member's)",
+                expected: n * c,
+                found: z.n() * z.c(),
+            });
+        }
+        flat.extend(softmax_probs(&scale_logits(z, t)?).rows().flatten());
+    }
+    MemberProbs::new(flat, members.len(), n, c)
 }
 
 /// Row-wise softmax, `exp(z - max z) / sum exp(z - max z)`: no overflow for any finite logits,

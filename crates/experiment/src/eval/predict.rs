@@ -5,7 +5,7 @@ use burn::tensor::activation::softmax;
 use burn::tensor::{Device, Tensor};
 use seam::EnsembleModel;
 use train::Data;
-use uq_metrics::{Features, Logits, MemberProbs, scale_logits, softmax_probs};
+use uq_metrics::{Features, Logits, MemberProbs, scale_logits, scaled_members};
 
 use crate::error::{ErrorContext, ExperimentError, Result};
 
@@ -29,18 +29,8 @@ impl Predictions {
         let member_logits = (self.member_logits.iter())
             .map(|z| scale_logits(z, t))
             .collect::<Result<Vec<_>, _>>()?;
-        let (n, c) = (self.logits.n(), self.logits.c());
-        let flat: Vec<f64> = (member_logits.iter())
-            .flat_map(|z| {
-                softmax_probs(z)
-                    .rows()
-                    .flatten()
-                    .copied()
-                    .collect::<Vec<_>>()
-            })
-            .collect();
         Ok(Self {
-            members: MemberProbs::new(flat, member_logits.len(), n, c)?,
+            members: scaled_members(&self.member_logits, t)?,
             member_logits,
             logits: scale_logits(&self.logits, t)?,
             labels: self.labels.clone(),

@@ -53,33 +53,17 @@ fn detector_scores(
     test: &Predictions,
     ood: &[Predictions],
 ) -> Result<SetScores> {
-    let members = train.member_features.len();
-    let sets: Vec<&Predictions> = std::iter::once(test).chain(ood).collect();
-    let mut sums: Vec<Vec<f64>> = sets.iter().map(|p| vec![0.0; p.labels.len()]).collect();
-    let options = DetectorOptions::default();
-    for k in 0..members {
-        let fitted = uq_metrics::fit(
-            detector,
-            &train.member_features[k],
-            &train.labels,
-            Some(&train.member_logits[k]),
-            &options,
-        )
-        .context(format!("member {k}, fitted on the training split"))?;
-        for (sum, set) in sums.iter_mut().zip(&sets) {
-            let features = set
-                .member_features
-                .get(k)
-                .ok_or_else(|| ExperimentError::invalid(format!("member {k} gave no features")))?;
-            let s = fitted.score(features, Some(&set.member_logits[k]))?;
-            sum.iter_mut().zip(s).for_each(|(acc, v)| *acc += v);
-        }
-    }
-    let mut means = sums
-        .into_iter()
-        .map(|s| s.into_iter().map(|v| v / members as f64).collect());
+    let fitted = uq_metrics::fit_members(
+        detector,
+        &train.member_features,
+        &train.labels,
+        Some(&train.member_logits),
+        &DetectorOptions::default(),
+    )
+    .context("fitted on the training split")?;
+    let score = |p: &Predictions| fitted.score(&p.member_features, Some(&p.member_logits));
     Ok(SetScores {
-        id: means.next().unwrap_or_default(),
-        ood: means.collect(),
+        id: score(test)?,
+        ood: ood.iter().map(score).collect::<std::result::Result<_, _>>()?,
     })
 }
