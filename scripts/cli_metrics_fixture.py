@@ -39,7 +39,8 @@ np.save(out / "ood_probs.npy", ood)
 p = members.astype(np.float64).mean(0)
 q = ood.astype(np.float64).mean(0)
 case = ref.classification_case("cli", p, labels)["expected"]
-expected = {k: case[k] for k in ("accuracy", "nll", "brier", "ece", "aece", "aurc")}
+keys = ("accuracy", "nll", "brier", "ece", "aece", "classwise_ece", "aurc", "augrc")
+expected = {k: case[k] for k in keys}
 expected.update(ref.ood_reference(1 - p.max(1), 1 - q.max(1)))
 (out / "expected.json").write_text(json.dumps({k: float(v) for k, v in expected.items()}, indent=1) + "\n")
 print(json.dumps({k: float(v) for k, v in expected.items()}, indent=1))

@@ -82,6 +82,34 @@ def adaptive_ece(probs, labels, bins):
     return total
 
 
+def classwise_ece(probs, labels, bins):
+    """Mean over classes k of the ECE of the forecast p[:, k] against [y == k], in the crate's
+    bins (lo, hi] (p = 0 in the first)."""
+    n, c = probs.shape
+    total = 0.0
+    for k in range(c):
+        p, hit = probs[:, k], (labels == k).astype(float)
+        idx = np.clip(np.ceil(p * bins).astype(np.int64) - 1, 0, bins - 1)
+        total += sum(abs(hit[idx == b].sum() - p[idx == b].sum()) / n for b in range(bins))
+    return total / c
+
+
+def augrc(uncertainty, correct):
+    """Mean over k of (errors among the k least uncertain samples) / N, ties spread evenly as
+    in aurc below: the area under the generalized risk-coverage curve."""
+    u = np.asarray(uncertainty, dtype=float) + 0.0
+    err = 1.0 - np.asarray(correct, dtype=float)
+    n = len(u)
+    order = np.argsort(u, kind="stable")
+    values = u[order]
+    total = 0.0
+    for k in range(1, n + 1):
+        v = values[k - 1]
+        before, group = u < v, u == v
+        total += (err[before].sum() + (k - before.sum()) * err[group].mean()) / n
+    return total / n
+
+
 def aurc(uncertainty, correct):
     """Mean over k of the error rate among the k least uncertain samples; within a group of
     equal uncertainty the errors are spread evenly (expectation over the group's orders)."""
@@ -124,7 +152,9 @@ def classification_case(name, probs, labels, bins=15, adaptive_bins=15):
             "brier": float(np.mean(np.sum((probs - onehot) ** 2, axis=1))),
             "ece": ece(probs, labels, bins),
             "aece": adaptive_ece(probs, labels, adaptive_bins),
+            "classwise_ece": classwise_ece(probs, labels, bins),
             "aurc": aurc(1.0 - conf, correct),
+            "augrc": augrc(1.0 - conf, correct),
             "reliability": reliability(probs, labels, bins),
         },
     }

@@ -101,7 +101,7 @@ fn conformal_threshold(
         crate::arrays::probs("probs", &probs)?,
         crate::arrays::labels("labels", &labels)?,
     );
-    uq_metrics::conformal_threshold(&p, &y, score, alpha).map_err(|e| metric_error("alpha", e))
+    uq_metrics::conformal_threshold(&p, &y, score, alpha).map_err(|e| metric_error("labels", e))
 }
 
 /// The prediction sets at threshold `threshold` as a boolean mask `[N, C]`.

@@ -5,7 +5,7 @@ use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyReadonlyArray3,
 };
 use pyo3::prelude::*;
-use uq_metrics::{Options, Score, ScoreInput};
+use uq_metrics::{MetricsError, Options, Score, ScoreInput};
 
 use crate::arrays::{finite, labels, metric_error, probs, to_python};
 
@@ -115,7 +115,10 @@ fn selective(
     metric: fn(&[f64], &[bool]) -> uq_metrics::Result<f64>,
 ) -> PyResult<f64> {
     let u = finite("uncertainty", uncertainty)?;
-    metric(&u, &correct.as_array().to_vec()).map_err(|e| metric_error("correct", e))
+    metric(&u, &correct.as_array().to_vec()).map_err(|e| match e {
+        MetricsError::ShapeMismatch { .. } => metric_error("correct", e),
+        _ => metric_error("uncertainty", e),
+    })
 }
 
 /// Area under the risk-coverage curve (ties by expectation).
@@ -136,6 +139,14 @@ fn augrc(
     selective(&uncertainty, &correct, uq_metrics::augrc)
 }
 
+/// An OOD metric's error, naming the side it is about.
+fn ood_error(e: MetricsError) -> PyErr {
+    match &e {
+        MetricsError::MissingClass { missing: "ID" } => metric_error("id_scores", e),
+        _ => metric_error("ood_scores", e),
+    }
+}
+
 /// AUROC, AUPR-In, AUPR-Out and FPR95 from one sort, OOD positive, higher score = more OOD.
 #[pyfunction]
 fn ood_report<'py>(
@@ -147,7 +158,7 @@ fn ood_report<'py>(
     let ood = finite("ood_scores", &ood_scores)?;
     let report = py
         .detach(|| uq_metrics::ood_report(&id, &ood))
-        .map_err(|e| metric_error("scores", e))?;
+        .map_err(ood_error)?;
     to_python(py, &report)
 }
 
@@ -160,7 +171,7 @@ fn roc_curve<'py>(
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let id = finite("id_scores", &id_scores)?;
     let ood = finite("ood_scores", &ood_scores)?;
-    let points = uq_metrics::roc_curve(&id, &ood).map_err(|e| metric_error("scores", e))?;
+    let points = uq_metrics::roc_curve(&id, &ood).map_err(ood_error)?;
     let flat: Vec<f64> = points.iter().flat_map(|&(x, y)| [x, y]).collect();
     let array = ndarray::Array2::from_shape_vec((points.len(), 2), flat)
         .unwrap_or_else(|_| unreachable!("two values a point"));
@@ -180,17 +191,20 @@ fn auroc_bootstrap<'py>(
     let ood = finite("ood_scores", &ood_scores)?;
     let r = py
         .detach(|| uq_metrics::auroc_bootstrap(&id, &ood, resamples, seed))
-        .map_err(|e| metric_error("scores", e))?;
+        .map_err(ood_error)?;
     to_python(py, &r)
 }
 
-/// The members' mean probabilities `[N, C]` of `[M, N, C]`.
+/// The members' mean probabilities `[N, C]` of `[M, N, C]`, every row checked; errors name
+/// the argument `name`.
 #[pyfunction]
+#[pyo3(signature = (members, name="members"))]
 fn member_mean<'py>(
     py: Python<'py>,
     members: PyReadonlyArray3<'py, f64>,
+    name: &str,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let m = crate::arrays::members("members", &members)?;
+    let m = crate::arrays::members(name, &members)?;
     Ok(m.mean().view().to_owned().into_pyarray(py))
 }
 
@@ -206,7 +220,12 @@ fn diversity<'py>(
     let y = labels
         .map(|l| crate::arrays::labels("labels", &l))
         .transpose()?;
-    let d = uq_metrics::diversity(&m, y.as_deref()).map_err(|e| metric_error("members", e))?;
+    let d = uq_metrics::diversity(&m, y.as_deref()).map_err(|e| match e {
+        MetricsError::LabelOutOfRange { .. } | MetricsError::ShapeMismatch { .. } => {
+            metric_error("labels", e)
+        }
+        _ => metric_error("members", e),
+    })?;
     to_python(py, &d)
 }
 
@@ -235,7 +254,16 @@ fn score<'py>(
         members: m.as_ref(),
         logits: z.as_ref(),
     };
-    let s = uq_metrics::score(kind, &input).map_err(|e| metric_error("name", e))?;
+    let s = uq_metrics::score(kind, &input).map_err(|e| match &e {
+        MetricsError::MissingInput { needs, .. } if needs.contains("logits") => {
+            metric_error("logits", e)
+        }
+        MetricsError::MissingInput { needs, .. } if needs.starts_with("member") => {
+            metric_error("members", e)
+        }
+        MetricsError::MissingInput { .. } => metric_error("probs", e),
+        _ => metric_error("name", e),
+    })?;
     Ok(s.into_pyarray(py))
 }
 

@@ -3,13 +3,19 @@ takes, with errors that name the argument. No metric is computed here."""
 
 from __future__ import annotations
 
+import contextlib
+import operator
+
 import numpy as np
 
 from ._native import UqformerError
 
 
-def floats(name: str, value, ndim: int | tuple[int, ...]) -> np.ndarray:
-    """`value` as a C-contiguous float64 array of `ndim` axes (or one of several)."""
+def floats(
+    name: str, value, ndim: int | tuple[int, ...], shapes: dict[int, str] | None = None
+) -> np.ndarray:
+    """`value` as a C-contiguous float64 array of `ndim` axes (or one of several); `shapes`
+    names the layouts in errors (default `[N]`, `[N, C]`, `[M, N, C]`)."""
     try:
         array = np.asarray(value)
     except Exception as e:  # ragged lists and the like
@@ -22,8 +28,8 @@ def floats(name: str, value, ndim: int | tuple[int, ...]) -> np.ndarray:
         raise UqformerError(f"{name}: dtype {array.dtype}; expected real numbers")
     allowed = (ndim,) if isinstance(ndim, int) else ndim
     if array.ndim not in allowed:
-        shapes = " or ".join(_SHAPES[d] for d in allowed)
-        raise UqformerError(f"{name}: shape {array.shape}; expected {shapes}")
+        names = " or ".join((shapes or _SHAPES)[d] for d in allowed)
+        raise UqformerError(f"{name}: shape {array.shape}; expected {names}")
     return np.ascontiguousarray(array, dtype=np.float64)
 
 
@@ -56,10 +62,34 @@ def flags(name: str, value, n: int) -> np.ndarray:
     return np.ascontiguousarray(array)
 
 
-def members(name: str, value, ndim_single: int = 2) -> np.ndarray:
+def members(name: str, value, shapes: dict[int, str] | None = None) -> np.ndarray:
     """`[N, ·]` as one member `[1, N, ·]`, or `[M, N, ·]` as it is."""
-    array = floats(name, value, (ndim_single, ndim_single + 1))
-    return array[None] if array.ndim == ndim_single else array
+    array = floats(name, value, (2, 3), shapes)
+    return array[None] if array.ndim == 2 else array
+
+
+def count(name: str, value, minimum: int = 0) -> int:
+    """An integer option of at least `minimum`."""
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise UqformerError(f"{name}: {value!r}; expected an integer") from None
+    if number < minimum:
+        raise UqformerError(f"{name}: {number}; expected an integer >= {minimum}")
+    return number
+
+
+@contextlib.contextmanager
+def renamed(names: dict[str, str]):
+    """Errors of the native layer, which names its own arguments, renamed to the caller's."""
+    try:
+        yield
+    except UqformerError as e:
+        native, _, rest = str(e).partition(": ")
+        if native in names:
+            raise UqformerError(f"{names[native]}: {rest}") from None
+        raise
 
 
 _SHAPES = {1: "[N]", 2: "[N, C]", 3: "[M, N, C]"}
+FEATURES = {2: "[N, D]", 3: "[M, N, D]"}

@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _args, _native
+from .metrics import mean_probs
 
 
 def fit_temperature(val_logits: ArrayLike, val_labels: ArrayLike) -> float:
@@ -16,7 +17,9 @@ def fit_temperature(val_logits: ArrayLike, val_labels: ArrayLike) -> float:
     [0.05, 20]. `val_logits` `[N, C]`, or `[M, N, C]` for an ensemble: one T divides every
     member's logits and the prediction is the mean of the members' softmax (as runs fit it)."""
     z = _args.members("val_logits", val_logits)
-    return _native.fit_temperature(z, _args.labels("val_labels", val_labels, z.shape[1]))
+    y = _args.labels("val_labels", val_labels, z.shape[1])
+    with _args.renamed({"logits": "val_logits", "labels": "val_labels"}):
+        return _native.fit_temperature(z, y)
 
 
 def temperature_scale(logits: ArrayLike, temperature: float) -> np.ndarray:
@@ -39,7 +42,9 @@ class Conformal:
 
     `score`: `thr` (1 - p of the label: the smallest sets), `aps` (the probability mass ranked
     at or above the label) or `raps` (APS plus `penalty` for each rank past `k_reg`: smaller,
-    steadier sets; defaults 0.1 and 1). Scores are not randomised, so sets are deterministic.
+    steadier sets; defaults 0.1 and 1, torch-uncertainty's). RAPS may also be named with its
+    parameters, as experiment files and summary.json write it: `raps(penalty=0.05, k_reg=2)`.
+    Scores are not randomised, so sets are deterministic.
 
     `calibrate` on held-out probabilities and labels fixes the threshold: the
     `ceil((n + 1)(1 - alpha))`-th smallest calibration score (+inf when n is too small), which
@@ -58,17 +63,18 @@ class Conformal:
         self.threshold: Optional[float] = None
 
     def _options(self):
-        return self.score, self.penalty, self.k_reg
+        k_reg = None if self.k_reg is None else _args.count("k_reg", self.k_reg)
+        return self.score, self.penalty, k_reg
 
     def scores(self, probs: ArrayLike, labels: ArrayLike) -> np.ndarray:
         """The non-conformity score of each sample's label."""
-        p = _probs("probs", probs)
+        p = mean_probs(probs)
         return _native.conformal_scores(
             p, _args.labels("labels", labels, len(p)), *self._options()
         )
 
     def calibrate(self, probs: ArrayLike, labels: ArrayLike) -> "Conformal":
-        p = _probs("probs", probs)
+        p = mean_probs(probs)
         score, penalty, k_reg = self._options()
         self.threshold = _native.conformal_threshold(
             p, _args.labels("labels", labels, len(p)), score, self.alpha, penalty, k_reg
@@ -78,16 +84,17 @@ class Conformal:
     def predict(self, probs: ArrayLike) -> np.ndarray:
         if self.threshold is None:
             raise _native.UqformerError("predict: not calibrated; call calibrate first")
-        return _native.prediction_sets(_probs("probs", probs), self.threshold, *self._options())
+        return _native.prediction_sets(mean_probs(probs), self.threshold, *self._options())
 
     def evaluate(self, probs: ArrayLike, labels: ArrayLike) -> dict:
         """Coverage (the fraction of labels in their set) and mean set size."""
         sets = self.predict(probs)
         y = _args.labels("labels", labels, len(sets))
-        if np.any(y >= sets.shape[1]):
-            i = int(np.argmax(y >= sets.shape[1]))
+        bad = (y < 0) | (y >= sets.shape[1])
+        if np.any(bad):
+            i = int(np.argmax(bad))
             raise _native.UqformerError(
-                f"labels: [{i}] = {y[i]}; expected a class below {sets.shape[1]}"
+                f"labels: [{i}] = {y[i]}; expected a class from 0 to {sets.shape[1] - 1}"
             )
         return {
             "coverage": float(sets[np.arange(len(y)), y].mean()),
@@ -107,8 +114,8 @@ def conformal(
 ) -> ConformalReport:
     """Calibrate on one split and measure on another in one call, exactly as runs do:
     `threshold`, `coverage` and mean `set_size`."""
-    cal = _probs("cal_probs", cal_probs)
-    test = _probs("test_probs", test_probs)
+    cal = mean_probs(cal_probs, "cal_probs")
+    test = mean_probs(test_probs, "test_probs")
     return _native.conformal(
         cal,
         _args.labels("cal_labels", cal_labels, len(cal)),
@@ -120,7 +127,3 @@ def conformal(
         k_reg,
     )
 
-
-def _probs(name: str, probs: ArrayLike) -> np.ndarray:
-    array = _args.floats(name, probs, (2, 3))
-    return _native.member_mean(array) if array.ndim == 3 else array

@@ -30,10 +30,10 @@ class Report(TypedDict):
     augrc: float
 
 
-def mean_probs(probs: ArrayLike) -> np.ndarray:
-    """`[N, C]` as it is, or the members' mean of `[M, N, C]` (every member row checked)."""
-    array = _args.floats("probs", probs, (2, 3))
-    return _native.member_mean(array) if array.ndim == 3 else array
+def mean_probs(probs: ArrayLike, name: str = "probs") -> np.ndarray:
+    """`[N, C]` as it is, or the members' mean of `[M, N, C]`; every row checked (finite, in
+    [0, 1], summing to 1), errors naming `name`."""
+    return _native.member_mean(_args.members(name, probs), name)
 
 
 def _pair(probs: ArrayLike, labels: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -58,23 +58,23 @@ def brier(probs: ArrayLike, labels: ArrayLike) -> float:
 
 def ece(probs: ArrayLike, labels: ArrayLike, bins: int = DEFAULT_BINS) -> float:
     """Top-label expected calibration error, equal-width bins `(lo, hi]`."""
-    return _native.ece(*_pair(probs, labels), bins)
+    return _native.ece(*_pair(probs, labels), _args.count("bins", bins))
 
 
 def adaptive_ece(probs: ArrayLike, labels: ArrayLike, bins: int = DEFAULT_BINS) -> float:
     """Top-label ECE with equal-mass bins."""
-    return _native.adaptive_ece(*_pair(probs, labels), bins)
+    return _native.adaptive_ece(*_pair(probs, labels), _args.count("bins", bins))
 
 
 def classwise_ece(probs: ArrayLike, labels: ArrayLike, bins: int = DEFAULT_BINS) -> float:
     """Class-wise ECE: the mean over classes of the ECE of each one-vs-rest forecast `p[k]`
     against `[y == k]`, equal-width bins on `p[k]`."""
-    return _native.classwise_ece(*_pair(probs, labels), bins)
+    return _native.classwise_ece(*_pair(probs, labels), _args.count("bins", bins))
 
 
 def evaluate(probs: ArrayLike, labels: ArrayLike, bins: int = DEFAULT_BINS) -> Report:
     """Every metric above at once, ranking samples by MSP for AURC and AUGRC."""
-    return _native.evaluate(*_pair(probs, labels), bins)
+    return _native.evaluate(*_pair(probs, labels), _args.count("bins", bins))
 
 
 def reliability_diagram(
@@ -82,7 +82,7 @@ def reliability_diagram(
 ) -> list[dict]:
     """The equal-width bins of ECE: `lo`, `hi`, `count`, mean `confidence` and `accuracy`
     (None when empty)."""
-    return _native.reliability_diagram(*_pair(probs, labels), bins)
+    return _native.reliability_diagram(*_pair(probs, labels), _args.count("bins", bins))
 
 
 def _selective(uncertainty: ArrayLike, correct: ArrayLike):

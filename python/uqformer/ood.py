@@ -59,7 +59,9 @@ def auroc_bootstrap(
 ) -> dict:
     """The AUROC over bootstrap resamples of both sets (seeded): the spread that sampling the
     test sets alone gives."""
-    return _native.auroc_bootstrap(*_sides(id_scores, ood_scores), resamples, seed)
+    return _native.auroc_bootstrap(
+        *_sides(id_scores, ood_scores), _args.count("resamples", resamples), _args.count("seed", seed)
+    )
 
 
 SCORES: dict[str, str] = dict(_native.scores())
@@ -74,8 +76,13 @@ def score(
 ) -> np.ndarray:
     """An output-space OOD score per sample (higher = more OOD), one of `SCORES`: `msp` and
     `entropy` read `probs` (or the members' mean), `mutual_info`, `disagreement` and
-    `member_variance` read `members` `[M, N, C]`, `max_logit` and `energy` read `logits`."""
-    p = None if probs is None else _args.floats("probs", probs, 2)
+    `member_variance` read `members` `[M, N, C]`, `max_logit` and `energy` read `logits`.
+    `probs` of shape `[M, N, C]` are taken as the members, as the metrics take them."""
+    p = None if probs is None else _args.floats("probs", probs, (2, 3))
+    if p is not None and p.ndim == 3:
+        if members is not None:
+            raise _native.UqformerError("probs: [M, N, C] probs are members; members was given too")
+        p, members = None, p
     m = None if members is None else _args.floats("members", members, 3)
     z = None if logits is None else _args.floats("logits", logits, 2)
     return _native.score(name, p, m, z)
@@ -114,18 +121,24 @@ class FeatureDetector:
     def fit(
         self, features: ArrayLike, labels: ArrayLike, logits: Optional[ArrayLike] = None
     ) -> "FeatureDetector":
-        x = _args.members("features", features)
+        x = _args.members("features", features, _args.FEATURES)
         y = _args.labels("labels", labels, x.shape[1])
         z = None if logits is None else self._logits(logits, x)
-        self._fitted = _native.fit_detector(
-            self.name, x, y, z, self.k, self.vim_dim, self.shrinkage
-        )
+        # Options checked here so that errors name them (the native fit names the detector).
+        n, d = x.shape[1], x.shape[2]
+        k = _args.count("k", self.k, 1)
+        if self.name == "knn" and k > n:
+            raise _native.UqformerError(f"k: {k}; expected 1 to the {n} training features")
+        vim_dim = None if self.vim_dim is None else _args.count("vim_dim", self.vim_dim, 1)
+        if self.name == "vim" and vim_dim is not None and vim_dim >= d:
+            raise _native.UqformerError(f"vim_dim: {vim_dim}; expected 1 to {d - 1} (width {d})")
+        self._fitted = _native.fit_detector(self.name, x, y, z, k, vim_dim, self.shrinkage)
         return self
 
     def score(self, features: ArrayLike, logits: Optional[ArrayLike] = None) -> np.ndarray:
         if self._fitted is None:
             raise _native.UqformerError("score: the detector is not fitted; call fit first")
-        x = _args.members("features", features)
+        x = _args.members("features", features, _args.FEATURES)
         z = None if logits is None else self._logits(logits, x)
         return self._fitted.score(x, z)
 

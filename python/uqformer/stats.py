@@ -60,7 +60,7 @@ def holm(p_values: ArrayLike) -> np.ndarray:
 
 def detectable_difference(std: float, n: int) -> float:
     """The smallest true mean difference a paired t-test detects from `n` seeds at `std`."""
-    return _native.detectable_difference(float(std), int(n))
+    return _native.detectable_difference(float(std), _args.count("n", n))
 
 
 def seeds_needed(std: float, margin: float) -> Optional[int]:
@@ -75,7 +75,8 @@ def compare(
     """One paired comparison of a metric over seeds (`method[i]` and `reference[i]` from seed
     i): the interval of the differences, the tests and the verdict."""
     a, b = _args.floats("method", method, 1), _args.floats("reference", reference, 1)
-    interval = paired(a, b)
+    with _args.renamed({"a": "method", "b": "reference"}):
+        interval = paired(a, b)
     tests = paired_test(a - b, margin)
     return {
         **interval,

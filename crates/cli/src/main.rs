@@ -10,8 +10,10 @@ mod list;
 mod metrics;
 mod npy;
 mod plan;
+mod recalibrate;
 mod redraw;
 mod run;
+mod saved;
 mod worker;
 
 use std::process::ExitCode;
@@ -42,8 +44,9 @@ enum Command {
     /// A run's training jobs as JSON lines (id, seed, job, stage, needs, what, cost), for
     /// `run --shard`.
     Plan(plan::PlanArgs),
-    /// Evaluate saved predictions (.npy): accuracy, NLL, Brier, ECE, AECE, AURC and, with OOD
-    /// predictions, AUROC, AUPR-In, AUPR-Out, FPR95.
+    /// Evaluate saved predictions (.npy): accuracy, NLL, Brier, ECE, AECE, class-wise ECE, AURC,
+    /// AUGRC; with OOD predictions AUROC, AUPR-In, AUPR-Out, FPR95; with a validation split a
+    /// fitted temperature and conformal sets.
     Metrics(metrics::MetricsArgs),
     /// One training job of a run (started by `run --workers`).
     #[command(hide = true)]

@@ -4,11 +4,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use ndarray::{ArrayD, Axis, Dimension, Ix2, Ix3};
-use uq_metrics::{Logits, MemberProbs, Options, Probs, Score, ScoreInput};
+use uq_metrics::{Options, Score, ScoreInput};
 
 use crate::features::{self, FeatureArgs};
-use crate::npy::{load_labels, read_floats};
+use crate::npy::load_labels;
+use crate::recalibrate::{self, Recalibrated, Test, ValArgs};
+use crate::saved::{Side, load_side};
 
 #[derive(Args, Debug)]
 pub struct MetricsArgs {
@@ -39,13 +40,8 @@ pub struct MetricsArgs {
     json: bool,
     #[command(flatten)]
     features: FeatureArgs,
-}
-
-/// Predictions of one side (ID or OOD): mean probabilities, members if any, logits if given.
-struct Side {
-    probs: Probs,
-    members: Option<MemberProbs>,
-    logits: Option<Logits>,
+    #[command(flatten)]
+    val: ValArgs,
 }
 
 pub fn run(args: &MetricsArgs) -> crate::error::Result<()> {
@@ -86,14 +82,7 @@ fn probability_metrics(
         adaptive_bins: args.bins,
     };
     let report = uq_metrics::evaluate(&id.probs, &labels, &opts).map_err(|e| e.to_string())?;
-    let mut values = BTreeMap::from([
-        ("accuracy", report.accuracy),
-        ("nll", report.nll),
-        ("brier", report.brier),
-        ("ece", report.ece),
-        ("aece", report.aece),
-        ("aurc", report.aurc),
-    ]);
+    let mut values = report_values(&report);
     if let Some(path) = &args.ood_probs {
         let ood = load_side(path, args.ood_logits.as_deref())?;
         if ood.probs.c() != id.probs.c() {
@@ -119,15 +108,47 @@ fn probability_metrics(
     } else if args.ood_logits.is_some() {
         return Err("--ood-logits needs --ood-probs".into());
     }
+    let recalibrated = match args.val.given() {
+        true => Some(recalibrate::run(
+            &args.val,
+            &Test {
+                probs: &id.probs,
+                labels: &labels,
+                probs_path: probs,
+                logits_path: args.logits.as_deref(),
+            },
+            args.bins,
+        )?),
+        false => None,
+    };
     if !args.json {
+        let ood = args.ood_probs.is_some();
         println!(
             "{}",
-            table(&values, report.n, score, args.ood_probs.is_some())
+            table(&values, report.n, score, ood, recalibrated.as_ref())
         );
     }
-    Ok((values.iter())
+    let mut out: serde_json::Map<String, serde_json::Value> = (values.iter())
         .map(|(k, v)| (k.to_string(), serde_json::json!(v)))
-        .collect())
+        .collect();
+    if let Some(serde_json::Value::Object(extra)) = recalibrated.map(|r| serde_json::json!(r)) {
+        out.extend(extra);
+    }
+    Ok(out)
+}
+
+/// The metrics of an [`uq_metrics::Report`] by their JSON keys.
+fn report_values(r: &uq_metrics::Report) -> BTreeMap<&'static str, f64> {
+    BTreeMap::from([
+        ("accuracy", r.accuracy),
+        ("nll", r.nll),
+        ("brier", r.brier),
+        ("ece", r.ece),
+        ("aece", r.aece),
+        ("classwise_ece", r.classwise_ece),
+        ("aurc", r.aurc),
+        ("augrc", r.augrc),
+    ])
 }
 
 fn side_scores(score: Score, side: &Side) -> uq_metrics::Result<Vec<f64>> {
@@ -139,68 +160,22 @@ fn side_scores(score: Score, side: &Side) -> uq_metrics::Result<Vec<f64>> {
     uq_metrics::score(score, &input)
 }
 
-fn load_side(probs: &Path, logits: Option<&Path>) -> Result<Side, String> {
-    let array = read_floats(probs)?;
-    let named = |e: uq_metrics::MetricsError| format!("{}: {e}", probs.display());
-    let (probs_mean, members) = match array.ndim() {
-        2 => (
-            Probs::from_array(as_dim::<Ix2>(&array)).map_err(named)?,
-            None,
-        ),
-        3 => {
-            let members = MemberProbs::from_array(as_dim::<Ix3>(&array)).map_err(named)?;
-            (members.mean(), Some(members))
-        }
-        _ => {
-            return Err(format!(
-                "{}: shape {:?}, expected [N, C] or [M, N, C]",
-                probs.display(),
-                array.shape()
-            ));
-        }
-    };
-    let logits = logits
-        .map(|p| load_logits(p, probs_mean.n(), probs_mean.c()))
-        .transpose()?;
-    Ok(Side {
-        probs: probs_mean,
-        members,
-        logits,
-    })
-}
-
-/// A view of `array` with the number of axes `D` (the caller checked `ndim`).
-fn as_dim<D: Dimension>(array: &ArrayD<f64>) -> ndarray::ArrayView<'_, f64, D> {
-    (array.view().into_dimensionality::<D>())
-        .unwrap_or_else(|_| unreachable!("the number of axes was checked"))
-}
-
-/// Logits [N, C], or [M, N, C] averaged over members, checked against the probabilities' shape.
-fn load_logits(path: &Path, n: usize, c: usize) -> Result<Logits, String> {
-    let array = read_floats(path)?;
-    let mean = match array.shape() {
-        &[rows, cols] if (rows, cols) == (n, c) => as_dim::<Ix2>(&array).to_owned(),
-        &[m, rows, cols] if (rows, cols) == (n, c) && m > 0 => (as_dim::<Ix3>(&array))
-            .mean_axis(Axis(0))
-            .unwrap_or_else(|| unreachable!("M > 0")),
-        shape => {
-            return Err(format!(
-                "{}: shape {shape:?}, expected [{n}, {c}] or [M, {n}, {c}]",
-                path.display()
-            ));
-        }
-    };
-    Logits::from_array(mean.view()).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-fn table(values: &BTreeMap<&str, f64>, n: usize, score: Score, ood: bool) -> String {
+fn table(
+    values: &BTreeMap<&str, f64>,
+    n: usize,
+    score: Score,
+    ood: bool,
+    recalibrated: Option<&Recalibrated>,
+) -> String {
     let rows: &[(&str, &str)] = &[
         ("accuracy", "accuracy ↑"),
         ("nll", "NLL ↓"),
         ("brier", "Brier ↓"),
         ("ece", "ECE ↓"),
         ("aece", "adaptive ECE ↓"),
+        ("classwise_ece", "class-wise ECE ↓"),
         ("aurc", "AURC ↓"),
+        ("augrc", "AUGRC ↓"),
         ("auroc", "AUROC ↑"),
         ("aupr_in", "AUPR-In ↑"),
         ("aupr_out", "AUPR-Out ↑"),
@@ -214,10 +189,31 @@ fn table(values: &BTreeMap<&str, f64>, n: usize, score: Score, ood: bool) -> Str
             String::new()
         }
     );
+    let scaled = recalibrated.and_then(|r| Some((r.temperature?, r.calibrated.as_ref()?)));
+    if let Some((t, _)) = scaled {
+        out.push_str(&format!(
+            "  {:<16} {:>10} {:>12}\n",
+            "",
+            "raw",
+            format!("T = {t:.4}")
+        ));
+    }
+    let scaled_values = scaled.map(|(_, r)| report_values(r));
     for (key, label) in rows {
         if let Some(v) = values.get(key) {
-            out.push_str(&format!("  {label:<16} {v:>10.6}\n"));
+            out.push_str(&format!("  {label:<16} {v:>10.6}"));
+            if let Some(c) = scaled_values.as_ref().and_then(|s| s.get(key)) {
+                out.push_str(&format!(" {c:>12.6}"));
+            }
+            out.push('\n');
         }
+    }
+    for entry in recalibrated.map_or(&[][..], |r| &r.conformal) {
+        let c = &entry.report;
+        out.push_str(&format!(
+            "  conformal {} at alpha {} ({}): coverage {:.4}, mean set size {:.3}, threshold {:.6}\n",
+            c.score, c.alpha, entry.predictions, c.coverage, c.set_size, c.threshold
+        ));
     }
     out.trim_end().to_string()
 }

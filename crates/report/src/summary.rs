@@ -270,8 +270,14 @@ pub struct IdMetrics {
     pub ece: f64,
     #[serde(deserialize_with = "uq_metrics::nan_if_null")]
     pub aece: f64,
+    /// Class-wise ECE (absent from runs made before it: NaN).
+    #[serde(default = "nan", deserialize_with = "uq_metrics::nan_if_null")]
+    pub classwise_ece: f64,
     #[serde(deserialize_with = "uq_metrics::nan_if_null")]
     pub aurc: f64,
+    /// AUGRC, with the MSP ranking of AURC (absent from runs made before it: NaN).
+    #[serde(default = "nan", deserialize_with = "uq_metrics::nan_if_null")]
+    pub augrc: f64,
 }
 
 /// Separating the in-distribution test set (positive) from one OOD set.

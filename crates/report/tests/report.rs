@@ -62,7 +62,9 @@ fn run(
             brier: 0.2,
             ece: 0.03,
             aece: 0.04,
+            classwise_ece: 0.02,
             aurc: 0.05,
+            augrc: 0.01,
         },
         ood: BTreeMap::from([
             ("kmnist".into(), ood(acc)),
@@ -297,7 +299,16 @@ fn summary_json_has_exactly_the_contract_keys() {
         assert_eq!(keys(m), want);
         assert_eq!(
             keys(&m["id"]),
-            set(&["accuracy", "nll", "brier", "ece", "aece", "aurc"])
+            set(&[
+                "accuracy",
+                "nll",
+                "brier",
+                "ece",
+                "aece",
+                "classwise_ece",
+                "aurc",
+                "augrc"
+            ])
         );
         assert_eq!(keys(&m["ood"]), set(&["kmnist", "mnist"]));
         for o in m["ood"].as_object().unwrap().values() {
@@ -374,7 +385,9 @@ fn markdown_cells_are_mean_and_sample_std_over_seeds() {
             "0.2000 ± 0.0000",
             "0.0300 ± 0.0000",
             "0.0400 ± 0.0000",
-            "0.0500 ± 0.0000"
+            "0.0200 ± 0.0000",
+            "0.0500 ± 0.0000",
+            "0.0100 ± 0.0000"
         ]
     );
     // ens: accuracy 0.85, 0.95 -> 90.00 ± 7.07; mcd: 0.82, 0.84 -> 83.00 ± 1.41.

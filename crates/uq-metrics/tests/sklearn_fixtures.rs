@@ -45,7 +45,9 @@ struct ClassificationExpected {
     brier: f64,
     ece: f64,
     aece: f64,
+    classwise_ece: f64,
     aurc: f64,
+    augrc: f64,
     reliability: Vec<Bin>,
 }
 
@@ -122,7 +124,9 @@ fn classification_metrics_match_sklearn() {
         close(name, "brier", r.brier, e.brier);
         close(name, "ece", r.ece, e.ece);
         close(name, "aece", r.aece, e.aece);
+        close(name, "classwise_ece", r.classwise_ece, e.classwise_ece);
         close(name, "aurc", r.aurc, e.aurc);
+        close(name, "augrc", r.augrc, e.augrc);
         let aece = adaptive_ece(&probs, &case.labels, case.adaptive_bins).unwrap();
         assert_eq!(aece, r.aece);
 

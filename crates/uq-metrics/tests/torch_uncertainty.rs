@@ -31,7 +31,10 @@ struct RapsCase {
 }
 
 fn fixture() -> Fixture {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/torch_uncertainty.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/torch_uncertainty.json"
+    );
     serde_json::from_str(&std::fs::read_to_string(path).expect("fixture exists")).unwrap()
 }
 

@@ -30,6 +30,9 @@ pub struct EvalSection {
     /// `bf16` also evaluates every method with its weights and inputs in bf16, as
     /// `<method>+bf16`, timed beside the f32 entries.
     pub precision: Precision,
+    /// Write every method's raw predictions (member probabilities and logits, labels) on each
+    /// set as `.npy` files beside the results: `<method>-seed<s>-<set>-probs.npy`, ...
+    pub save_predictions: bool,
 }
 
 /// The floating-point precision evaluation adds beside f32.
@@ -53,6 +56,7 @@ impl Default for EvalSection {
             conformal_score: ConformalScore::Thr,
             timing_rounds: 9,
             precision: Precision::F32,
+            save_predictions: false,
         }
     }
 }

@@ -8,7 +8,8 @@ use super::predict::Predictions;
 use crate::error::Result;
 use report::summary::{DiversityMetrics, IdMetrics, OodMetrics, ShiftMetrics};
 
-/// Accuracy, NLL, Brier, ECE, AECE and AURC of the ensemble's mean prediction.
+/// Accuracy, NLL, Brier, ECE, AECE, class-wise ECE, AURC and AUGRC of the ensemble's mean
+/// prediction.
 pub fn id_metrics(p: &Predictions) -> Result<IdMetrics> {
     let r = uq_metrics::evaluate(&p.members.mean(), &p.labels, &Options::default())?;
     Ok(IdMetrics {
@@ -17,7 +18,9 @@ pub fn id_metrics(p: &Predictions) -> Result<IdMetrics> {
         brier: r.brier,
         ece: r.ece,
         aece: r.aece,
+        classwise_ece: r.classwise_ece,
         aurc: r.aurc,
+        augrc: r.augrc,
     })
 }
 

@@ -8,6 +8,7 @@ mod cost;
 mod curves;
 mod metrics;
 mod predict;
+mod saved;
 mod scoring;
 mod sweep;
 
@@ -52,8 +53,17 @@ pub struct Evaluator<'a> {
     pub conformal: (ConformalScore, f64),
     /// Round-robin timing rounds per model (see [`costs`]).
     pub timing_rounds: usize,
+    /// Whether [`Evaluator::evaluate`] also returns the raw predictions as `.npy` files.
+    pub save_predictions: bool,
     pub seed: u64,
     pub device: &'a Device,
+}
+
+/// What [`Evaluator::evaluate`] gives: the entries' metrics and curves, the method's first,
+/// and its saved prediction files (none unless asked for).
+pub struct Evaluated {
+    pub entries: Vec<(MethodResult, MethodCurves)>,
+    pub files: Vec<(String, Vec<u8>)>,
 }
 
 /// A model's predictions on every set of the seed.
@@ -125,12 +135,9 @@ impl Evaluator<'_> {
 
     /// The metrics and curves of `model` (name, kind and cost are the caller's to fill in)
     /// and, with `calibrate`, those of its temperature-scaled copy (one T for every member,
-    /// fitted on the validation split by minimising the NLL of the ensemble's mean prediction).
-    pub fn evaluate(
-        &self,
-        model: &dyn EnsembleModel,
-        calibrate: bool,
-    ) -> Result<Vec<(MethodResult, MethodCurves)>> {
+    /// fitted on the validation split by minimising the NLL of the ensemble's mean prediction);
+    /// with `save_predictions`, the raw predictions as files too.
+    pub fn evaluate(&self, model: &dyn EnsembleModel, calibrate: bool) -> Result<Evaluated> {
         let sets = self.sets;
         let features = self.needs_features();
         // Training and validation first: the device RNG then ends where it did before they
@@ -155,6 +162,10 @@ impl Evaluator<'_> {
             train,
         };
         let mut results = vec![self.result(model, &predictions)?];
+        let files = match self.save_predictions {
+            true => saved::prediction_files(&self.named_sets(&predictions)),
+            false => Vec::new(),
+        };
         if calibrate {
             let val = predictions.val.as_ref().ok_or_else(|| {
                 ExperimentError::invalid(
@@ -170,7 +181,24 @@ impl Evaluator<'_> {
             calibrated.temperature = Some(t);
             results.push((calibrated, curves));
         }
-        Ok(results)
+        Ok(Evaluated {
+            entries: results,
+            files,
+        })
+    }
+
+    /// The sets that have predictions, by the names their saved files take: `val`, `test`,
+    /// `ood-<set>`, `shift-<set>`.
+    fn named_sets<'p>(&self, p: &'p SetPredictions) -> Vec<(String, &'p Predictions)> {
+        let sets = self.sets;
+        let mut named: Vec<(String, &Predictions)> = Vec::new();
+        named.extend(p.val.as_ref().map(|v| ("val".to_string(), v)));
+        named.push(("test".into(), &p.test));
+        named.extend((sets.ood.iter().zip(&p.ood)).map(|(d, p)| (format!("ood-{}", d.name()), p)));
+        named.extend(
+            (sets.shift.iter().zip(&p.shift)).map(|((name, _), p)| (format!("shift-{name}"), p)),
+        );
+        named
     }
 
     fn result(

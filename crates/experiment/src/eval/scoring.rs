@@ -64,6 +64,9 @@ fn detector_scores(
     let score = |p: &Predictions| fitted.score(&p.member_features, Some(&p.member_logits));
     Ok(SetScores {
         id: score(test)?,
-        ood: ood.iter().map(score).collect::<std::result::Result<_, _>>()?,
+        ood: ood
+            .iter()
+            .map(score)
+            .collect::<std::result::Result<_, _>>()?,
     })
 }

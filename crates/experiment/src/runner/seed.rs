@@ -74,6 +74,7 @@ pub(super) fn run_seed(
             groups: &config.data.ood_groups,
             conformal: (config.eval.conformal_score, config.eval.conformal_alpha),
             timing_rounds: config.eval.timing_rounds,
+            save_predictions: config.eval.save_predictions,
             seed,
             device: &setup.device,
         },
@@ -132,10 +133,10 @@ impl SeedRun<'_> {
         let (mut built, train_cost) = self.build(i, spec, pool, &place)?;
         let build_seconds = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let mut entries = (self
-            .eval
-            .evaluate(built.model.as_ref(), config.calibrates(spec)))
-        .context(&place)?;
+        let evaluated = (self.eval)
+            .evaluate(built.model.as_ref(), config.calibrates(spec))
+            .context(&place)?;
+        let mut entries = evaluated.entries;
         let f32_entries = entries.len();
         // The method again in bf16: one entry, its own model in the cost rounds.
         let low = (config.eval.precision == Precision::Bf16)
@@ -143,12 +144,14 @@ impl SeedRun<'_> {
         if let Some(low) = &low {
             let (mut result, curves) = (self.eval.evaluate(low.as_ref(), false))
                 .context(format!("{place}, in bf16"))?
+                .entries
                 .remove(0);
             result.precision = Some("bf16".into());
             result.variant = Some(Variant::Bf16);
             entries.push((result, curves));
         }
         let mut own = std::mem::take(&mut built.files);
+        own.extend(evaluated.files);
         for sweep in &built.sweeps {
             let mut table = self.eval.sweep(sweep).context(&place)?;
             table.method = spec.name.clone();

@@ -13,13 +13,15 @@ use crate::summary::{
 /// A column: header, how to show it, and how to read it from one run's metrics.
 type Metric<T, V = f64> = (&'static str, Unit, fn(&T) -> V);
 
-const ID: [Metric<IdMetrics>; 6] = [
+const ID: [Metric<IdMetrics>; 8] = [
     ("Accuracy (%) ↑", Unit::Percent, |m| m.accuracy),
     ("NLL ↓", Unit::Plain, |m| m.nll),
     ("Brier ↓", Unit::Plain, |m| m.brier),
     ("ECE ↓", Unit::Plain, |m| m.ece),
     ("AECE ↓", Unit::Plain, |m| m.aece),
+    ("cw-ECE ↓", Unit::Plain, |m| m.classwise_ece),
     ("AURC ↓", Unit::Plain, |m| m.aurc),
+    ("AUGRC ↓", Unit::Plain, |m| m.augrc),
 ];
 
 const OOD: [Metric<OodMetrics>; 4] = [

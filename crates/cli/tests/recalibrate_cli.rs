@@ -1,0 +1,196 @@
+//! A run's saved predictions through `uqformer metrics` with a validation split: the same
+//! temperature, conformal thresholds, coverage, set sizes and metrics as the run itself.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+const CONFIG: &str = r#"
+[experiment]
+name = "recalibrate"
+seeds = [3]
+
+[data]
+dataset = "fashion_mnist_small"
+val_fraction = 0.2
+ood = ["mnist_small"]
+train_limit = 200
+test_limit = 80
+eval_batch_size = 40
+
+[backbone]
+preset = "vit_tiny_28"
+patch_size = 7
+d_model = 16
+n_layers = 1
+n_heads = 2
+d_mlp = 32
+
+[train]
+epochs = 1
+batch_size = 50
+
+[eval]
+calibration = "temperature"
+conformal_score = "raps(penalty=0.05, k_reg=2)"
+conformal_alpha = 0.2
+save_predictions = true
+
+[[method]]
+kind = "single"
+
+[[method]]
+kind = "deep_ensemble"
+members = 2
+"#;
+
+/// `uqformer metrics --json` on method `name`'s saved predictions, calibrated on its validation
+/// split with the run's conformal score and level.
+fn metrics(run: &Path, name: &str) -> serde_json::Value {
+    let file = |set: &str, what: &str| run.join(format!("{name}-seed3-{set}-{what}.npy"));
+    let out = Command::new(env!("CARGO_BIN_EXE_uqformer"))
+        .arg("metrics")
+        .arg("--probs")
+        .arg(file("test", "probs"))
+        .arg("--labels")
+        .arg(file("test", "labels"))
+        .arg("--logits")
+        .arg(file("test", "logits"))
+        .arg("--val-probs")
+        .arg(file("val", "probs"))
+        .arg("--val-logits")
+        .arg(file("val", "logits"))
+        .arg("--val-labels")
+        .arg(file("val", "labels"))
+        .args([
+            "--conformal",
+            "raps",
+            "--raps-penalty",
+            "0.05",
+            "--raps-k-reg",
+            "2",
+        ])
+        .args(["--alpha", "0.2", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn saved_predictions_give_the_runs_temperature_and_sets() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::run_command(dir.path(), "recalibrate", CONFIG, 0)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = common::summary(dir.path(), "recalibrate");
+    // Each method and its temperature-scaled twin.
+    assert_eq!(common::metrics(&summary).len(), 4);
+    let run = dir.path().join("results/recalibrate/latest");
+    let entry = |name: &str| {
+        (summary["methods"].as_array().unwrap().iter())
+            .find(|m| m["name"] == name)
+            .unwrap_or_else(|| panic!("no entry {name}"))
+            .clone()
+    };
+    for name in ["single", "deep_ensemble"] {
+        let (raw, scaled) = (entry(name), entry(&format!("{name}+ts")));
+        let cli = metrics(&run, name);
+        // The same f32 predictions, widened and reduced by the same functions: equal bits.
+        assert_eq!(cli["temperature"], scaled["temperature"], "{name}");
+        for key in [
+            "accuracy",
+            "nll",
+            "brier",
+            "ece",
+            "aece",
+            "classwise_ece",
+            "aurc",
+            "augrc",
+        ] {
+            assert_eq!(cli[key], raw["id"][key], "{name} {key}");
+            assert_eq!(cli["calibrated"][key], scaled["id"][key], "{name}+ts {key}");
+        }
+        let sets = cli["conformal"].as_array().unwrap();
+        assert_eq!(sets.len(), 2, "{name}: raw and temperature-scaled");
+        for (set, result) in sets.iter().zip([&raw, &scaled]) {
+            for key in ["score", "alpha", "threshold", "coverage", "set_size"] {
+                assert_eq!(
+                    set[key], result["conformal"][key],
+                    "{name} {key} ({})",
+                    set["predictions"]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_validation_split_that_does_not_fit_is_refused_by_name() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let arg = |name: &str| fixtures.join(name).display().to_string();
+    let run = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_uqformer"))
+            .args([
+                "metrics",
+                "--probs",
+                &arg("probs.npy"),
+                "--labels",
+                &arg("labels.npy"),
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "should fail: {extra:?}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    // Validation labels of another length than the validation predictions.
+    let err = run(&[
+        "--val-probs",
+        &arg("ood_probs.npy"),
+        "--val-labels",
+        &arg("labels.npy"),
+        "--conformal",
+        "aps",
+    ]);
+    assert!(
+        err.contains("labels.npy") && err.contains("validation"),
+        "{err}"
+    );
+    // An unknown conformal score lists the known ones.
+    let err = run(&[
+        "--val-probs",
+        &arg("probs.npy"),
+        "--val-labels",
+        &arg("labels.npy"),
+        "--conformal",
+        "lac",
+    ]);
+    assert!(
+        err.contains("--conformal") && err.contains("thr, aps, raps"),
+        "{err}"
+    );
+    // A miscoverage level outside (0, 1).
+    let err = run(&[
+        "--val-probs",
+        &arg("probs.npy"),
+        "--val-labels",
+        &arg("labels.npy"),
+        "--conformal",
+        "thr",
+        "--alpha",
+        "1.5",
+    ]);
+    assert!(err.contains("alpha = 1.5"), "{err}");
+}
