@@ -224,6 +224,62 @@ fn member_detectors_average_the_members_own_detectors() {
 }
 
 #[test]
+fn knn_screening_keeps_neighbours_f32_cannot_tell_apart() {
+    // Training features within 1e-5 of a few directions: their f32 dot products with a query
+    // tie or misorder, so the screening must keep every feature whose f32 key is within the
+    // error bound, and the f64 re-measure decide. The reference ranks by the same f64 key
+    // (|t|² − 2 q·t after normalising), one loop per query.
+    let mut rng = StdRng::seed_from_u64(17);
+    let (d, n, q) = (24, 400, 40);
+    let directions: Vec<Vec<f64>> = (0..4)
+        .map(|_| (0..d).map(|_| normal(&mut rng)).collect())
+        .collect();
+    let mut near = |count: usize, rng: &mut StdRng| -> Vec<f64> {
+        (0..count)
+            .flat_map(|i| {
+                let dir = directions[i % 4].clone();
+                dir.into_iter()
+                    .map(|v| v + 1e-5 * normal(rng))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    let (train, test) = (near(n, &mut rng), near(q, &mut rng));
+    let unit = |x: &[f64]| -> Vec<f64> {
+        let norm = x.iter().map(|v| v * v).sum::<f64>().sqrt() + uq_metrics::NORM_EPS;
+        x.iter().map(|v| v / norm).collect()
+    };
+    let labels = vec![0; n];
+    for k in [1, 7, 50, 99, 100, 101] {
+        let options = DetectorOptions {
+            knn_k: k,
+            ..Default::default()
+        };
+        let fast = scores(Detector::Knn, &train, &labels, &test, d, &options);
+        for (i, query) in test.chunks_exact(d).enumerate() {
+            let qu = unit(query);
+            let q_sq: f64 = qu.iter().map(|v| v * v).sum();
+            let mut d2: Vec<f64> = (train.chunks_exact(d))
+                .map(|t| {
+                    let tu = unit(t);
+                    let t_sq: f64 = tu.iter().map(|v| v * v).sum();
+                    q_sq + t_sq - 2.0 * qu.iter().zip(&tu).map(|(a, b)| a * b).sum::<f64>()
+                })
+                .collect();
+            d2.sort_by(f64::total_cmp);
+            let expected = d2[k - 1].max(0.0).sqrt();
+            // Distances are about 1e-5; the two sums of 24 products round differently, within
+            // about 1e-16 in d², so 1e-10 in the distance.
+            assert!(
+                (fast[i] - expected).abs() < 1e-10,
+                "k {k} query {i}: {} vs {expected}",
+                fast[i]
+            );
+        }
+    }
+}
+
+#[test]
 fn knn_equals_a_brute_force_loop() {
     let mut rng = StdRng::seed_from_u64(11);
     let d = 7;

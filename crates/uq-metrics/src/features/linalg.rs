@@ -11,8 +11,13 @@ pub(crate) fn rows(data: &[f64], n: usize, d: usize) -> ArrayView2<'_, f64> {
     ArrayView2::from_shape((n, d), data).expect("the caller passes n · d values")
 }
 
-/// `scale · a · b`, on every thread of the current rayon pool.
-fn scaled_product(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>, scale: f64) -> Array2<f64> {
+/// `scale · a · b`, on every thread of the current rayon pool (f64, or f32 for KNN's
+/// candidate search).
+fn scaled_product<T: 'static + Copy + Default>(
+    a: ArrayView2<'_, T>,
+    b: ArrayView2<'_, T>,
+    scale: T,
+) -> Array2<T> {
     let ((m, k), n) = (a.dim(), b.ncols());
     assert_eq!(
         k,
@@ -20,11 +25,11 @@ fn scaled_product(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>, scale: f64) ->
         "product of [{m}, {k}] and [{}, {n}]",
         b.nrows()
     );
-    let mut out = Array2::zeros((m, n));
+    let mut out = Array2::from_elem((m, n), T::default());
     let (sa, sb) = (a.strides(), b.strides());
     // SAFETY: the pointers and strides are those of the views, valid for their shapes; `out`
     // is a fresh row-major [m, n] array that nothing else borrows; `read_dst` is false, so its
-    // zeros are not read.
+    // values (and the first scale, `alpha`) are not read.
     unsafe {
         gemm::gemm(
             m,
@@ -40,7 +45,7 @@ fn scaled_product(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>, scale: f64) ->
             b.as_ptr(),
             sb[1],
             sb[0],
-            0.0,
+            T::default(),
             scale,
             false,
             false,
@@ -53,6 +58,11 @@ fn scaled_product(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>, scale: f64) ->
 
 /// `a · b`, on every thread of the current rayon pool.
 pub(crate) fn product(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Array2<f64> {
+    scaled_product(a, b, 1.0)
+}
+
+/// `a · b` in f32, on every thread of the current rayon pool.
+pub(crate) fn product_f32(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>) -> Array2<f32> {
     scaled_product(a, b, 1.0)
 }
 
