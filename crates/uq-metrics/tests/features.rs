@@ -234,7 +234,7 @@ fn knn_screening_keeps_neighbours_f32_cannot_tell_apart() {
     let directions: Vec<Vec<f64>> = (0..4)
         .map(|_| (0..d).map(|_| normal(&mut rng)).collect())
         .collect();
-    let mut near = |count: usize, rng: &mut StdRng| -> Vec<f64> {
+    let near = |count: usize, rng: &mut StdRng| -> Vec<f64> {
         (0..count)
             .flat_map(|i| {
                 let dir = directions[i % 4].clone();
