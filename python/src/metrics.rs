@@ -7,66 +7,36 @@ use numpy::{
 use pyo3::prelude::*;
 use uq_metrics::{MetricsError, Options, Score, ScoreInput};
 
-use crate::arrays::{finite, labels, metric_error, probs, to_python};
+use crate::arrays::{finite, metric_error, to_python};
 
-/// A metric of probabilities `[N, C]` against labels `[N]`.
-fn of_probs(
-    p: &PyReadonlyArray2<'_, f64>,
-    y: &PyReadonlyArray1<'_, i64>,
-    metric: impl Fn(&uq_metrics::Probs, &[usize]) -> uq_metrics::Result<f64>,
-) -> PyResult<f64> {
-    let (p, y) = (probs("probs", p)?, labels("labels", y)?);
-    metric(&p, &y).map_err(|e| metric_error("labels", e))
-}
-
-/// Fraction of samples whose first maximum is the label.
+/// One metric of probabilities `[N, C]` against labels `[N]` by name: `accuracy`, `nll`,
+/// `brier`, or with `bins` `ece`, `adaptive_ece`, `classwise_ece`.
 #[pyfunction]
-fn accuracy(probs: PyReadonlyArray2<'_, f64>, labels: PyReadonlyArray1<'_, i64>) -> PyResult<f64> {
-    of_probs(&probs, &labels, uq_metrics::accuracy)
-}
-
-/// Mean negative log-likelihood, probabilities clipped at NLL_EPS as scikit-learn's log_loss.
-#[pyfunction]
-fn nll(probs: PyReadonlyArray2<'_, f64>, labels: PyReadonlyArray1<'_, i64>) -> PyResult<f64> {
-    of_probs(&probs, &labels, uq_metrics::nll)
-}
-
-/// Multi-class Brier score, in [0, 2].
-#[pyfunction]
-fn brier(probs: PyReadonlyArray2<'_, f64>, labels: PyReadonlyArray1<'_, i64>) -> PyResult<f64> {
-    of_probs(&probs, &labels, uq_metrics::brier)
-}
-
-/// Top-label ECE with equal-width bins (lo, hi].
-#[pyfunction]
-fn ece(
+fn metric(
+    name: &str,
     probs: PyReadonlyArray2<'_, f64>,
     labels: PyReadonlyArray1<'_, i64>,
     bins: usize,
 ) -> PyResult<f64> {
-    of_probs(&probs, &labels, |p, y| uq_metrics::ece(p, y, bins))
-}
-
-/// Top-label ECE with equal-mass bins.
-#[pyfunction]
-fn adaptive_ece(
-    probs: PyReadonlyArray2<'_, f64>,
-    labels: PyReadonlyArray1<'_, i64>,
-    bins: usize,
-) -> PyResult<f64> {
-    of_probs(&probs, &labels, |p, y| uq_metrics::adaptive_ece(p, y, bins))
-}
-
-/// Class-wise ECE: the mean over classes of each one-vs-rest forecast's ECE.
-#[pyfunction]
-fn classwise_ece(
-    probs: PyReadonlyArray2<'_, f64>,
-    labels: PyReadonlyArray1<'_, i64>,
-    bins: usize,
-) -> PyResult<f64> {
-    of_probs(&probs, &labels, |p, y| {
-        uq_metrics::classwise_ece(p, y, bins)
-    })
+    let (p, y) = (
+        crate::arrays::probs("probs", &probs)?,
+        crate::arrays::labels("labels", &labels)?,
+    );
+    let value = match name {
+        "accuracy" => uq_metrics::accuracy(&p, &y),
+        "nll" => uq_metrics::nll(&p, &y),
+        "brier" => uq_metrics::brier(&p, &y),
+        "ece" => uq_metrics::ece(&p, &y, bins),
+        "adaptive_ece" => uq_metrics::adaptive_ece(&p, &y, bins),
+        "classwise_ece" => uq_metrics::classwise_ece(&p, &y, bins),
+        _ => {
+            return Err(crate::arrays::named(
+                "name",
+                format!("unknown metric '{name}'"),
+            ));
+        }
+    };
+    value.map_err(|e| metric_error("labels", e))
 }
 
 /// Every classification metric at once, as a dict.
@@ -277,12 +247,7 @@ fn scores() -> Vec<(&'static str, &'static str)> {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(accuracy, m)?)?;
-    m.add_function(wrap_pyfunction!(nll, m)?)?;
-    m.add_function(wrap_pyfunction!(brier, m)?)?;
-    m.add_function(wrap_pyfunction!(ece, m)?)?;
-    m.add_function(wrap_pyfunction!(adaptive_ece, m)?)?;
-    m.add_function(wrap_pyfunction!(classwise_ece, m)?)?;
+    m.add_function(wrap_pyfunction!(metric, m)?)?;
     m.add_function(wrap_pyfunction!(evaluate, m)?)?;
     m.add_function(wrap_pyfunction!(reliability_diagram, m)?)?;
     m.add_function(wrap_pyfunction!(aurc, m)?)?;

@@ -43,33 +43,33 @@ def _pair(probs: ArrayLike, labels: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
 
 def accuracy(probs: ArrayLike, labels: ArrayLike) -> float:
     """Fraction of samples whose first maximum is the label (numpy.argmax's tie rule)."""
-    return _native.accuracy(*_pair(probs, labels))
+    return _native.metric("accuracy", *_pair(probs, labels), 0)
 
 
 def nll(probs: ArrayLike, labels: ArrayLike) -> float:
     """Mean negative log-likelihood, `p[y]` clipped to [eps, 1 - eps] as scikit-learn's log_loss."""
-    return _native.nll(*_pair(probs, labels))
+    return _native.metric("nll", *_pair(probs, labels), 0)
 
 
 def brier(probs: ArrayLike, labels: ArrayLike) -> float:
     """Multi-class Brier score: mean of `sum_c (p[c] - [c == y])^2`, in [0, 2]."""
-    return _native.brier(*_pair(probs, labels))
+    return _native.metric("brier", *_pair(probs, labels), 0)
 
 
 def ece(probs: ArrayLike, labels: ArrayLike, bins: int = DEFAULT_BINS) -> float:
     """Top-label expected calibration error, equal-width bins `(lo, hi]`."""
-    return _native.ece(*_pair(probs, labels), _args.count("bins", bins))
+    return _native.metric("ece", *_pair(probs, labels), _args.count("bins", bins))
 
 
 def adaptive_ece(probs: ArrayLike, labels: ArrayLike, bins: int = DEFAULT_BINS) -> float:
     """Top-label ECE with equal-mass bins."""
-    return _native.adaptive_ece(*_pair(probs, labels), _args.count("bins", bins))
+    return _native.metric("adaptive_ece", *_pair(probs, labels), _args.count("bins", bins))
 
 
 def classwise_ece(probs: ArrayLike, labels: ArrayLike, bins: int = DEFAULT_BINS) -> float:
     """Class-wise ECE: the mean over classes of the ECE of each one-vs-rest forecast `p[k]`
     against `[y == k]`, equal-width bins on `p[k]`."""
-    return _native.classwise_ece(*_pair(probs, labels), _args.count("bins", bins))
+    return _native.metric("classwise_ece", *_pair(probs, labels), _args.count("bins", bins))
 
 
 def evaluate(probs: ArrayLike, labels: ArrayLike, bins: int = DEFAULT_BINS) -> Report:

@@ -155,42 +155,27 @@ fn a_validation_split_that_does_not_fit_is_refused_by_name() {
         assert!(!out.status.success(), "should fail: {extra:?}");
         String::from_utf8(out.stderr).unwrap()
     };
-    // Validation labels of another length than the validation predictions.
-    let err = run(&[
-        "--val-probs",
-        &arg("ood_probs.npy"),
-        "--val-labels",
-        &arg("labels.npy"),
-        "--conformal",
-        "aps",
-    ]);
-    assert!(
-        err.contains("labels.npy") && err.contains("validation"),
-        "{err}"
-    );
-    // An unknown conformal score lists the known ones.
-    let err = run(&[
-        "--val-probs",
-        &arg("probs.npy"),
-        "--val-labels",
-        &arg("labels.npy"),
-        "--conformal",
-        "lac",
-    ]);
-    assert!(
-        err.contains("--conformal") && err.contains("thr, aps, raps"),
-        "{err}"
-    );
-    // A miscoverage level outside (0, 1).
-    let err = run(&[
-        "--val-probs",
-        &arg("probs.npy"),
-        "--val-labels",
-        &arg("labels.npy"),
-        "--conformal",
-        "thr",
-        "--alpha",
-        "1.5",
-    ]);
-    assert!(err.contains("alpha = 1.5"), "{err}");
+    let (probs, ood, labels) = (arg("probs.npy"), arg("ood_probs.npy"), arg("labels.npy"));
+    // (validation probabilities, the conformal score, alpha, what the error must say)
+    let cases = [
+        // Validation labels of another length than the validation predictions.
+        (&ood, "aps", "0.1", vec!["labels.npy", "validation"]),
+        // An unknown conformal score lists the known ones.
+        (&probs, "lac", "0.1", vec!["--conformal", "thr, aps, raps"]),
+        // A miscoverage level outside (0, 1).
+        (&probs, "thr", "1.5", vec!["alpha = 1.5"]),
+    ];
+    for (val, score, alpha, says) in cases {
+        let err = run(&[
+            "--val-probs",
+            val,
+            "--val-labels",
+            &labels,
+            "--conformal",
+            score,
+            "--alpha",
+            alpha,
+        ]);
+        assert!(says.iter().all(|s| err.contains(s)), "{err}");
+    }
 }
