@@ -25,11 +25,13 @@ pub struct FeatureArgs {
     /// OOD features, same layout as --train-features.
     #[arg(long)]
     ood_features: Option<PathBuf>,
-    /// Logits of the training, test and OOD features ([N, C] or [M, N, C]), for ViM.
+    /// Logits of the training features ([N, C] or [M, N, C], as the features), for ViM.
     #[arg(long, requires_all = ["test_logits", "ood_feature_logits"])]
     train_logits: Option<PathBuf>,
+    /// Logits of the test features (--features), same layout, for ViM.
     #[arg(long)]
     test_logits: Option<PathBuf>,
+    /// Logits of the OOD features (--ood-features), same layout, for ViM.
     #[arg(long)]
     ood_feature_logits: Option<PathBuf>,
     /// Detectors, comma-separated (default: every one the inputs allow; ViM needs the logits).
@@ -38,7 +40,8 @@ pub struct FeatureArgs {
     /// KNN's k.
     #[arg(long, default_value_t = DetectorOptions::default().knn_k)]
     knn_k: usize,
-    /// ViM's principal subspace dimension (default: `uq_metrics::default_vim_dim`).
+    /// ViM's principal subspace dimension (default by the feature width D: 1000 from D = 1500,
+    /// 512 from D = 768, D/2 below).
     #[arg(long)]
     vim_dim: Option<usize>,
 }
