@@ -3,7 +3,7 @@ prediction sets (THR, APS, RAPS) with their coverage guarantee."""
 
 from __future__ import annotations
 
-from typing import Optional, TypedDict
+from typing import Optional, TypedDict, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -116,7 +116,7 @@ def conformal(
     `threshold`, `coverage` and mean `set_size`."""
     cal = mean_probs(cal_probs, "cal_probs")
     test = mean_probs(test_probs, "test_probs")
-    return _native.conformal(
+    report = _native.conformal(
         cal,
         _args.labels("cal_labels", cal_labels, len(cal)),
         test,
@@ -126,4 +126,5 @@ def conformal(
         penalty,
         k_reg,
     )
+    return cast(ConformalReport, report)
 

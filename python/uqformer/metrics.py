@@ -7,7 +7,7 @@ numbers is accepted (float32 is widened to float64).
 
 from __future__ import annotations
 
-from typing import Optional, TypedDict
+from typing import Optional, TypedDict, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -74,7 +74,7 @@ def classwise_ece(probs: ArrayLike, labels: ArrayLike, bins: int = DEFAULT_BINS)
 
 def evaluate(probs: ArrayLike, labels: ArrayLike, bins: int = DEFAULT_BINS) -> Report:
     """Every metric above at once, ranking samples by MSP for AURC and AUGRC."""
-    return _native.evaluate(*_pair(probs, labels), _args.count("bins", bins))
+    return cast(Report, _native.evaluate(*_pair(probs, labels), _args.count("bins", bins)))
 
 
 def reliability_diagram(

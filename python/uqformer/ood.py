@@ -4,7 +4,7 @@ scores computed from a model's outputs, and the feature-space detectors as fit /
 
 from __future__ import annotations
 
-from typing import Optional, TypedDict, Union
+from typing import Optional, TypedDict, Union, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -25,7 +25,7 @@ def _sides(id_scores: ArrayLike, ood_scores: ArrayLike) -> tuple[np.ndarray, np.
 
 def ood_report(id_scores: ArrayLike, ood_scores: ArrayLike) -> OodReport:
     """AUROC, AUPR-In, AUPR-Out and FPR95 from one sort (scikit-learn's definitions)."""
-    return _native.ood_report(*_sides(id_scores, ood_scores))
+    return cast(OodReport, _native.ood_report(*_sides(id_scores, ood_scores)))
 
 
 def auroc(id_scores: ArrayLike, ood_scores: ArrayLike) -> float:
@@ -116,7 +116,7 @@ class FeatureDetector:
                 f"name: unknown detector '{name}'; expected one of {', '.join(DETECTORS)}"
             )
         self.name, self.k, self.vim_dim, self.shrinkage = name, k, vim_dim, shrinkage
-        self._fitted = None
+        self._fitted: Optional[_native.FittedDetector] = None
 
     def fit(
         self, features: ArrayLike, labels: ArrayLike, logits: Optional[ArrayLike] = None

@@ -4,7 +4,7 @@ and the power of the seeds at hand. A seed pairs two runs: same split, same base
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, TypedDict
+from typing import Optional, Sequence, TypedDict, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -29,12 +29,12 @@ class Interval(TypedDict):
 
 def mean_ci(values: ArrayLike) -> Interval:
     """Mean, sample standard deviation and 95% Student-t interval."""
-    return _native.mean_ci(_args.floats("values", values, 1))
+    return cast(Interval, _native.mean_ci(_args.floats("values", values, 1)))
 
 
 def paired(a: ArrayLike, b: ArrayLike) -> Interval:
     """The interval of the per-seed differences `a - b`."""
-    return _native.paired(_args.floats("a", a, 1), _args.floats("b", b, 1))
+    return cast(Interval, _native.paired(_args.floats("a", a, 1), _args.floats("b", b, 1)))
 
 
 def paired_test(diffs: ArrayLike, margin: float) -> dict:
