@@ -184,8 +184,18 @@ fn eval_section_and_calibration_are_checked() {
         e.contains("eval.conformal_alpha") && e.contains("(0, 1)"),
         "{e}"
     );
-    let e = error_of(&with_eval("conformal_score = \"raps\""));
-    assert!(e.contains("raps") && e.contains("thr"), "{e}");
+    let e = error_of(&with_eval("conformal_score = \"lac\""));
+    assert!(e.contains("lac") && e.contains("thr, aps, raps"), "{e}");
+    let e = error_of(&with_eval("conformal_score = \"raps(lambda=0.1)\""));
+    assert!(e.contains("raps(lambda=0.1)"), "{e}");
+    let raps = ExperimentConfig::parse(&with_eval(
+        "conformal_score = \"raps(penalty=0.05, k_reg=2)\"",
+    ))
+    .unwrap();
+    assert_eq!(
+        raps.eval.conformal_score.to_string(),
+        "raps(penalty=0.05, k_reg=2)"
+    );
     let e = error_of(&with_eval("calibrate = \"temperature\""));
     assert!(e.contains("calibrate") && e.contains("reference"), "{e}");
     let e = error_of(&with_eval("timing_rounds = 0"));
