@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import _args, _native
-from .metrics import mean_probs
+from .metrics import prediction
 
 
 def fit_temperature(val_logits: ArrayLike, val_labels: ArrayLike) -> float:
@@ -68,13 +68,13 @@ class Conformal:
 
     def scores(self, probs: ArrayLike, labels: ArrayLike) -> np.ndarray:
         """The non-conformity score of each sample's label."""
-        p = mean_probs(probs)
+        p = prediction(probs)
         return _native.conformal_scores(
             p, _args.labels("labels", labels, len(p)), *self._options()
         )
 
     def calibrate(self, probs: ArrayLike, labels: ArrayLike) -> "Conformal":
-        p = mean_probs(probs)
+        p = prediction(probs)
         score, penalty, k_reg = self._options()
         self.threshold = _native.conformal_threshold(
             p, _args.labels("labels", labels, len(p)), score, self.alpha, penalty, k_reg
@@ -84,7 +84,7 @@ class Conformal:
     def predict(self, probs: ArrayLike) -> np.ndarray:
         if self.threshold is None:
             raise _native.UqformerError("predict: not calibrated; call calibrate first")
-        return _native.prediction_sets(mean_probs(probs), self.threshold, *self._options())
+        return _native.prediction_sets(prediction(probs), self.threshold, *self._options())
 
     def evaluate(self, probs: ArrayLike, labels: ArrayLike) -> dict:
         """Coverage (the fraction of labels in their set) and mean set size."""
@@ -114,8 +114,8 @@ def conformal(
 ) -> ConformalReport:
     """Calibrate on one split and measure on another in one call, exactly as runs do:
     `threshold`, `coverage` and mean `set_size`."""
-    cal = mean_probs(cal_probs, "cal_probs")
-    test = mean_probs(test_probs, "test_probs")
+    cal = prediction(cal_probs, "cal_probs")
+    test = prediction(test_probs, "test_probs")
     report = _native.conformal(
         cal,
         _args.labels("cal_labels", cal_labels, len(cal)),

@@ -36,8 +36,15 @@ def mean_probs(probs: ArrayLike, name: str = "probs") -> np.ndarray:
     return _native.member_mean(_args.members(name, probs), name)
 
 
+def prediction(probs: ArrayLike, name: str = "probs") -> np.ndarray:
+    """What a metric scores: `[N, C]` as given (the native metric checks it), or the checked
+    members' mean of `[M, N, C]`."""
+    array = _args.floats(name, probs, (2, 3))
+    return _native.member_mean(array, name) if array.ndim == 3 else array
+
+
 def _pair(probs: ArrayLike, labels: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    p = mean_probs(probs)
+    p = prediction(probs)
     return p, _args.labels("labels", labels, len(p))
 
 
@@ -104,7 +111,7 @@ def augrc(uncertainty: ArrayLike, correct: ArrayLike) -> float:
 
 def msp_uncertainty(probs: ArrayLike) -> np.ndarray:
     """`1 - max_c p[c]`, the ranking `evaluate` uses for AURC and AUGRC."""
-    return 1.0 - mean_probs(probs).max(axis=1)
+    return 1.0 - prediction(probs).max(axis=1)
 
 
 def diversity(members: ArrayLike, labels: Optional[ArrayLike] = None) -> dict:

@@ -2,7 +2,7 @@
 """uqformer's metrics from Python against scikit-learn and torch-uncertainty, side by side.
 
     pip install ./python scikit-learn torch-uncertainty torch torchmetrics lightning rich
-    python python/bench.py [--rounds 5]
+    python python/benches/against_peers.py [--rounds 5]
 
 Each round times every implementation of a task once, in turn, on the same arrays (seeded), so
 the ratios are taken side by side; printed are the median and the range over rounds of each
@@ -76,8 +76,13 @@ def tu_calibration(probs, labels):
 
 
 def uq_calibration(probs, labels):
-    r = uq.evaluate(probs, labels)
-    return {k: r[k] for k in ("ece", "aurc", "augrc")}
+    uncertainty = uq.msp_uncertainty(probs)
+    correct = probs.argmax(1) == labels
+    return {
+        "ece": uq.ece(probs, labels),
+        "aurc": uq.aurc(uncertainty, correct),
+        "augrc": uq.augrc(uncertainty, correct),
+    }
 
 
 def sk_mahalanobis(train, labels, queries):
