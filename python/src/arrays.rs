@@ -26,6 +26,14 @@ pub fn probs(arg: &str, a: &PyReadonlyArray2<'_, f64>) -> PyResult<Probs> {
     Probs::from_array(a.as_array()).map_err(|e| named(arg, e))
 }
 
+/// The `probs` and `labels` arguments of a metric.
+pub fn probs_and_labels(
+    p: &PyReadonlyArray2<'_, f64>,
+    y: &PyReadonlyArray1<'_, i64>,
+) -> PyResult<(Probs, Vec<usize>)> {
+    Ok((probs("probs", p)?, labels("labels", y)?))
+}
+
 /// Member probabilities `[M, N, C]`, each row as [`probs`].
 pub fn members(arg: &str, a: &PyReadonlyArray3<'_, f64>) -> PyResult<MemberProbs> {
     MemberProbs::from_array(a.as_array()).map_err(|e| named(arg, e))

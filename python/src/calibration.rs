@@ -76,10 +76,7 @@ fn conformal_scores<'py>(
     k_reg: Option<usize>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let score = conformal_score(score, penalty, k_reg)?;
-    let (p, y) = (
-        crate::arrays::probs("probs", &probs)?,
-        crate::arrays::labels("labels", &labels)?,
-    );
+    let (p, y) = crate::arrays::probs_and_labels(&probs, &labels)?;
     let s = uq_metrics::conformal_scores(&p, &y, score).map_err(|e| metric_error("labels", e))?;
     Ok(s.into_pyarray(py))
 }
@@ -97,10 +94,7 @@ fn conformal_threshold(
     k_reg: Option<usize>,
 ) -> PyResult<f64> {
     let score = conformal_score(score, penalty, k_reg)?;
-    let (p, y) = (
-        crate::arrays::probs("probs", &probs)?,
-        crate::arrays::labels("labels", &labels)?,
-    );
+    let (p, y) = crate::arrays::probs_and_labels(&probs, &labels)?;
     uq_metrics::conformal_threshold(&p, &y, score, alpha).map_err(|e| metric_error("labels", e))
 }
 

@@ -18,10 +18,7 @@ fn metric(
     labels: PyReadonlyArray1<'_, i64>,
     bins: usize,
 ) -> PyResult<f64> {
-    let (p, y) = (
-        crate::arrays::probs("probs", &probs)?,
-        crate::arrays::labels("labels", &labels)?,
-    );
+    let (p, y) = crate::arrays::probs_and_labels(&probs, &labels)?;
     let value = match name {
         "accuracy" => uq_metrics::accuracy(&p, &y),
         "nll" => uq_metrics::nll(&p, &y),
@@ -47,10 +44,7 @@ fn evaluate<'py>(
     labels: PyReadonlyArray1<'py, i64>,
     bins: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let (p, y) = (
-        crate::arrays::probs("probs", &probs)?,
-        crate::arrays::labels("labels", &labels)?,
-    );
+    let (p, y) = crate::arrays::probs_and_labels(&probs, &labels)?;
     let options = Options {
         bins,
         adaptive_bins: bins,
@@ -69,10 +63,7 @@ fn reliability_diagram<'py>(
     labels: PyReadonlyArray1<'py, i64>,
     bins: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let (p, y) = (
-        crate::arrays::probs("probs", &probs)?,
-        crate::arrays::labels("labels", &labels)?,
-    );
+    let (p, y) = crate::arrays::probs_and_labels(&probs, &labels)?;
     let bins =
         uq_metrics::reliability_diagram(&p, &y, bins).map_err(|e| metric_error("labels", e))?;
     to_python(py, &bins)
