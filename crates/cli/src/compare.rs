@@ -21,6 +21,9 @@ pub struct CompareArgs {
 
 pub fn run(args: &CompareArgs) -> crate::error::Result<()> {
     let joined = join_runs(&args.runs, args.reference.as_deref())?;
+    for warning in &joined.warnings {
+        eprintln!("warning: provenance differs, {warning}");
+    }
     let rendered = joined.render()?;
     let listed: Vec<String> = args
         .runs

@@ -23,6 +23,7 @@ pub mod methods;
 pub mod plan;
 pub mod pool;
 pub mod prep;
+mod provenance;
 pub mod runner;
 pub mod sets;
 pub mod workers;

@@ -330,6 +330,36 @@ fn seed_parts_join_into_the_whole_run(whole: &Summary, text: &str, root: &Path) 
     let (a, b) = (part(3), part(4));
     let joined = join_runs(&[a.dir.clone(), b.dir.clone()], None).unwrap();
     assert_eq!(joined.summary.seeds, [3, 4]);
+    // Both parts say where they came from, alike: the join warns of nothing.
+    let made = a
+        .summary
+        .provenance
+        .as_ref()
+        .expect("a new run records its provenance");
+    assert_eq!(
+        (made.version.as_str(), made.backend.as_str()),
+        (env!("CARGO_PKG_VERSION"), "flex")
+    );
+    assert!(made.threads >= 1 && made.wall_seconds > 0.0 && !made.command.is_empty());
+    assert!(joined.warnings.is_empty(), "{:?}", joined.warnings);
+    // Part b as if made by other code on a CPU without AVX2: the join says so, naming both.
+    let file = b.dir.join("summary.json");
+    let mut stored: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    stored["provenance"]["commit"] = "0000000".into();
+    stored["provenance"]["simd"] = serde_json::json!([]);
+    std::fs::write(&file, serde_json::to_string(&stored).unwrap()).unwrap();
+    let warned = join_runs(&[a.dir.clone(), b.dir.clone()], None).unwrap();
+    assert_eq!(warned.warnings.len(), 1, "{:?}", warned.warnings);
+    let warning = &warned.warnings[0];
+    assert!(
+        warning.contains("commit: ")
+            && warning.contains("vs 0000000")
+            && warning.contains("simd: "),
+        "{warning}"
+    );
+    assert!(warned.preface.contains("Provenance differs"));
+    assert_eq!(metrics(&warned.summary), metrics(&joined.summary));
     assert_eq!(metrics(&joined.summary), metrics(whole));
     let untimed = |s: &Summary| -> Vec<String> {
         (s.comparisons.iter())

@@ -142,6 +142,9 @@ pub struct Joined {
     pub score: String,
     /// A Markdown section naming the runs and what was renamed.
     pub preface: String,
+    /// How the runs' provenance differs (code, backend, CPU, SIMD, threads), one line per run
+    /// that differs from the first: their numbers may differ for that alone.
+    pub warnings: Vec<String>,
 }
 
 /// Joins the run directories `dirs` (two or more), in order. A run of the same experiment as
@@ -169,6 +172,7 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
         methods: Vec::new(),
         comparisons: Vec::new(),
         ood_scores: first.summary.ood_scores.clone(),
+        provenance: None,
     };
     let mut curves = RunCurves::default();
     let mut preface = String::from(
@@ -201,6 +205,15 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
         let _ = writeln!(preface, "Renamed: {}.\n", renamed.join("; "));
     }
     preface.push_str(&batch_note(&runs));
+    let warnings = provenance_warnings(&runs);
+    if !warnings.is_empty() {
+        let _ = writeln!(
+            preface,
+            "Provenance differs (results can move with the code, the kernels' SIMD width and the \
+             threads): {}.\n",
+            warnings.join("; ")
+        );
+    }
     let reference = reference.unwrap_or(&first.config.eval.reference);
     summary.comparisons = compare(&summary.methods, reference, &first.config.eval.margins);
     Ok(Joined {
@@ -208,7 +221,34 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
         curves,
         score: first.score(),
         preface,
+        warnings,
     })
+}
+
+/// For each run after the first whose provenance differs from the first's (or that records
+/// none where the first does), a line saying how.
+fn provenance_warnings(runs: &[Run]) -> Vec<String> {
+    let first = &runs[0];
+    (runs[1..].iter())
+        .filter_map(|run| {
+            let differences = match (&first.summary.provenance, &run.summary.provenance) {
+                (Some(a), Some(b)) => a.differences(b),
+                (None, None) => Vec::new(),
+                (a, _) => vec![format!(
+                    "only run {} records its provenance",
+                    if a.is_some() { &first.id } else { &run.id }
+                )],
+            };
+            (!differences.is_empty()).then(|| {
+                format!(
+                    "run {} against run {}: {}",
+                    first.id,
+                    run.id,
+                    differences.join(", ")
+                )
+            })
+        })
+        .collect()
 }
 
 /// Moves `run`'s entries and curves into the join under their new names (`rename` of each

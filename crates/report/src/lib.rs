@@ -1,7 +1,7 @@
 //! A run as it is stored and read back, and everything drawn from it without training anything:
 //!
 //! - [`Summary`] (`summary.json`) and [`RunCurves`] (`curves.json`): the run's numbers, the
-//!   output contract other tools read;
+//!   output contract other tools read, with the run's [`Provenance`];
 //! - [`compare()`]: every method against a reference, paired by seed, with its verdict at the
 //!   metric's equivalence margin (raw and Holm-adjusted);
 //! - [`render()`]: `report.md`, `report.html` and the figures; [`render_terminal`] the compact
@@ -15,6 +15,7 @@ pub mod compare;
 pub mod curves;
 mod error;
 mod join;
+pub mod provenance;
 mod render;
 mod store;
 pub mod summary;
@@ -23,6 +24,7 @@ pub use compare::{DEFAULT_MARGINS, compare};
 pub use curves::{CURVES_FILE, RunCurves};
 pub use error::{ReportError, Result};
 pub use join::{DEFAULT_REFERENCE, Joined, join_runs, redraw};
+pub use provenance::Provenance;
 pub use render::{
     BASELINE_KIND, FigureFile, Rendered, render, render_html, render_markdown, render_terminal,
 };

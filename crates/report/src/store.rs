@@ -182,6 +182,7 @@ mod tests {
             methods: vec![],
             comparisons: vec![],
             ood_scores: vec![],
+            provenance: None,
         };
         let ids: Vec<String> = (0..3)
             .map(|_| {
@@ -213,6 +214,7 @@ mod tests {
                 methods: vec![],
                 comparisons: vec![],
                 ood_scores: vec![],
+                provenance: None,
             };
             let err =
                 write_run_at(&root, "", &summary, "", &[], 0).expect_err("should be rejected");

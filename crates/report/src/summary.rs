@@ -22,6 +22,9 @@ pub struct Summary {
     /// Every method against the reference method, paired by seed ([`crate::compare()`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub comparisons: Vec<Comparison>,
+    /// Where the run came from (absent from runs made before it, and from joins).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<crate::Provenance>,
 }
 
 /// One method against the reference on one metric: the mean per-seed difference

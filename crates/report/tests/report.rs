@@ -124,6 +124,7 @@ fn summary() -> Summary {
         ],
         comparisons: vec![],
         ood_scores: vec![],
+        provenance: None,
     }
 }
 
@@ -754,4 +755,44 @@ fn a_missed_hetdpt_budget_is_a_line_in_the_report() {
         lines,
         ["**hetdpt missed its budget on seed 1**: `min_speedup = 1.3`, achieved speed-up 1.20x."]
     );
+}
+
+#[test]
+fn provenance_heads_the_report_and_differences_are_named() {
+    let made = report::Provenance {
+        version: "0.1.0".into(),
+        commit: Some("0123456789abcdef".into()),
+        tree_clean: Some(false),
+        command: vec!["uqformer".into(), "run".into(), "x.toml".into()],
+        backend: "flex".into(),
+        cpu: "Some CPU".into(),
+        simd: vec!["avx2".into(), "fma".into()],
+        threads: 2,
+        wall_seconds: 12.4,
+    };
+    let mut s = summary();
+    s.provenance = Some(made.clone());
+    let md = render_markdown(&s);
+    let line = "Made by uqformer 0.1.0 at 0123456789 with uncommitted changes: `uqformer run \
+                x.toml`, on flex, Some CPU (avx2, fma), 2 thread(s), in 12.4 s.";
+    assert!(md.contains(line), "{md}");
+    let back: Summary = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+    assert_eq!(back.provenance.as_ref(), Some(&made));
+    // Older runs have none, and read back so.
+    assert!(
+        !serde_json::to_string(&summary())
+            .unwrap()
+            .contains("provenance")
+    );
+    let other = report::Provenance {
+        simd: vec!["avx2".into(), "avx512f".into(), "fma".into()],
+        command: vec!["elsewhere".into()],
+        wall_seconds: 99.0,
+        ..made.clone()
+    };
+    assert_eq!(
+        made.differences(&other),
+        ["simd: avx2 fma vs avx2 avx512f fma"]
+    );
+    assert!(made.differences(&made).is_empty());
 }

@@ -229,6 +229,7 @@ pub fn run_worker(spec: &WorkerSpec) -> Result<()> {
 
 /// Runs the whole experiment and writes its results.
 pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput> {
+    let started = std::time::Instant::now();
     let setup = Setup::new(config, opts)?;
     if opts.no_train {
         setup.check_base_models_cached(&opts.cache_root)?;
@@ -257,6 +258,7 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput> {
         comparisons: compare(&methods, &config.eval.reference, &config.eval.margins),
         methods,
         ood_scores: scores.iter().map(|s| s.name().to_string()).collect(),
+        provenance: Some(crate::provenance::gather(config, started)),
     };
     check_stop("writing the results")?;
     let rendered =

@@ -70,6 +70,9 @@ pub(super) fn markdown(summary: &Summary, lead: Option<&FigureFile>) -> String {
          to the `{BASELINE_KIND}` method.\n",
         seeds.join(", ")
     );
+    if let Some(p) = &summary.provenance {
+        let _ = writeln!(out, "{}\n", p.line());
+    }
     super::verdicts::lead(&mut out, summary);
     if let Some(f) = lead {
         let _ = writeln!(out, "{}\n\n![{}]({})\n", f.caption, f.title, f.file);

@@ -270,6 +270,7 @@ mod tests {
             ],
             comparisons: Vec::new(),
             ood_scores: Vec::new(),
+            provenance: None,
         };
         let curves = RunCurves::default();
         let out = figures(&Inputs {
