@@ -18,9 +18,9 @@ pub struct PlanArgs {
     /// With the base models' cache folders and whether this cache holds each (reads the data).
     #[arg(long, value_name = "CACHE")]
     cache: Option<PathBuf>,
-    /// Where the data sets are, for --cache.
-    #[arg(long, default_value = "datasets")]
-    data: PathBuf,
+    /// Where the data sets are, for --cache [default: as `run` finds them].
+    #[arg(long)]
+    data: Option<PathBuf>,
 }
 
 /// One line per job: id, seed, job, stage, needs, what, cost, and with `--cache` a base model's
@@ -34,7 +34,10 @@ pub fn run(args: &PlanArgs) -> crate::error::Result<()> {
         ],
     )?;
     let jobs = match &args.cache {
-        Some(cache) => experiment::plan::with_cache(&config, &args.data, cache)?,
+        Some(cache) => {
+            let data = crate::run::data_root(args.data.as_deref(), &args.file);
+            experiment::plan::with_cache(&config, &data, cache)?
+        }
         None => experiment::plan::plan(&config),
     };
     for job in jobs {

@@ -27,9 +27,10 @@ pub struct RunArgs {
     /// Results folder; runs go to <OUT>/<experiment>/<run-id>/.
     #[arg(long, default_value = "results")]
     out: PathBuf,
-    /// Where the data sets are (the repository's datasets/ folder).
-    #[arg(long, default_value = "datasets")]
-    data: PathBuf,
+    /// Where the data sets are [default: `datasets/` in the working directory, else beside the
+    /// experiment file or in a folder above it, else in the checkout uqformer was built from].
+    #[arg(long)]
+    data: Option<PathBuf>,
     /// Trained-model cache and checkpoints [default: <OUT>/.cache].
     #[arg(long)]
     cache: Option<PathBuf>,
@@ -87,6 +88,24 @@ pub fn numbers(list: Option<&[u64]>) -> Option<toml::Value> {
     list.map(|l| l.iter().map(integer).collect::<Vec<_>>().into())
 }
 
+/// `given`, else the first `datasets/` folder holding the bundled subsets: in the working
+/// directory, beside `file` or in a folder above it, in the checkout this binary was built from;
+/// else `datasets` (whose absence the run then reports, naming what to fetch).
+pub fn data_root(given: Option<&Path>, file: &Path) -> PathBuf {
+    if let Some(dir) = given {
+        return dir.to_path_buf();
+    }
+    let built_from = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let file_dir = std::path::absolute(file).ok();
+    let above_file = file_dir.iter().flat_map(|f| f.ancestors().skip(1));
+    (std::iter::once(Path::new("."))
+        .chain(above_file)
+        .chain([built_from.as_path()]))
+    .map(|dir| dir.join("datasets"))
+    .find(|d| d.join("bundled").is_dir())
+    .unwrap_or_else(|| PathBuf::from("datasets"))
+}
+
 pub fn run(args: &RunArgs) -> crate::error::Result<()> {
     let started = Instant::now();
     // Ctrl-C / SIGTERM: stop at the next training step or stage, checkpoints whole; a second
@@ -101,7 +120,7 @@ pub fn run(args: &RunArgs) -> crate::error::Result<()> {
         ],
     )?;
     let options = RunOptions {
-        data_root: args.data.clone(),
+        data_root: data_root(args.data.as_deref(), &args.file),
         results_root: args.out.clone(),
         cache_root: args
             .cache
@@ -142,4 +161,30 @@ pub fn run(args: &RunArgs) -> crate::error::Result<()> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_data_folder_is_found_beside_the_file_or_in_the_checkout() {
+        let given = Path::new("/somewhere/data");
+        assert_eq!(data_root(Some(given), Path::new("x.toml")), given);
+        // Tests run in crates/cli, which has no datasets/ folder.
+        let dir = tempfile::tempdir().unwrap();
+        let nested = dir.path().join("study/experiments");
+        std::fs::create_dir_all(&nested).unwrap();
+        let file = nested.join("x.toml");
+        // Nothing beside the file or above it: the checkout's own datasets/.
+        let found = data_root(None, &file);
+        assert!(
+            found.join("bundled").is_dir() && found.ends_with("datasets"),
+            "{found:?}"
+        );
+        assert!(!found.starts_with(dir.path()));
+        // A datasets/ with the bundled subsets in a folder above the file wins over it.
+        std::fs::create_dir_all(dir.path().join("study/datasets/bundled")).unwrap();
+        assert_eq!(data_root(None, &file), dir.path().join("study/datasets"));
+    }
 }
