@@ -727,6 +727,27 @@ fn training_cost_is_shown_against_single() {
     assert_eq!(mcd[7..9], ["100", "1.00×"]);
 }
 
+/// Methods trained with fewer optimiser steps than `single` are named under the ID table, with
+/// the ratio; methods with as many or more (built on the base model, or M of it) are not.
+#[test]
+fn a_smaller_training_budget_is_said_beside_the_table() {
+    let md = render_markdown(&summary());
+    assert!(!md.contains("Unequal training"), "{md}");
+    let mut s = summary();
+    for seed in [1, 2] {
+        s.methods
+            .push(run("be", "batch_ensemble", 4, seed, 0.8, 0.5, 20));
+    }
+    let md = render_markdown(&s);
+    let id =
+        &md[md.find("## In-distribution").unwrap()..md.find("## Out-of-distribution").unwrap()];
+    assert!(
+        id.contains("Unequal training: `be` 0.20× the optimiser steps of `single`"),
+        "{id}"
+    );
+    assert!(!id.contains("`ens`") && !id.contains("`mcd`"), "{id}");
+}
+
 /// A HetDPT entry whose search missed its speed budget gets a line under the verdicts, naming
 /// the seed and the speed-up it reached; one that met it gets none.
 #[test]

@@ -102,6 +102,33 @@ fn training(out: &mut String, groups: &[Group]) {
     md_table(out, &header, &rows, 1);
 }
 
+/// A line under a table when some methods trained with fewer optimiser steps than `single`
+/// (say, baselines trained from scratch for fewer epochs): their numbers then come from a smaller
+/// training budget, not only from the method. Variant entries share their method's training.
+pub(super) fn budget_note(out: &mut String, groups: &[Group]) {
+    let steps = |g: &Group| g.stat(|r| r.train_cost.as_ref().map(|c| c.steps as f64));
+    let Some(base) = groups.iter().find(|g| g.kind == super::BASELINE_KIND) else {
+        return;
+    };
+    let base_steps = steps(base);
+    let fewer: Vec<String> = (groups.iter())
+        .filter(|g| g.variant_of().is_none() && g.kind != super::BASELINE_KIND)
+        .filter_map(|g| {
+            let r = super::ratio(steps(g).as_ref(), base_steps.as_ref())?;
+            (r < 1.0).then(|| format!("`{}` {r:.2}×", g.name))
+        })
+        .collect();
+    if !fewer.is_empty() {
+        let _ = writeln!(
+            out,
+            "Unequal training: {} the optimiser steps of `{}` (\"Training cost\" below), so \
+             their numbers reflect a smaller training budget as well as the method.\n",
+            fewer.join(", "),
+            base.name
+        );
+    }
+}
+
 fn diversity(out: &mut String, summary: &Summary, groups: &[Group]) {
     let with: Vec<&Group> = (groups.iter())
         .filter(|g| g.runs.iter().all(|r| r.diversity.is_some()))

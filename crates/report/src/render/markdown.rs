@@ -135,6 +135,7 @@ fn id_table(out: &mut String, groups: &[Group]) {
             .collect()
     });
     md_table(out, &header, &rows, 1);
+    super::evidence::budget_note(out, groups);
 }
 
 /// One table per OOD set, then one per listed OOD score.
