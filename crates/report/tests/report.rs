@@ -497,6 +497,20 @@ fn one_seed_shows_the_mean_alone() {
             .all(|l| !l.contains('±')),
         "{md}"
     );
+    // With comparisons of one seed, the verdicts are one line saying how to get them, not
+    // tables of n/a, and there is no paired-comparison section.
+    s.comparisons = report::compare::compare(&s.methods, "ens", &BTreeMap::new());
+    assert!(!s.comparisons.is_empty());
+    let md = render_markdown(&s);
+    let verdicts = &md[md.find("## Verdicts").unwrap()..md.find("## Methods").unwrap()];
+    assert!(
+        verdicts.contains("One seed: no comparison can be decided") && verdicts.contains("--seeds"),
+        "{verdicts}"
+    );
+    assert!(
+        !md.contains("n/a / n/a") && !md.contains("## Paired comparisons"),
+        "{md}"
+    );
 }
 
 #[test]

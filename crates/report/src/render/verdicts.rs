@@ -96,6 +96,11 @@ fn lead_table(out: &mut String, summary: &Summary) {
     let Some(first) = comparisons.first() else {
         return;
     };
+    if first.n_seeds < 2 {
+        out.push_str("## Verdicts\n\n");
+        out.push_str(ONE_SEED);
+        return;
+    }
     let (methods, metrics) = axes(comparisons);
     // With one OOD set there is no mean: that set's AUROC stands for it.
     let one_set = (metrics.iter()).find(|k| k.starts_with("ood.") && k.ends_with(".auroc"));
@@ -127,11 +132,17 @@ fn lead_table(out: &mut String, summary: &Summary) {
     md_table(out, &header, &rows, 1 + shown.len());
 }
 
+/// What the verdicts say of a run of one seed, in place of tables of n/a.
+const ONE_SEED: &str = "One seed: no comparison can be decided, since a paired test needs two \
+                        seeds or more. Run more to decide them: `uqformer run FILE --seeds \
+                        0,1,2,3,4`, or `[experiment] seeds` in the file.\n\n";
+
 /// `## Paired comparisons`: verdict counts per method, every comparison's interval and
-/// verdicts, and each metric's margin against the difference the seeds can detect.
+/// verdicts, and each metric's margin against the difference the seeds can detect (nothing
+/// with one seed: the verdicts say why).
 pub(super) fn comparisons(out: &mut String, summary: &Summary) {
     let comparisons = &summary.comparisons;
-    let Some(first) = comparisons.first() else {
+    let Some(first) = comparisons.first().filter(|c| c.n_seeds >= 2) else {
         return;
     };
     out.push_str("## Paired comparisons\n\n");
