@@ -83,6 +83,17 @@ pub fn finite(arg: &str, a: &PyReadonlyArray1<'_, f64>) -> PyResult<Vec<f64>> {
     }
 }
 
+/// The `id_scores` and `ood_scores` arguments of an OOD metric, each finite.
+pub fn sides(
+    id_scores: &PyReadonlyArray1<'_, f64>,
+    ood_scores: &PyReadonlyArray1<'_, f64>,
+) -> PyResult<(Vec<f64>, Vec<f64>)> {
+    Ok((
+        finite("id_scores", id_scores)?,
+        finite("ood_scores", ood_scores)?,
+    ))
+}
+
 /// A serialisable result as Python dicts, lists and floats (NaN stays NaN).
 pub fn to_python<'py>(py: Python<'py>, value: &impl Serialize) -> PyResult<Bound<'py, PyAny>> {
     pythonize::pythonize(py, value).map_err(|e| UqformerError::new_err(e.to_string()))

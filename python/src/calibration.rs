@@ -43,19 +43,12 @@ fn conformal_score(
 ) -> PyResult<ConformalScore> {
     let score: ConformalScore = name.parse().map_err(|e| metric_error("score", e))?;
     match score {
-        ConformalScore::Raps(defaults) => {
-            let penalty = penalty.unwrap_or(defaults.penalty);
-            if !(penalty.is_finite() && penalty >= 0.0) {
-                return Err(named(
-                    "penalty",
-                    format!("{penalty}; expected a finite number >= 0"),
-                ));
-            }
-            Ok(ConformalScore::Raps(Raps {
-                penalty,
-                k_reg: k_reg.unwrap_or(defaults.k_reg),
-            }))
-        }
+        ConformalScore::Raps(defaults) => Raps::new(
+            penalty.unwrap_or(defaults.penalty),
+            k_reg.unwrap_or(defaults.k_reg),
+        )
+        .map(ConformalScore::Raps)
+        .map_err(|e| metric_error("penalty", e)),
         _ if penalty.is_some() || k_reg.is_some() => Err(named(
             "penalty",
             format!("penalty and k_reg are RAPS's; score '{name}' takes neither"),

@@ -115,8 +115,7 @@ fn ood_report<'py>(
     id_scores: PyReadonlyArray1<'py, f64>,
     ood_scores: PyReadonlyArray1<'py, f64>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let id = finite("id_scores", &id_scores)?;
-    let ood = finite("ood_scores", &ood_scores)?;
+    let (id, ood) = crate::arrays::sides(&id_scores, &ood_scores)?;
     let report = py
         .detach(|| uq_metrics::ood_report(&id, &ood))
         .map_err(ood_error)?;
@@ -130,8 +129,7 @@ fn roc_curve<'py>(
     id_scores: PyReadonlyArray1<'py, f64>,
     ood_scores: PyReadonlyArray1<'py, f64>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let id = finite("id_scores", &id_scores)?;
-    let ood = finite("ood_scores", &ood_scores)?;
+    let (id, ood) = crate::arrays::sides(&id_scores, &ood_scores)?;
     let points = uq_metrics::roc_curve(&id, &ood).map_err(ood_error)?;
     let flat: Vec<f64> = points.iter().flat_map(|&(x, y)| [x, y]).collect();
     let array = ndarray::Array2::from_shape_vec((points.len(), 2), flat)
@@ -148,8 +146,7 @@ fn auroc_bootstrap<'py>(
     resamples: usize,
     seed: u64,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let id = finite("id_scores", &id_scores)?;
-    let ood = finite("ood_scores", &ood_scores)?;
+    let (id, ood) = crate::arrays::sides(&id_scores, &ood_scores)?;
     let r = py
         .detach(|| uq_metrics::auroc_bootstrap(&id, &ood, resamples, seed))
         .map_err(ood_error)?;

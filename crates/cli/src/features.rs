@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use ndarray::{ArrayD, Axis, Ix2};
 use uq_metrics::{Detector, DetectorOptions, Features, Logits, OodReport};
 
 use crate::npy::{load_labels, read_floats};
+use crate::saved::{load_members, per_member};
 
 #[derive(Args, Debug)]
 pub struct FeatureArgs {
@@ -129,51 +129,22 @@ fn load_side(path: &Path, logits: Option<&Path>) -> Result<Side, String> {
     let logits = match logits {
         None => None,
         Some(p) => {
-            let members = per_member(p, &read_floats(p)?, "logits")?;
-            if members.len() != features.len() || members[0].nrows() != features[0].n() {
+            let logits = load_members(p)?;
+            if logits.len() != features.len() || logits[0].n() != features[0].n() {
                 return Err(format!(
                     "{}: {} member(s) of {} rows, but {} has {} of {}",
                     p.display(),
-                    members.len(),
-                    members[0].nrows(),
+                    logits.len(),
+                    logits[0].n(),
                     path.display(),
                     features.len(),
                     features[0].n()
                 ));
             }
-            let logits = (members.iter())
-                .map(|l| Logits::from_array(l.view()).map_err(|e| format!("{}: {e}", p.display())))
-                .collect::<Result<Vec<_>, _>>()?;
             Some(logits)
         }
     };
     Ok(Side { features, logits })
-}
-
-/// The `[N, ·]` matrices of a 2-D array (one member) or of each member of a 3-D one.
-fn per_member(
-    path: &Path,
-    array: &ArrayD<f64>,
-    what: &str,
-) -> Result<Vec<ndarray::Array2<f64>>, String> {
-    match array.ndim() {
-        2 => Ok(vec![
-            array
-                .view()
-                .into_dimensionality::<Ix2>()
-                .map_err(|e| e.to_string())?
-                .to_owned(),
-        ]),
-        3 if array.shape()[0] > 0 => Ok((array.axis_iter(Axis(0)))
-            .map(|m| m.into_dimensionality::<Ix2>().map(|m| m.to_owned()))
-            .collect::<Result<_, _>>()
-            .map_err(|e| e.to_string())?),
-        _ => Err(format!(
-            "{}: shape {:?}, expected {what} [N, ·] or [M, N, ·]",
-            path.display(),
-            array.shape()
-        )),
-    }
 }
 
 /// The detectors' OOD metrics as a fixed-width table.

@@ -48,10 +48,9 @@ impl ValArgs {
     fn scores(&self) -> Result<Vec<ConformalScore>, String> {
         (self.conformal.iter())
             .map(|name| match name.parse() {
-                Ok(ConformalScore::Raps(_)) => Ok(ConformalScore::Raps(Raps {
-                    penalty: self.raps_penalty,
-                    k_reg: self.raps_k_reg,
-                })),
+                Ok(ConformalScore::Raps(_)) => Raps::new(self.raps_penalty, self.raps_k_reg)
+                    .map(ConformalScore::Raps)
+                    .map_err(|e| format!("--raps-penalty: {e}")),
                 Ok(score) => Ok(score),
                 Err(e) => Err(format!("--conformal: {e}")),
             })

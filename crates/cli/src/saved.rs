@@ -71,17 +71,31 @@ fn load_logits(path: &Path, n: usize, c: usize) -> Result<Logits, String> {
 
 /// Logits [N, C] (one member) or [M, N, C], as one matrix per member.
 pub fn load_members(path: &Path) -> Result<Vec<Logits>, String> {
-    let array = read_floats(path)?;
-    let named = |e: uq_metrics::MetricsError| format!("{}: {e}", path.display());
+    (per_member(path, &read_floats(path)?, "logits")?.iter())
+        .map(|l| Logits::from_array(l.view()).map_err(|e| format!("{}: {e}", path.display())))
+        .collect()
+}
+
+/// The `[N, ·]` matrices of a 2-D array (one member) or of each member of a 3-D one.
+pub fn per_member(
+    path: &Path,
+    array: &ArrayD<f64>,
+    what: &str,
+) -> Result<Vec<ndarray::Array2<f64>>, String> {
     match array.ndim() {
         2 => Ok(vec![
-            Logits::from_array(as_dim::<Ix2>(&array)).map_err(named)?,
+            array
+                .view()
+                .into_dimensionality::<Ix2>()
+                .map_err(|e| e.to_string())?
+                .to_owned(),
         ]),
-        3 if array.shape()[0] > 0 => (as_dim::<Ix3>(&array).axis_iter(Axis(0)))
-            .map(|m| Logits::from_array(m).map_err(named))
-            .collect(),
+        3 if array.shape()[0] > 0 => Ok((array.axis_iter(Axis(0)))
+            .map(|m| m.into_dimensionality::<Ix2>().map(|m| m.to_owned()))
+            .collect::<Result<_, _>>()
+            .map_err(|e| e.to_string())?),
         _ => Err(format!(
-            "{}: shape {:?}, expected logits [N, C] or [M, N, C]",
+            "{}: shape {:?}, expected {what} [N, ·] or [M, N, ·]",
             path.display(),
             array.shape()
         )),

@@ -178,4 +178,18 @@ fn a_validation_split_that_does_not_fit_is_refused_by_name() {
         ]);
         assert!(says.iter().all(|s| err.contains(s)), "{err}");
     }
+    // RAPS's penalty below 0.
+    let err = run(&[
+        "--val-probs",
+        &probs,
+        "--val-labels",
+        &labels,
+        "--conformal",
+        "raps",
+        "--raps-penalty=-0.5",
+    ]);
+    assert!(
+        err.contains("--raps-penalty") && err.contains("penalty = -0.5"),
+        "{err}"
+    );
 }

@@ -39,25 +39,35 @@ pub struct Raps {
     pub k_reg: usize,
 }
 
+impl Raps {
+    /// torch-uncertainty's defaults.
+    pub const DEFAULT: Self = Self {
+        penalty: 0.1,
+        k_reg: 1,
+    };
+
+    /// The regulariser, the penalty checked (finite, >= 0).
+    pub fn new(penalty: f64, k_reg: usize) -> Result<Self> {
+        match penalty.is_finite() && penalty >= 0.0 {
+            true => Ok(Self { penalty, k_reg }),
+            false => Err(MetricsError::InvalidOption {
+                name: "penalty",
+                value: penalty.to_string(),
+                expected: "a finite number >= 0",
+            }),
+        }
+    }
+}
+
 impl Default for Raps {
     fn default() -> Self {
-        Self {
-            penalty: 0.1,
-            k_reg: 1,
-        }
+        Self::DEFAULT
     }
 }
 
 impl ConformalScore {
     /// Every score, RAPS with its default parameters, in declaration order.
-    pub const ALL: [Self; 3] = [
-        Self::Thr,
-        Self::Aps,
-        Self::Raps(Raps {
-            penalty: 0.1,
-            k_reg: 1,
-        }),
-    ];
+    pub const ALL: [Self; 3] = [Self::Thr, Self::Aps, Self::Raps(Raps::DEFAULT)];
 
     /// The score's name, without parameters.
     pub fn name(self) -> &'static str {
@@ -125,16 +135,19 @@ impl From<ConformalScore> for String {
 
 /// `penalty=<λ>, k_reg=<k>`, either key optional (its default then), λ finite and >= 0.
 fn parse_raps(args: &str) -> Option<Raps> {
-    let mut raps = Raps::default();
+    let Raps {
+        mut penalty,
+        mut k_reg,
+    } = Raps::DEFAULT;
     for pair in args.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=')?;
         match key.trim() {
-            "penalty" => raps.penalty = value.trim().parse().ok()?,
-            "k_reg" => raps.k_reg = value.trim().parse().ok()?,
+            "penalty" => penalty = value.trim().parse().ok()?,
+            "k_reg" => k_reg = value.trim().parse().ok()?,
             _ => return None,
         }
     }
-    (raps.penalty.is_finite() && raps.penalty >= 0.0).then_some(raps)
+    Raps::new(penalty, k_reg).ok()
 }
 
 /// Coverage and size of conformal sets on a test set.

@@ -1,9 +1,9 @@
 //! Bad input gives a descriptive error, never a panic.
 
 use uq_metrics::{
-    ConformalScore, Logits, MemberProbs, MetricsError, Probs, Score, ScoreInput, adaptive_ece,
-    aurc, auroc, conformal, conformal_threshold, diversity, ece, fit_temperature, nll, ood_report,
-    paired, reliability_diagram, scale_logits, score,
+    ConformalScore, Logits, MemberProbs, MetricsError, Probs, Raps, Score, ScoreInput,
+    adaptive_ece, aurc, auroc, conformal, conformal_threshold, diversity, ece, fit_temperature,
+    nll, ood_report, paired, reliability_diagram, scale_logits, score,
 };
 
 fn probs() -> Probs {
@@ -318,6 +318,15 @@ fn unknown_conformal_score_names_list_the_known_ones() {
         text.contains("'rap'") && text.contains("thr, aps, raps"),
         "{text}"
     );
+    assert!(matches!(
+        Raps::new(-0.1, 1),
+        Err(MetricsError::InvalidOption {
+            name: "penalty",
+            ..
+        })
+    ));
+    assert!(Raps::new(f64::NAN, 1).is_err());
+    assert_eq!(Raps::new(0.1, 1), Ok(Raps::default()));
     // RAPS's parameters: unknown keys, unparsable or negative values are refused whole.
     for bad in [
         "raps(lambda=0.1)",
