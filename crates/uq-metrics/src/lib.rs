@@ -28,7 +28,7 @@
 //!   pairwise KL, and with labels the member accuracy and the gain of the ensemble over it);
 //! - temperature scaling: [`fit_temperature`] (or [`fit_ensemble_temperature`], one T for every
 //!   member) on held-out logits (search over
-//!   [`TEMPERATURE_RANGE`]), [`scale_logits`], [`softmax_probs`], [`scaled_members`];
+//!   [`TEMPERATURE_RANGE`]), [`scale_logits`], [`softmax_probs`], [`member_softmax`], [`scaled_members`];
 //! - split conformal prediction with a [`ConformalScore`] (`thr`, `aps` or `raps` with its
 //!   [`Raps`] regulariser):
 //!   [`conformal_scores`], [`conformal_threshold`], [`prediction_sets`], or coverage and set
@@ -85,6 +85,6 @@ pub use scores::{Score, ScoreInput, score};
 pub use selective::{augrc, aurc, risk_coverage};
 pub use stats::{Interval, mean_ci, paired, t_quantile_975};
 pub use temperature::{
-    TEMPERATURE_RANGE, fit_ensemble_temperature, fit_temperature, scale_logits, scaled_members,
-    softmax_probs,
+    TEMPERATURE_RANGE, fit_ensemble_temperature, fit_temperature, member_softmax, scale_logits,
+    scaled_members, softmax_probs,
 };

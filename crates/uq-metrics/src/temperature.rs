@@ -36,17 +36,7 @@ pub fn fit_temperature(logits: &Logits, labels: &[usize]) -> Result<f64> {
 /// `labels`, one logit matrix `z_m` per member (all `[N, C]`), searched as [`fit_temperature`]
 /// does; with one member it is [`fit_temperature`].
 pub fn fit_ensemble_temperature(members: &[Logits], labels: &[usize]) -> Result<f64> {
-    let first = members
-        .first()
-        .ok_or(MetricsError::Empty { what: "members" })?;
-    let (n, c) = (first.n(), first.c());
-    if let Some(m) = members.iter().find(|m| m.n() != n || m.c() != c) {
-        return Err(MetricsError::ShapeMismatch {
-            what: "a member's logits (N·C, as the first member's)",
-            expected: n * c,
-            found: m.n() * m.c(),
-        });
-    }
+    let (n, c) = member_shape(members)?;
     check_labels_for(n, c, labels)?;
     if let [one] = members {
         return Ok(search(|b| scaled_nll(one, labels, b)));
@@ -103,22 +93,36 @@ pub fn scale_logits(logits: &Logits, t: f64) -> Result<Logits> {
 /// Each member's `softmax(z_m / t)`, as [`MemberProbs`] `[M, N, C]`: the members of a
 /// temperature-scaled ensemble, whose prediction is their mean. All members `[N, C]`.
 pub fn scaled_members(members: &[Logits], t: f64) -> Result<MemberProbs> {
+    let scaled = (members.iter())
+        .map(|z| scale_logits(z, t))
+        .collect::<Result<Vec<_>>>()?;
+    member_softmax(&scaled)
+}
+
+/// Each member's `softmax(z_m)`, as [`MemberProbs`] `[M, N, C]`. All members `[N, C]`.
+pub fn member_softmax(members: &[Logits]) -> Result<MemberProbs> {
+    let (n, c) = member_shape(members)?;
+    let mut flat = Vec::with_capacity(members.len() * n * c);
+    for z in members {
+        flat.extend(softmax_probs(z).rows().flatten());
+    }
+    MemberProbs::new(flat, members.len(), n, c)
+}
+
+/// `[N, C]` of the first member, every member checked to have it; at least one member.
+fn member_shape(members: &[Logits]) -> Result<(usize, usize)> {
     let first = members
         .first()
         .ok_or(MetricsError::Empty { what: "members" })?;
     let (n, c) = (first.n(), first.c());
-    let mut flat = Vec::with_capacity(members.len() * n * c);
-    for z in members {
-        if (z.n(), z.c()) != (n, c) {
-            return Err(MetricsError::ShapeMismatch {
-                what: "a member's logits (N·C, as the first member's)",
-                expected: n * c,
-                found: z.n() * z.c(),
-            });
-        }
-        flat.extend(softmax_probs(&scale_logits(z, t)?).rows().flatten());
+    match members.iter().find(|m| m.n() != n || m.c() != c) {
+        Some(m) => Err(MetricsError::ShapeMismatch {
+            what: "a member's logits (N·C, as the first member's)",
+            expected: n * c,
+            found: m.n() * m.c(),
+        }),
+        None => Ok((n, c)),
     }
-    MemberProbs::new(flat, members.len(), n, c)
 }
 
 /// Row-wise softmax, `exp(z - max z) / sum exp(z - max z)`: no overflow for any finite logits,

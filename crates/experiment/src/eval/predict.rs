@@ -5,7 +5,7 @@ use burn::tensor::activation::softmax;
 use burn::tensor::{Device, Tensor};
 use seam::EnsembleModel;
 use train::Data;
-use uq_metrics::{Features, Logits, MemberProbs, scale_logits, scaled_members};
+use uq_metrics::{Features, Logits, MemberProbs, member_softmax, scale_logits};
 
 use crate::error::{ErrorContext, ExperimentError, Result};
 
@@ -30,7 +30,7 @@ impl Predictions {
             .map(|z| scale_logits(z, t))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
-            members: scaled_members(&self.member_logits, t)?,
+            members: member_softmax(&member_logits)?,
             member_logits,
             logits: scale_logits(&self.logits, t)?,
             labels: self.labels.clone(),
