@@ -330,6 +330,8 @@ fn seed_parts_join_into_the_whole_run(whole: &Summary, text: &str, root: &Path) 
     let (a, b) = (part(3), part(4));
     let joined = join_runs(&[a.dir.clone(), b.dir.clone()], None).unwrap();
     assert_eq!(joined.summary.seeds, [3, 4]);
+    // The join is titled by the experiment it continues, once.
+    assert_eq!(joined.summary.experiment, whole.experiment);
     // Both parts say where they came from, alike: the join warns of nothing.
     let made = a
         .summary
@@ -494,7 +496,11 @@ fn a_later_run_joins_and_other_data_is_refused(first: &Path, root: &Path) {
             .any(|c| c.method == "packed_ensemble")
     );
     let rendered = joined.render().unwrap();
-    assert!(rendered.markdown.contains("## Runs compared"));
+    // Titled by the experiment, not by the command; the runs compared come after the headline,
+    // before the detail.
+    assert!(rendered.markdown.starts_with("# tiny\n"));
+    let at = |s: &str| rendered.markdown.find(s).unwrap();
+    assert!(at("## Headline") < at("## Runs compared") && at("## Runs compared") < at("## Detail"));
     assert!(rendered.markdown.contains(&later.dir.display().to_string()));
     assert_eq!(rendered.figures.len(), 6);
     assert_eq!(rendered.html.matches("<svg").count(), 6);

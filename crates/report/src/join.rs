@@ -166,8 +166,15 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
     for run in &runs[1..] {
         check_same_data(first, run)?;
     }
+    // The title names the experiments joined, each once.
+    let mut names: Vec<&str> = Vec::new();
+    for run in &runs {
+        if !names.contains(&run.summary.experiment.as_str()) {
+            names.push(&run.summary.experiment);
+        }
+    }
     let mut summary = Summary {
-        experiment: "compare".into(),
+        experiment: names.join(" + "),
         seeds: Vec::new(),
         methods: Vec::new(),
         comparisons: Vec::new(),
@@ -331,15 +338,7 @@ fn batch_note(runs: &[Run]) -> String {
 impl Joined {
     /// The joined report: the preface, then the tables and figures of a run.
     pub fn render(&self) -> Result<Rendered> {
-        let mut rendered = render(&self.summary, &self.curves, &self.score)?;
-        let title_end = rendered.markdown.find("\n\n").map_or(0, |i| i + 2);
-        rendered.markdown.insert_str(title_end, &self.preface);
-        rendered.html = crate::render::render_html(
-            &self.summary.experiment,
-            &rendered.markdown,
-            &rendered.figures,
-        );
-        Ok(rendered)
+        crate::render::render_with(&self.summary, &self.curves, &self.score, &self.preface)
     }
 }
 

@@ -30,6 +30,6 @@ pub use render::{
 };
 pub use store::{timestamp, write_run};
 pub use summary::{
-    Comparison, Cost, Decision, DiversityMetrics, IdMetrics, MethodResult, OodMetrics,
-    ShiftMetrics, Summary, TrainCost, Variant,
+    Comparison, Cost, Decision, DiversityMetrics, GroupMetrics, IdMetrics, MethodResult,
+    OodMetrics, ShiftMetrics, Summary, TrainCost, Variant,
 };

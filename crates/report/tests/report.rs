@@ -5,10 +5,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use report::{
-    Cost, IdMetrics, MethodResult, OodMetrics, ShiftMetrics, Summary, render_markdown,
-    render_terminal, write_run,
-};
+mod common;
+
+use common::{row, run, section, summary};
+use report::{Summary, render_markdown, render_terminal, write_run};
 use serde_json::Value;
 
 const CONFIG: &str = "[experiment]\nname = \"exp\"\nseeds = [1, 2]\n";
@@ -19,113 +19,6 @@ fn temp_dir(test: &str) -> PathBuf {
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).expect("create temp dir");
     dir
-}
-
-/// One run; the metrics not under test are derived from `acc` so each is distinct.
-fn run(
-    name: &str,
-    kind: &str,
-    members: usize,
-    seed: u64,
-    acc: f64,
-    nll: f64,
-    params: u64,
-) -> MethodResult {
-    let ood = |auroc: f64| OodMetrics {
-        auroc,
-        aupr_in: auroc - 0.05,
-        aupr_out: auroc - 0.1,
-        fpr95: 1.0 - auroc,
-        // A sampling spread that differs by run: a tenth of the NLL.
-        auroc_bootstrap: Some(uq_metrics::AurocBootstrap {
-            std: nll / 10.0,
-            ci_low: auroc - nll / 5.0,
-            ci_high: auroc + nll / 5.0,
-            resamples: 200,
-        }),
-    };
-    let shift = |accuracy: f64| ShiftMetrics {
-        accuracy,
-        nll: nll + 0.5,
-        ece: 0.1,
-    };
-    MethodResult {
-        name: name.into(),
-        method: name.into(),
-        variant: None,
-        kind: kind.into(),
-        members,
-        seed,
-        id: IdMetrics {
-            accuracy: acc,
-            nll,
-            brier: 0.2,
-            ece: 0.03,
-            aece: 0.04,
-            classwise_ece: 0.02,
-            aurc: 0.05,
-            augrc: 0.01,
-        },
-        ood: BTreeMap::from([
-            ("kmnist".into(), ood(acc)),
-            ("mnist".into(), ood(acc - 0.1)),
-        ]),
-        ood_scores: BTreeMap::new(),
-        ood_groups: BTreeMap::new(),
-        shift: BTreeMap::from([
-            ("gaussian_noise-1".into(), shift(acc - 0.2)),
-            ("gaussian_noise-3".into(), shift(acc - 0.4)),
-        ]),
-        cost: Cost {
-            params,
-            flops: 10 * params,
-            latency_ms_b1: params as f64 / 100.0,
-            latency_ms: params as f64 / 10.0,
-            latency_ms_b1_q1: params as f64 / 110.0,
-            latency_ms_b1_q3: params as f64 / 90.0,
-            latency_ms_q1: params as f64 / 11.0,
-            latency_ms_q3: params as f64 / 9.0,
-            peak_mem_bytes: Some(params << 20),
-            latency_x_single: None,
-            latency_b1_x_single: None,
-        },
-        extra: BTreeMap::new(),
-        calibration: None,
-        temperature: None,
-        precision: None,
-        diversity: None,
-        conformal: None,
-        train_cost: Some(report::TrainCost {
-            wall_seconds: params as f64 / 50.0,
-            steps: params,
-            samples: 32 * params,
-            stored_bytes: 4 * params,
-            trainings: members,
-            trainable_params: params,
-            ..Default::default()
-        }),
-    }
-}
-
-/// 2 seeds × 3 methods; seed 2 lists them in another order.
-fn summary() -> Summary {
-    let mut ens = run("ens", "deep_ensemble", 3, 1, 0.85, 0.4, 300);
-    ens.extra.insert("wall_s".into(), serde_json::json!(12.5));
-    Summary {
-        experiment: "exp".into(),
-        seeds: vec![1, 2],
-        methods: vec![
-            run("single", "single", 1, 1, 0.80, 0.5, 100),
-            ens,
-            run("mcd", "mc_dropout", 4, 1, 0.82, 0.45, 100),
-            run("mcd", "mc_dropout", 4, 2, 0.84, 0.47, 100),
-            run("ens", "deep_ensemble", 3, 2, 0.95, 0.3, 300),
-            run("single", "single", 1, 2, 0.90, 0.7, 100),
-        ],
-        comparisons: vec![],
-        ood_scores: vec![],
-        provenance: None,
-    }
 }
 
 fn run_id(dir: &Path) -> String {
@@ -151,31 +44,6 @@ fn leftover_tmp(dir: &Path) -> Vec<PathBuf> {
         }
     }
     found
-}
-
-/// The lines of a markdown section, from its heading to the next heading of any level.
-fn section<'a>(md: &'a str, heading: &str) -> Vec<&'a str> {
-    let start = md
-        .find(&format!("{heading}\n"))
-        .unwrap_or_else(|| panic!("no section {heading:?} in\n{md}"));
-    md[start..]
-        .lines()
-        .skip(1)
-        .take_while(|l| !l.starts_with('#'))
-        .collect()
-}
-
-/// The cells of the row of `method` in a section's table, name included.
-fn row(md: &str, heading: &str, method: &str) -> Vec<String> {
-    let prefix = format!("| {method} |");
-    let line = section(md, heading)
-        .into_iter()
-        .find(|l| l.starts_with(&prefix))
-        .unwrap_or_else(|| panic!("no row {method:?} under {heading:?} in\n{md}"));
-    line.trim_matches('|')
-        .split(" | ")
-        .map(|c| c.trim().to_string())
-        .collect()
 }
 
 fn keys(v: &Value) -> BTreeSet<&str> {
@@ -502,11 +370,13 @@ fn one_seed_shows_the_mean_alone() {
     s.comparisons = report::compare::compare(&s.methods, "ens", &BTreeMap::new());
     assert!(!s.comparisons.is_empty());
     let md = render_markdown(&s);
-    let verdicts = &md[md.find("## Verdicts").unwrap()..md.find("## Methods").unwrap()];
+    let headline = section(&md, "## Headline").join("\n");
     assert!(
-        verdicts.contains("One seed: no comparison can be decided") && verdicts.contains("--seeds"),
-        "{verdicts}"
+        headline.contains("One seed: no comparison can be decided") && headline.contains("--seeds"),
+        "{headline}"
     );
+    // No verdict marks, no n/a verdicts, no paired section.
+    assert!(!headline.contains(['▲', '▼', '≈', '?']), "{headline}");
     assert!(
         !md.contains("n/a / n/a") && !md.contains("## Paired comparisons"),
         "{md}"
@@ -695,10 +565,22 @@ fn comparisons_pair_seeds_and_the_report_counts_verdicts() {
     assert!(compare(&s.methods, "absent", &BTreeMap::new()).is_empty());
 
     let md = render_markdown(&s);
-    // The verdicts lead the report, before the first table of metrics.
-    assert!(md.find("## Verdicts").unwrap() < md.find("## In-distribution").unwrap());
-    let lead = row(&md, "## Verdicts", "ens");
-    assert_eq!(lead[1], "better / better", "accuracy: {lead:?}");
+    // The headline leads the report, before the first table of metrics; ens's accuracy (mean
+    // 90.00 over seeds, the column's best) carries its Holm verdict against single.
+    assert!(md.find("## Headline").unwrap() < md.find("## In-distribution").unwrap());
+    let lead = row(&md, "## Headline", "ens");
+    assert_eq!(lead[1], "**90.00** ▲", "accuracy: {lead:?}");
+    // Every comparison has its own row under its metric, both verdicts spelled out.
+    let nll = row(&md, "### `id.nll`, margin 0.0200", "ens");
+    assert_eq!(
+        nll[1..5],
+        [
+            "-0.2500",
+            "[-2.1559, +1.6559]",
+            "inconclusive",
+            "inconclusive"
+        ]
+    );
     let counts = row(&md, "## Paired comparisons", "ens");
     let raw: Vec<usize> = (counts[1..5].iter())
         .map(|c| c.split(" / ").next().unwrap().parse().unwrap())
@@ -741,7 +623,7 @@ fn training_cost_is_shown_against_single() {
     assert_eq!(mcd[7..9], ["100", "1.00×"]);
 }
 
-/// Methods trained with fewer optimiser steps than `single` are named under the ID table, with
+/// Methods trained with fewer optimiser steps than `single` are named under the headline table, with
 /// the ratio; methods with as many or more (built on the base model, or M of it) are not.
 #[test]
 fn a_smaller_training_budget_is_said_beside_the_table() {
@@ -753,13 +635,15 @@ fn a_smaller_training_budget_is_said_beside_the_table() {
             .push(run("be", "batch_ensemble", 4, seed, 0.8, 0.5, 20));
     }
     let md = render_markdown(&s);
-    let id =
-        &md[md.find("## In-distribution").unwrap()..md.find("## Out-of-distribution").unwrap()];
+    let headline = section(&md, "## Headline");
+    let note = (headline.iter())
+        .find(|l| l.starts_with("Unequal training"))
+        .unwrap_or_else(|| panic!("{md}"));
     assert!(
-        id.contains("Unequal training: `be` 0.20× the optimiser steps of `single`"),
-        "{id}"
+        note.starts_with("Unequal training: `be` 0.20× the optimiser steps of `single`"),
+        "{note}"
     );
-    assert!(!id.contains("`ens`") && !id.contains("`mcd`"), "{id}");
+    assert!(!note.contains("`ens`") && !note.contains("`mcd`"), "{note}");
 }
 
 /// A HetDPT entry whose search missed its speed budget gets a line under the verdicts, naming

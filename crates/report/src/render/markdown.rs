@@ -50,34 +50,36 @@ const COST: [Metric<Cost, Option<f64>>; 5] = [
     }),
 ];
 
-/// The `report.md` of a run: the verdicts first, then methods, in-distribution, OOD (one table
-/// per set), shift and cost tables, with a legend.
+/// The `report.md` of a run: the headline first (sentences and a compact table), then methods,
+/// in-distribution, OOD (one table per set), shift and cost tables, with a legend, then the
+/// evidence.
 pub fn render_markdown(summary: &Summary) -> String {
-    markdown(summary, None)
+    markdown(summary, None, "")
 }
 
-/// [`render_markdown`], with `lead` (the cost-UQ figure) shown under the verdicts.
-pub(super) fn markdown(summary: &Summary, lead: Option<&FigureFile>) -> String {
+/// [`render_markdown`], with `lead` (the cost-UQ figure) shown under the headline and
+/// `preface` (a join's runs) after it, before the detail.
+pub(super) fn markdown(summary: &Summary, lead: Option<&FigureFile>, preface: &str) -> String {
     let groups = groups(summary);
     let mut out = String::new();
     let seeds: Vec<String> = summary.seeds.iter().map(u64::to_string).collect();
     let _ = writeln!(out, "# {}\n", summary.experiment);
-    let _ = writeln!(
-        out,
-        "Seeds: {}. Cells are mean ± sample standard deviation over seeds (the mean alone with one \
-         seed); \"n/a\" marks a value missing or not finite in some seed. ↑ higher is better, \
-         ↓ lower is better. Accuracy, AUROC, AUPR and FPR95 are percentages; ×single is the ratio \
-         to the `{BASELINE_KIND}` method.\n",
-        seeds.join(", ")
-    );
     if let Some(p) = &summary.provenance {
         let _ = writeln!(out, "{}\n", p.line());
     }
-    super::verdicts::lead(&mut out, summary);
+    super::headline::render(&mut out, summary, &groups);
     if let Some(f) = lead {
         let _ = writeln!(out, "{}\n\n![{}]({})\n", f.caption, f.title, f.file);
     }
-
+    out.push_str(preface);
+    let _ = writeln!(
+        out,
+        "## Detail\n\nSeeds: {}. Cells are mean ± sample standard deviation over seeds (the mean \
+         alone with one seed); \"n/a\" marks a value missing or not finite in some seed. ↑ higher \
+         is better, ↓ lower is better. Accuracy, AUROC, AUPR and FPR95 are percentages; ×single \
+         is the ratio to the `{BASELINE_KIND}` method.\n",
+        seeds.join(", ")
+    );
     methods_table(&mut out, &groups);
     id_table(&mut out, &groups);
     ood_tables(&mut out, summary, &groups);
@@ -93,13 +95,21 @@ fn methods_table(out: &mut String, groups: &[Group]) {
     let rows = groups
         .iter()
         .map(|g| {
-            // A calibrated entry: its temperature per seed.
-            let temperatures: Vec<String> = (g.runs.iter())
-                .filter_map(|r| r.temperature.map(|t| format!("{t:.3}")))
-                .collect();
-            let calibration = match temperatures.is_empty() {
-                true => "none".to_string(),
-                false => format!("temperature (T = {})", temperatures.join(", ")),
+            // A calibrated entry: its temperature per seed, or their range beyond three seeds
+            // (a long list would widen the table).
+            let temperatures: Vec<f64> = g.runs.iter().filter_map(|r| r.temperature).collect();
+            let (lo, hi) = (temperatures.iter())
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), t| {
+                    (a.min(*t), b.max(*t))
+                });
+            let calibration = match temperatures.len() {
+                0 => "none".to_string(),
+                1..=3 => {
+                    let each: Vec<String> =
+                        temperatures.iter().map(|t| format!("{t:.3}")).collect();
+                    format!("temperature (T = {})", each.join(", "))
+                }
+                n => format!("temperature (T = {lo:.3} – {hi:.3} over {n} seeds)"),
             };
             vec![
                 md_text(g.name),
@@ -135,7 +145,6 @@ fn id_table(out: &mut String, groups: &[Group]) {
             .collect()
     });
     md_table(out, &header, &rows, 1);
-    super::evidence::budget_note(out, groups);
 }
 
 /// One table per OOD set, then one per listed OOD score.

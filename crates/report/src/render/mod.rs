@@ -9,6 +9,7 @@
 
 mod evidence;
 mod figures;
+mod headline;
 mod html;
 mod markdown;
 mod table;
@@ -39,15 +40,25 @@ pub struct Rendered {
 /// The report, figures and page of a run from its summary and curves; `score` names the OOD
 /// score for axis labels.
 pub fn render(summary: &Summary, curves: &RunCurves, score: &str) -> crate::Result<Rendered> {
+    render_with(summary, curves, score, "")
+}
+
+/// [`render`] with `preface` (a join's runs) between the headline and the detail.
+pub(crate) fn render_with(
+    summary: &Summary,
+    curves: &RunCurves,
+    score: &str,
+    preface: &str,
+) -> crate::Result<Rendered> {
     let figures = figures::figures(&Inputs {
         summary,
         curves,
         score,
     })?;
     let pareto = figures.iter().find(|f| f.file == figures::PARETO);
-    let mut markdown = markdown::markdown(summary, pareto);
+    let mut markdown = markdown::markdown(summary, pareto, preface);
     markdown.push_str("## Figures\n\n");
-    // The cost-UQ figure is shown once, under the verdicts.
+    // The cost-UQ figure is shown once, under the headline.
     for f in figures.iter().filter(|f| f.file != figures::PARETO) {
         let _ = writeln!(
             markdown,
@@ -174,6 +185,8 @@ enum Unit {
     Mib,
     /// Seconds, 1 decimal.
     Seconds,
+    /// A ratio, 2 decimals and `×`.
+    Times,
 }
 
 impl Unit {
@@ -183,6 +196,7 @@ impl Unit {
             Unit::Plain => format!("{x:.4}"),
             Unit::Mib => format!("{:.2}", x / (1u64 << 20) as f64),
             Unit::Seconds => format!("{x:.1}"),
+            Unit::Times => format!("{x:.2}×"),
             Unit::Count => {
                 let scaled = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
                     .into_iter()

@@ -1,6 +1,6 @@
-//! The report's answer: each method's verdicts against the reference (better, worse,
-//! equivalent, inconclusive; raw and Holm-adjusted), first as a summary of the headline metrics,
-//! then in full with the intervals, margins and what the seeds can detect.
+//! The paired comparisons in full: each method's verdicts against the reference (better, worse,
+//! equivalent, inconclusive; raw and Holm-adjusted) counted, then one table per metric with the
+//! intervals, the margin and what the seeds can detect. The headline marks the same verdicts.
 
 use std::fmt::Write;
 
@@ -9,17 +9,6 @@ use uq_metrics::{ALPHA, MAX_SEEDS, POWER, Verdict};
 use super::NA;
 use super::table::{header_with, md_table, md_text};
 use crate::summary::{Comparison, Summary};
-
-const OOD_MEAN: &str = "ood.mean.auroc";
-
-/// The metrics of the summary at the top, with their column names.
-const HEADLINE: [(&str, &str); 5] = [
-    ("id.accuracy", "Accuracy"),
-    ("id.nll", "NLL"),
-    ("id.ece", "ECE"),
-    (OOD_MEAN, "OOD AUROC (mean)"),
-    ("shift.mean.nll", "Shifted NLL"),
-];
 
 /// The methods compared, in order of appearance, and the metrics compared.
 fn axes(comparisons: &[Comparison]) -> (Vec<&str>, Vec<&str>) {
@@ -35,26 +24,22 @@ fn axes(comparisons: &[Comparison]) -> (Vec<&str>, Vec<&str>) {
     (methods, metrics)
 }
 
-fn find<'a>(comparisons: &'a [Comparison], method: &str, metric: &str) -> Option<&'a Comparison> {
-    (comparisons.iter()).find(|c| c.method == method && c.metric == metric)
-}
-
-/// The legend both sections share.
+/// What the tests are and how the verdicts are read.
 fn legend(first: &Comparison, tests: usize) -> String {
     format!(
         "Each method against `{}`, paired by seed over {} seed(s). A difference within ± the \
          metric's margin is *equivalent* when two one-sided t-tests show it (p < {ALPHA}); \
          otherwise it is *better* or *worse* when a two-sided paired t-test shows a difference \
-         (p < {ALPHA}), else *inconclusive* (more seeds needed). Each cell reads `raw / \
-         adjusted`: the adjusted verdict repeats the tests after Holm's adjustment over all \
-         {tests} tests of this report (two per comparison).",
+         (p < {ALPHA}), else *inconclusive* (more seeds needed). The Holm verdict repeats the tests \
+         after Holm's adjustment over all {tests} tests of this report (two per comparison); the \
+         counts read `raw / Holm`.",
         md_text(&first.reference),
         first.n_seeds,
     )
 }
 
 /// A line per method entry and seed whose HetDPT search missed its budget (`budget_met` false).
-fn missed_budgets(out: &mut String, summary: &Summary) {
+pub(super) fn missed_budgets(out: &mut String, summary: &Summary) {
     for r in &summary.methods {
         let Some(h) = r.extra.get("hetdpt") else {
             continue;
@@ -84,62 +69,9 @@ fn budget_text(budget: &serde_json::Value) -> String {
     }
 }
 
-/// `## Verdicts`: the headline metrics' verdicts per method, or nothing without comparisons;
-/// then any missed HetDPT budget.
-pub(super) fn lead(out: &mut String, summary: &Summary) {
-    lead_table(out, summary);
-    missed_budgets(out, summary);
-}
-
-fn lead_table(out: &mut String, summary: &Summary) {
-    let comparisons = &summary.comparisons;
-    let Some(first) = comparisons.first() else {
-        return;
-    };
-    if first.n_seeds < 2 {
-        out.push_str("## Verdicts\n\n");
-        out.push_str(ONE_SEED);
-        return;
-    }
-    let (methods, metrics) = axes(comparisons);
-    // With one OOD set there is no mean: that set's AUROC stands for it.
-    let one_set = (metrics.iter()).find(|k| k.starts_with("ood.") && k.ends_with(".auroc"));
-    let shown: Vec<(&str, &str)> = (HEADLINE.iter())
-        .filter_map(|&(k, name)| match (k, one_set) {
-            _ if metrics.contains(&k) => Some((k, name)),
-            (OOD_MEAN, Some(set)) => Some((*set, "OOD AUROC")),
-            _ => None,
-        })
-        .collect();
-    out.push_str("## Verdicts\n\n");
-    let _ = writeln!(
-        out,
-        "{} The full intervals follow under Paired comparisons.\n",
-        legend(first, 2 * comparisons.len())
-    );
-    let header = header_with("Method", shown.iter().map(|(_, name)| *name));
-    let rows: Vec<Vec<String>> = (methods.iter())
-        .map(|&m| {
-            let cells = shown.iter().map(|(k, _)| {
-                find(comparisons, m, k).map_or(NA.into(), |c| {
-                    let d = &c.decision;
-                    format!("{} / {}", d.verdict.as_str(), d.verdict_holm.as_str())
-                })
-            });
-            std::iter::once(md_text(m)).chain(cells).collect()
-        })
-        .collect();
-    md_table(out, &header, &rows, 1 + shown.len());
-}
-
-/// What the verdicts say of a run of one seed, in place of tables of n/a.
-const ONE_SEED: &str = "One seed: no comparison can be decided, since a paired test needs two \
-                        seeds or more. Run more to decide them: `uqformer run FILE --seeds \
-                        0,1,2,3,4`, or `[experiment] seeds` in the file.\n\n";
-
-/// `## Paired comparisons`: verdict counts per method, every comparison's interval and
-/// verdicts, and each metric's margin against the difference the seeds can detect (nothing
-/// with one seed: the verdicts say why).
+/// `## Paired comparisons`: verdict counts per method, then per metric each method's difference,
+/// interval, verdicts and what the seeds can detect (nothing with one seed: the headline says
+/// why).
 pub(super) fn comparisons(out: &mut String, summary: &Summary) {
     let comparisons = &summary.comparisons;
     let Some(first) = comparisons.first().filter(|c| c.n_seeds >= 2) else {
@@ -148,17 +80,19 @@ pub(super) fn comparisons(out: &mut String, summary: &Summary) {
     out.push_str("## Paired comparisons\n\n");
     let _ = writeln!(
         out,
-        "{} Cells give the mean per-seed difference (method − reference) and its 95% Student-t \
-         interval; accuracy and AUROC differences are in percentage points. With one seed there \
-         is no test (n/a).\n",
-        legend(first, 2 * comparisons.len())
+        "{} Per metric: the mean per-seed difference (method − reference; accuracy and AUROC in \
+         percentage points) and its 95% Student-t interval; then the smallest true difference a \
+         paired t-test detects with {:.0}% power at the method's seed-to-seed spread, and the \
+         seeds at which a difference of one margin would be detected.\n",
+        legend(first, 2 * comparisons.len()),
+        100.0 * POWER
     );
     let (methods, metrics) = axes(comparisons);
     let counted = &Verdict::ALL[..4];
     let header = header_with("Method", counted.iter().map(|v| v.as_str()));
     let rows: Vec<Vec<String>> = (methods.iter())
         .map(|&m| {
-            let count = |v: Verdict, holm: bool| {
+            let of = |v: Verdict, holm: bool| {
                 (comparisons.iter())
                     .filter(|c| c.method == m)
                     .filter(|c| {
@@ -170,62 +104,49 @@ pub(super) fn comparisons(out: &mut String, summary: &Summary) {
                     })
                     .count()
             };
-            let cells = counted
-                .iter()
-                .map(|&v| format!("{} / {}", count(v, false), count(v, true)));
+            let cells = (counted.iter()).map(|&v| format!("{} / {}", of(v, false), of(v, true)));
             std::iter::once(md_text(m)).chain(cells).collect()
         })
         .collect();
     md_table(out, &header, &rows, 1);
-    let header = header_with("Method", metrics.iter().copied());
-    let rows: Vec<Vec<String>> = (methods.iter())
-        .map(|&m| {
-            let cells =
-                (metrics.iter()).map(|k| find(comparisons, m, k).map_or(NA.into(), difference));
-            std::iter::once(md_text(m)).chain(cells).collect()
-        })
-        .collect();
-    md_table(out, &header, &rows, 1);
-    detectable(out, comparisons, &metrics);
+    for metric in metrics {
+        per_metric(out, comparisons, metric);
+    }
 }
 
-/// Per metric: the margin, and over the methods the smallest difference the seeds detect with
-/// 80% power and the seeds a one-margin difference would need.
-fn detectable(out: &mut String, comparisons: &[Comparison], metrics: &[&str]) {
-    let _ = writeln!(
-        out,
-        "What the seeds can decide: the smallest true difference a paired t-test detects with \
-         {:.0}% power at each method's seed-to-seed spread (range over methods), and the seeds \
-         at which a difference of one margin would be detected.\n",
-        100.0 * POWER
-    );
-    let header = ["Metric", "Margin", "Detectable", "Seeds for one margin"].map(String::from);
-    let rows: Vec<Vec<String>> = (metrics.iter())
-        .map(|&k| {
-            let of: Vec<&Comparison> = comparisons.iter().filter(|c| c.metric == k).collect();
-            let show = |x: f64| show(k, x, false);
-            let range = |values: Vec<f64>| {
-                let finite: Vec<f64> = values.into_iter().filter(|x| x.is_finite()).collect();
-                let lo = finite.iter().copied().fold(f64::INFINITY, f64::min);
-                let hi = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                match finite.is_empty() {
-                    true => NA.to_string(),
-                    false => format!("{} – {}", show(lo), show(hi)),
-                }
-            };
-            let seeds: Vec<Option<usize>> = of.iter().map(|c| c.decision.seeds_needed).collect();
-            let seeds = match seeds.iter().all(Option::is_some) {
-                true => {
-                    let (lo, hi) = (seeds.iter().flatten().min(), seeds.iter().flatten().max());
-                    (lo.zip(hi)).map_or(NA.into(), |(lo, hi)| format!("{lo} – {hi}"))
-                }
-                false => format!("over {MAX_SEEDS} for some"),
-            };
+/// One metric's table: a row per method.
+fn per_metric(out: &mut String, comparisons: &[Comparison], metric: &str) {
+    let of: Vec<&Comparison> = comparisons.iter().filter(|c| c.metric == metric).collect();
+    let margin = of
+        .first()
+        .map_or(NA.into(), |c| show(metric, c.decision.margin, false));
+    let _ = writeln!(out, "### `{metric}`, margin {margin}\n");
+    let header = [
+        "Method",
+        "Difference",
+        "95% interval",
+        "Verdict",
+        "Holm",
+        "Detectable",
+        "Seeds for one margin",
+    ]
+    .map(String::from);
+    let rows: Vec<Vec<String>> = (of.iter())
+        .map(|c| {
+            let d = &c.decision;
+            let signed = |x| show(metric, x, true);
             vec![
-                k.to_string(),
-                of.first().map_or(NA.into(), |c| show(c.decision.margin)),
-                range(of.iter().map(|c| c.decision.detectable).collect()),
-                seeds,
+                md_text(&c.method),
+                signed(c.mean_diff),
+                format!("[{}, {}]", signed(c.ci_low), signed(c.ci_high)),
+                d.verdict.as_str().to_string(),
+                d.verdict_holm.as_str().to_string(),
+                match d.detectable.is_finite() {
+                    true => show(metric, d.detectable, false),
+                    false => NA.into(),
+                },
+                d.seeds_needed
+                    .map_or(format!("over {MAX_SEEDS}"), |n| n.to_string()),
             ]
         })
         .collect();
@@ -240,21 +161,5 @@ fn show(metric: &str, x: f64, signed: bool) -> String {
         (true, false) => format!("{:.2}", 100.0 * x),
         (false, true) => format!("{x:+.4}"),
         (false, false) => format!("{x:.4}"),
-    }
-}
-
-/// `Δ [low, high] raw / adjusted`.
-fn difference(c: &Comparison) -> String {
-    let s = |x| show(&c.metric, x, true);
-    match c.decision.verdict {
-        Verdict::Undefined => s(c.mean_diff),
-        v => format!(
-            "{} [{}, {}] {} / {}",
-            s(c.mean_diff),
-            s(c.ci_low),
-            s(c.ci_high),
-            v.as_str(),
-            c.decision.verdict_holm.as_str()
-        ),
     }
 }
