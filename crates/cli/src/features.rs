@@ -150,14 +150,12 @@ fn load_side(path: &Path, logits: Option<&Path>) -> Result<Side, String> {
 /// The detectors' OOD metrics as a fixed-width table.
 pub fn table(reports: &BTreeMap<&'static str, OodReport>) -> String {
     let mut out = format!(
-        "{:<22} {:>8} {:>8} {:>8} {:>8}\n",
+        "{:<22} {:>8} {:>8} {:>8} {:>8}   (%)\n",
         "detector", "AUROC ↑", "AUPR-In", "AUPR-Out", "FPR95 ↓"
     );
     for (name, r) in reports {
-        out.push_str(&format!(
-            "{name:<22} {:>8.4} {:>8.4} {:>8.4} {:>8.4}\n",
-            r.auroc, r.aupr_in, r.aupr_out, r.fpr95
-        ));
+        let [a, i, o, f] = [r.auroc, r.aupr_in, r.aupr_out, r.fpr95].map(|x| 100.0 * x);
+        out.push_str(&format!("{name:<22} {a:>8.2} {i:>8.2} {o:>8.2} {f:>8.2}\n"));
     }
     out.trim_end().to_string()
 }

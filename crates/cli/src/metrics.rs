@@ -168,7 +168,7 @@ fn table(
     recalibrated: Option<&Recalibrated>,
 ) -> String {
     let rows: &[(&str, &str)] = &[
-        ("accuracy", "accuracy ↑"),
+        ("accuracy", "accuracy (%) ↑"),
         ("nll", "NLL ↓"),
         ("brier", "Brier ↓"),
         ("ece", "ECE ↓"),
@@ -176,10 +176,10 @@ fn table(
         ("classwise_ece", "class-wise ECE ↓"),
         ("aurc", "AURC ↓"),
         ("augrc", "AUGRC ↓"),
-        ("auroc", "AUROC ↑"),
-        ("aupr_in", "AUPR-In ↑"),
-        ("aupr_out", "AUPR-Out ↑"),
-        ("fpr95", "FPR95 ↓"),
+        ("auroc", "AUROC (%) ↑"),
+        ("aupr_in", "AUPR-In (%) ↑"),
+        ("aupr_out", "AUPR-Out (%) ↑"),
+        ("fpr95", "FPR95 (%) ↓"),
     ];
     let mut out = format!(
         "{n} in-distribution samples{}\n",
@@ -192,7 +192,7 @@ fn table(
     let scaled = recalibrated.and_then(|r| Some((r.temperature?, r.calibrated.as_ref()?)));
     if let Some((t, _)) = scaled {
         out.push_str(&format!(
-            "  {:<16} {:>10} {:>12}\n",
+            "  {:<18} {:>10} {:>12}\n",
             "",
             "raw",
             format!("T = {t:.4}")
@@ -200,10 +200,12 @@ fn table(
     }
     let scaled_values = scaled.map(|(_, r)| report_values(r));
     for (key, label) in rows {
+        // Rates in percent, as the report shows them (the JSON keeps fractions).
+        let scale = if label.contains("(%)") { 100.0 } else { 1.0 };
         if let Some(v) = values.get(key) {
-            out.push_str(&format!("  {label:<16} {v:>10.6}"));
+            out.push_str(&format!("  {label:<18} {:>10.4}", scale * v));
             if let Some(c) = scaled_values.as_ref().and_then(|s| s.get(key)) {
-                out.push_str(&format!(" {c:>12.6}"));
+                out.push_str(&format!(" {:>12.4}", scale * c));
             }
             out.push('\n');
         }
@@ -211,8 +213,13 @@ fn table(
     for entry in recalibrated.map_or(&[][..], |r| &r.conformal) {
         let c = &entry.report;
         out.push_str(&format!(
-            "  conformal {} at alpha {} ({}): coverage {:.4}, mean set size {:.3}, threshold {:.6}\n",
-            c.score, c.alpha, entry.predictions, c.coverage, c.set_size, c.threshold
+            "  conformal {} at alpha {} ({}): coverage {:.2}%, mean set size {:.3}, threshold {:.6}\n",
+            c.score,
+            c.alpha,
+            entry.predictions,
+            100.0 * c.coverage,
+            c.set_size,
+            c.threshold
         ));
     }
     out.trim_end().to_string()

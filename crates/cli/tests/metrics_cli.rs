@@ -68,7 +68,7 @@ fn table_without_ood_lists_the_id_metrics() {
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("accuracy") && text.contains("0.955000") && !text.contains("AUROC"),
+        text.contains("accuracy (%)") && text.contains("95.5000") && !text.contains("AUROC"),
         "{text}"
     );
 }

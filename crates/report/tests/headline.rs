@@ -184,6 +184,21 @@ fn ood_groups_get_a_column_each_only_when_they_differ() {
         ens.iter().any(|c| c.contains(&format!("{far:.2}"))),
         "{ens:?}"
     );
+    // The score tables: a group of one set would repeat that set's columns, so it has none;
+    // a group of two has its own.
+    let score_header = |md: &str| {
+        section(md, "### `msp`")
+            .into_iter()
+            .find(|l| l.starts_with("| Method"))
+            .unwrap()
+            .to_string()
+    };
+    assert!(!score_header(&md).contains("far AUROC"), "{md}");
+    let two = render_markdown(&with_groups(&["kmnist"], &["kmnist", "mnist"]));
+    assert!(
+        score_header(&two).contains("| far AUROC (%) ↑ | far FPR95 (%) ↓ |"),
+        "{two}"
+    );
     let md = render_markdown(&with_groups(&["kmnist"], &["kmnist"]));
     let header = section(&md, "## Headline")
         .into_iter()

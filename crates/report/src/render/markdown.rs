@@ -260,7 +260,7 @@ fn score_tables(out: &mut String, summary: &Summary, groups: &[Group], sets: &[&
          first fills the tables above). A feature-space detector is fitted per member on the \
          training split's features (never on validation, test or OOD data) and the members' \
          scores are averaged. Near and far are the means over each group's sets \
-         (`[data] ood_groups`).\n\n",
+         (`[data] ood_groups`), shown when a group has more than one.\n\n",
     );
     for name in &summary.ood_scores {
         let describe = name.parse::<OodScore>().map_or("", OodScore::describe);
@@ -268,8 +268,15 @@ fn score_tables(out: &mut String, summary: &Summary, groups: &[Group], sets: &[&
     }
     out.push('\n');
     let present = keys(summary, |r| r.ood_groups.values().flat_map(|g| g.keys()));
+    // A group of one set would repeat that set's columns.
+    let one_set = |group: &str| {
+        (summary.methods.iter())
+            .flat_map(|r| r.ood_groups.values())
+            .filter_map(|g| g.get(group))
+            .all(|g| g.sets.len() == 1)
+    };
     let group_names: Vec<&str> = (["near", "far"].into_iter())
-        .filter(|g| present.contains(g))
+        .filter(|g| present.contains(g) && !one_set(g))
         .collect();
     for score in &summary.ood_scores {
         let _ = writeln!(out, "### `{score}`\n");
