@@ -36,7 +36,7 @@ pub fn run(args: &CompareArgs) -> crate::error::Result<()> {
         ("report.html".to_string(), rendered.html.into_bytes()),
     ];
     files.extend((rendered.figures.into_iter()).map(|f| (f.file, f.svg.into_bytes())));
-    let dir = report::write_run(
+    let dir = report::write_joined(
         &args.out,
         &record,
         &joined.summary,

@@ -28,7 +28,7 @@ pub use provenance::Provenance;
 pub use render::{
     BASELINE_KIND, FigureFile, Rendered, render, render_html, render_markdown, render_terminal,
 };
-pub use store::{timestamp, write_run};
+pub use store::{JOINED, timestamp, write_joined, write_run};
 pub use summary::{
     Comparison, Cost, Decision, DiversityMetrics, GroupMetrics, IdMetrics, MethodResult,
     OodMetrics, ShiftMetrics, Summary, TrainCost, Variant,

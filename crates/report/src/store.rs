@@ -25,28 +25,58 @@ pub fn write_run(
     report: &str,
     files: &[(String, Vec<u8>)],
 ) -> io::Result<PathBuf> {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_err(|e| io::Error::other(format!("system clock is before 1970: {e}")))?;
+    let folder = &summary.experiment;
     write_run_at(
         results_root,
+        folder,
         config_toml,
         summary,
         report,
         files,
-        now.as_secs(),
+        unix_now()?,
     )
+}
+
+/// The folder of joined reports under a results root: they are titled by the experiments they
+/// join but kept apart from those experiments' runs (and their `latest`).
+pub const JOINED: &str = "compare";
+
+/// [`write_run`] for a joined report ([`crate::join_runs`]): under `results_root/compare/`.
+pub fn write_joined(
+    results_root: &Path,
+    config_toml: &str,
+    summary: &Summary,
+    report: &str,
+    files: &[(String, Vec<u8>)],
+) -> io::Result<PathBuf> {
+    write_run_at(
+        results_root,
+        JOINED,
+        config_toml,
+        summary,
+        report,
+        files,
+        unix_now()?,
+    )
+}
+
+fn unix_now() -> io::Result<u64> {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_err(|e| io::Error::other(format!("system clock is before 1970: {e}")))?;
+    Ok(now.as_secs())
 }
 
 fn write_run_at(
     results_root: &Path,
+    folder: &str,
     config_toml: &str,
     summary: &Summary,
     report: &str,
     files: &[(String, Vec<u8>)],
     unix_secs: u64,
 ) -> io::Result<PathBuf> {
-    let exp_dir = results_root.join(plain_dir_name(&summary.experiment)?);
+    let exp_dir = results_root.join(plain_dir_name(folder)?);
     for (name, _) in files {
         plain_dir_name(name)?;
     }
@@ -186,7 +216,7 @@ mod tests {
         };
         let ids: Vec<String> = (0..3)
             .map(|_| {
-                let dir = write_run_at(&root, "", &summary, "", &[], 0).expect("write");
+                let dir = write_run_at(&root, "exp", "", &summary, "", &[], 0).expect("write");
                 dir.file_name()
                     .expect("run dir name")
                     .to_string_lossy()
@@ -204,6 +234,27 @@ mod tests {
         fs::remove_dir_all(&root).expect("cleanup");
     }
 
+    /// A joined report is titled by its experiments but written under `compare/`, so it never
+    /// becomes one of their runs nor moves their `latest`.
+    #[test]
+    fn joined_reports_go_under_compare() {
+        let root =
+            std::env::temp_dir().join(format!("uqformer-results-joined-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        let summary = Summary {
+            experiment: "study".into(),
+            seeds: vec![],
+            methods: vec![],
+            comparisons: vec![],
+            ood_scores: vec![],
+            provenance: None,
+        };
+        let dir = write_joined(&root, "", &summary, "", &[]).expect("write");
+        assert_eq!(dir.parent(), Some(root.join(JOINED).as_path()));
+        assert!(!root.join("study").exists());
+        fs::remove_dir_all(&root).expect("cleanup");
+    }
+
     #[test]
     fn experiment_name_must_be_one_path_component() {
         let root = std::env::temp_dir();
@@ -216,8 +267,8 @@ mod tests {
                 ood_scores: vec![],
                 provenance: None,
             };
-            let err =
-                write_run_at(&root, "", &summary, "", &[], 0).expect_err("should be rejected");
+            let err = write_run_at(&root, name, "", &summary, "", &[], 0)
+                .expect_err("should be rejected");
             assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
             assert!(err.to_string().contains("plain name"), "{err}");
         }
