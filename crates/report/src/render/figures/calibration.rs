@@ -71,6 +71,7 @@ pub fn reliability(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
                 Series::new("share of samples", Mark::Points, share).colour(11),
             ],
             note: Some(NO_CURVES.into()),
+            ..Figure::default()
         });
     }
     grid(

@@ -98,7 +98,7 @@ pub fn roc(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
                 diagonal: true,
                 legend: Legend::LowerRight,
                 series: bands_if_few(series),
-                note: None,
+                ..Figure::default()
             }
         })
         .collect();
