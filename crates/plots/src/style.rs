@@ -36,4 +36,4 @@ pub(crate) type Chart<'a, 'b> =
 
 /// An estimate of a character's width at the 11 px font of legends and labels: plotters has
 /// no font metrics without the `ttf` feature, and an overestimate only leaves a margin.
-pub(crate) const CHAR: f64 = 6.2;
+pub(crate) const CHAR: f64 = 5.6;
