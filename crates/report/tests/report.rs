@@ -988,3 +988,105 @@ fn the_pareto_plot_names_its_points_in_percent_beside_a_legend() {
         "{left_ticks:?}"
     );
 }
+
+/// Curves holding a pruning sweep of `single` (ratio 0 to 0.9, accuracy and AUROC falling)
+/// and a HetDPT predictor grid per seed in `seeds`.
+fn swept(seeds: &[u64]) -> report::RunCurves {
+    let rows: Vec<serde_json::Value> = (0..10)
+        .map(|i| {
+            let r = i as f64 / 10.0;
+            serde_json::json!([
+                r,
+                16.0 - i as f64,
+                0.9 - r / 2.0,
+                0.4 + r,
+                0.03 + r / 10.0,
+                0.8 - r / 4.0
+            ])
+        })
+        .collect();
+    let predictors: Vec<serde_json::Value> = (seeds.iter())
+        .map(|&seed| {
+            serde_json::json!({
+                "method": "hetdpt", "seed": seed,
+                "predicted": [[0, 0, 0.85], [1, 0, 0.84], [0, 1, 0.83], [1, 1, 0.8]],
+                "measured": [[0, 0, 0.85, 0.85, 0.84], [1, 1, 0.79, 0.8, 0.81]],
+                "chosen": [1, 0, 0.84, 0.845], "base_accuracy": 0.86,
+                "loo_r_squared": 0.7, "loo_max_abs_error": 0.02,
+            })
+        })
+        .collect();
+    serde_json::from_value(serde_json::json!({
+        "methods": [],
+        "sweeps": [{
+            "method": "single", "seed": 1, "name": "pruning", "places": 2,
+            "columns": ["ratio", "heads_kept", "clean_acc", "clean_nll", "clean_ece",
+                        "kmnist_auroc"],
+            "rows": rows,
+        }],
+        "predictors": predictors,
+    }))
+    .unwrap()
+}
+
+#[test]
+fn the_pruning_sweep_says_what_is_pruned_in_percent() {
+    let rendered = report::render(&summary(), &swept(&[1]), "msp").unwrap();
+    let svg = &rendered
+        .figures
+        .iter()
+        .find(|f| f.file == "fig-pruning.svg")
+        .unwrap()
+        .svg;
+    let texts = svg_texts(svg);
+    let label = "attention heads pruned (%)";
+    assert!(texts.iter().filter(|(_, t)| t == label).count() >= 4);
+    assert!(!texts.iter().any(|(_, t)| t == "ratio"));
+    // The x ticks run to 80 (ratios to 0.9), accuracy (90 % down to 45 %) and AUROC in %.
+    let numbers: Vec<f64> = texts.iter().filter_map(|(_, t)| t.parse().ok()).collect();
+    let eighty = numbers.iter().filter(|&&v| v == 80.0).count();
+    assert!(
+        eighty >= 4,
+        "an x tick at 80 in each of 4 panels: {numbers:?}"
+    );
+    assert!(texts.iter().any(|(_, t)| t == "accuracy (%) ↑"));
+    // One legend, right of every panel.
+    let right = axis_ends(svg).into_iter().fold(0.0, f64::max);
+    let entries: Vec<f64> = (texts.iter())
+        .filter(|(_, t)| t == "single")
+        .map(|t| t.0)
+        .collect();
+    assert_eq!(entries.len(), 1);
+    assert!(entries[0] > right, "{} inside {right}", entries[0]);
+}
+
+#[test]
+fn ten_predictor_seeds_are_small_multiples() {
+    let seeds: Vec<u64> = (0..10).collect();
+    let rendered = report::render(&summary(), &swept(&seeds), "msp").unwrap();
+    let svg = &rendered
+        .figures
+        .iter()
+        .find(|f| f.file == "fig-hetdpt-map.svg")
+        .unwrap()
+        .svg;
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    let height: f64 = doc
+        .root_element()
+        .attribute("height")
+        .unwrap()
+        .parse()
+        .unwrap();
+    // Ten seed panels and one held-out panel, five to a row: three rows, not twenty panels.
+    assert!(height <= 3.0 * 240.0, "{height} px tall");
+    let texts = svg_texts(svg);
+    let titles = |prefix: &str| texts.iter().filter(|(_, t)| t.starts_with(prefix)).count();
+    assert_eq!(titles("hetdpt, seed "), 10);
+    assert_eq!(titles("held out: R² 0.70"), 1);
+    assert!(texts.iter().any(|(_, t)| t == "validation accuracy (%)"));
+    assert_eq!(
+        texts.iter().filter(|(_, t)| t == "unpruned").count(),
+        1,
+        "one legend"
+    );
+}
