@@ -1090,3 +1090,70 @@ fn ten_predictor_seeds_are_small_multiples() {
         "one legend"
     );
 }
+
+/// Curves of every method of `summary()`: two filled reliability bins, a risk-coverage curve
+/// and a ROC curve against `kmnist`.
+fn rated() -> report::RunCurves {
+    let method = |name: &str, seed: u64| {
+        serde_json::json!({
+            "name": name, "seed": seed,
+            "reliability": [
+                {"lo": 0.5, "hi": 0.75, "count": 10, "confidence": 0.6, "accuracy": 0.55},
+                {"lo": 0.75, "hi": 1.0, "count": 30, "confidence": 0.9, "accuracy": 0.85},
+            ],
+            "risk_coverage": [[0.1, 0.02], [0.5, 0.08], [1.0, 0.15]],
+            "ood": {"kmnist": {"roc": [[0.0, 0.0], [0.1, 0.6], [1.0, 1.0]],
+                               "edges": [0.0, 0.5, 1.0], "id_counts": [8, 2],
+                               "ood_counts": [3, 7]}},
+        })
+    };
+    let methods: Vec<serde_json::Value> = ["single", "ens", "mcd"]
+        .iter()
+        .flat_map(|m| [method(m, 1), method(m, 2)])
+        .collect();
+    serde_json::from_value(serde_json::json!({"methods": methods})).unwrap()
+}
+
+#[test]
+fn rates_are_drawn_in_percent() {
+    let rendered = report::render(&summary(), &rated(), "msp").unwrap();
+    for (file, label) in [
+        ("fig-reliability.svg", "confidence (%)"),
+        ("fig-risk-coverage.svg", "risk (error rate among kept, %)"),
+        ("fig-roc.svg", "true-positive rate (% of OOD flagged)"),
+    ] {
+        let svg = &rendered
+            .figures
+            .iter()
+            .find(|f| f.file == file)
+            .unwrap()
+            .svg;
+        let texts = svg_texts(svg);
+        assert!(texts.iter().any(|(_, t)| t == label), "{file}");
+        let numbers: Vec<f64> = texts.iter().filter_map(|(_, t)| t.parse().ok()).collect();
+        // Axes from 0 to 100, ticks every 20: no tick a fraction.
+        assert!(
+            numbers.contains(&100.0) || numbers.contains(&80.0),
+            "{file}: {numbers:?}"
+        );
+        assert!(
+            numbers.iter().all(|v| *v == v.round()),
+            "{file}: {numbers:?}"
+        );
+    }
+    // One legend for the reliability panels, right of them all.
+    let svg = &(rendered.figures.iter())
+        .find(|f| f.file == "fig-reliability.svg")
+        .unwrap()
+        .svg;
+    let texts = svg_texts(svg);
+    let entries: Vec<f64> = (texts.iter())
+        .filter(|(_, t)| t == "gap to confidence")
+        .map(|t| t.0)
+        .collect();
+    let right = axis_ends(svg).into_iter().fold(0.0, f64::max);
+    assert!(
+        entries.len() == 1 && entries[0] > right,
+        "{entries:?} vs {right}"
+    );
+}

@@ -4,7 +4,7 @@ use plots::{Figure, Legend, Mark, PlotError, Point, Series};
 
 use super::{
     FigureFile, Inputs, NO_CURVES, bands_if_few, chart, grid, lines_note, linspace, mean_std,
-    seed_series, seeds_note,
+    percent, seed_series, seeds_note,
 };
 
 /// One panel per entry: accuracy per confidence bin (pooled over seeds) against the diagonal,
@@ -44,26 +44,29 @@ pub fn reliability(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
                 }
                 let (acc, conf) = (hits / n, confidence / n);
                 let centre = (bin.lo + bin.hi) / 2.0;
-                share.push(Point::new(centre, n / total));
-                accuracy.push(Point::new(centre, acc));
+                // In %, as the tables give accuracy.
+                let centre = 100.0 * centre;
+                share.push(Point::new(centre, 100.0 * n / total));
+                accuracy.push(Point::new(centre, 100.0 * acc));
                 gap.push(Point {
-                    lo: Some(acc),
-                    ..Point::new(centre, conf)
+                    lo: Some(100.0 * acc),
+                    ..Point::new(centre, 100.0 * conf)
                 });
             }
         }
         let width = curves
             .first()
             .and_then(|c| c.reliability.first())
-            .map_or(0.1, |b| 0.9 * (b.hi - b.lo));
+            .map_or(10.0, |b| 90.0 * (b.hi - b.lo));
         panels.push(Figure {
             title,
-            x_label: "confidence".into(),
-            y_label: "accuracy".into(),
-            x_range: Some((0.0, 1.0)),
-            y_range: Some((0.0, 1.0)),
+            x_label: "confidence (%)".into(),
+            y_label: "accuracy (%)".into(),
+            x_range: Some((0.0, 100.0)),
+            y_range: Some((0.0, 100.0)),
             diagonal: true,
-            legend: Legend::UpperLeft,
+            // The same three entries in every panel: one legend beside the grid.
+            legend: Legend::Outside,
             series: vec![
                 Series::new("accuracy", Mark::Bars { width }, accuracy).colour(0),
                 Series::new("gap to confidence", Mark::Outlines { width }, gap).colour(3),
@@ -100,15 +103,17 @@ pub fn risk_coverage(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
                 curves.iter().map(|c| c.risk_coverage.as_slice()).collect();
             let aurc = inputs.mean_of(&entry.name, |r| Some(r.id.aurc));
             let name = format!("{} (AURC {aurc:.4})", entry.name);
-            Series::new(name, Mark::Line, seed_series(&raw, &grid_x)).colour(entry.colour)
+            let points = percent(seed_series(&raw, &grid_x));
+            Series::new(name, Mark::Line, points).colour(entry.colour)
         })
         .collect();
     let figure = Figure {
         title: "Risk-coverage (test set)".into(),
-        x_label: "coverage (fraction of samples kept, most confident first)".into(),
-        y_label: "risk (error rate among kept)".into(),
-        x_range: Some((0.0, 1.0)),
-        legend: Legend::UpperLeft,
+        x_label: "coverage (% of samples kept, most confident first)".into(),
+        y_label: "risk (error rate among kept, %)".into(),
+        x_range: Some((0.0, 100.0)),
+        // Beside the chart: at low coverage the curves are high and noisy.
+        legend: Legend::Outside,
         series: bands_if_few(series),
         note: Some("no entry has curves stored (runs older than curves.json)".into()),
         ..Figure::default()

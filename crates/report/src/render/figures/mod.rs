@@ -191,6 +191,21 @@ fn seed_series(curves: &[&[(f64, f64)]], grid: &[f64]) -> Vec<plots::Point> {
     }
 }
 
+/// Rates as percentages, on both axes (band included): figures show a rate in %, as the
+/// tables do.
+fn percent(points: Vec<plots::Point>) -> Vec<plots::Point> {
+    let scale = |v: Option<f64>| v.map(|v| 100.0 * v);
+    (points.into_iter())
+        .map(|p| plots::Point {
+            x: 100.0 * p.x,
+            y: 100.0 * p.y,
+            lo: scale(p.lo),
+            hi: scale(p.hi),
+            ..p
+        })
+        .collect()
+}
+
 /// The most series of one chart drawn with their ± std bands: more bands overlap into a blur.
 const MAX_BANDS: usize = 3;
 
