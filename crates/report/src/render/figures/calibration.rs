@@ -6,6 +6,7 @@ use super::{
     FigureFile, Inputs, NO_CURVES, bands_if_few, chart, grid, lines_note, linspace, mean_std,
     percent, seed_series, seeds_note,
 };
+use crate::curves::MethodCurves;
 
 /// One panel per entry: accuracy per confidence bin (pooled over seeds) against the diagonal,
 /// with the gap to the bin's mean confidence; the ECE of the summary in the title.
@@ -22,38 +23,7 @@ pub fn reliability(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
             true => format!("{}: ECE {ece:.4} ± {ece_std:.4}", entry.name),
             false => format!("{}: ECE {ece:.4}", entry.name),
         };
-        let (mut accuracy, mut gap, mut share) = (Vec::new(), Vec::new(), Vec::new());
-        let total: f64 = (curves.iter())
-            .flat_map(|c| c.reliability.iter())
-            .map(|b| b.count as f64)
-            .sum();
-        if let Some(first) = curves.first() {
-            for (b, bin) in first.reliability.iter().enumerate() {
-                // Pooled over seeds: the bins are the same equal-width bins in every seed.
-                let (mut n, mut hits, mut confidence) = (0.0, 0.0, 0.0);
-                for c in &curves {
-                    if let Some(s) = c.reliability.get(b) {
-                        let count = s.count as f64;
-                        n += count;
-                        hits += s.accuracy.unwrap_or(0.0) * count;
-                        confidence += s.confidence.unwrap_or(0.0) * count;
-                    }
-                }
-                if n == 0.0 {
-                    continue;
-                }
-                let (acc, conf) = (hits / n, confidence / n);
-                let centre = (bin.lo + bin.hi) / 2.0;
-                // In %, as the tables give accuracy.
-                let centre = 100.0 * centre;
-                share.push(Point::new(centre, 100.0 * n / total));
-                accuracy.push(Point::new(centre, 100.0 * acc));
-                gap.push(Point {
-                    lo: Some(100.0 * acc),
-                    ..Point::new(centre, 100.0 * conf)
-                });
-            }
-        }
+        let (accuracy, gap, share) = pooled_bins(&curves);
         let width = curves
             .first()
             .and_then(|c| c.reliability.first())
@@ -90,6 +60,41 @@ pub fn reliability(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
         ),
         &panels,
     )
+}
+
+/// Per filled confidence bin, pooled over the seeds' `curves` (the bins are the same
+/// equal-width bins in every seed), in %: accuracy, the gap from it to the mean confidence,
+/// and the bin's share of the samples.
+fn pooled_bins(curves: &[&MethodCurves]) -> (Vec<Point>, Vec<Point>, Vec<Point>) {
+    let (mut accuracy, mut gap, mut share) = (Vec::new(), Vec::new(), Vec::new());
+    let total: f64 = (curves.iter())
+        .flat_map(|c| c.reliability.iter())
+        .map(|b| b.count as f64)
+        .sum();
+    let Some(first) = curves.first() else {
+        return (accuracy, gap, share);
+    };
+    for (b, bin) in first.reliability.iter().enumerate() {
+        let (mut n, mut hits, mut confidence) = (0.0, 0.0, 0.0);
+        for s in curves.iter().filter_map(|c| c.reliability.get(b)) {
+            let count = s.count as f64;
+            n += count;
+            hits += s.accuracy.unwrap_or(0.0) * count;
+            confidence += s.confidence.unwrap_or(0.0) * count;
+        }
+        if n == 0.0 {
+            continue;
+        }
+        let (acc, conf) = (100.0 * hits / n, 100.0 * confidence / n);
+        let centre = 100.0 * (bin.lo + bin.hi) / 2.0;
+        share.push(Point::new(centre, 100.0 * n / total));
+        accuracy.push(Point::new(centre, acc));
+        gap.push(Point {
+            lo: Some(acc),
+            ..Point::new(centre, conf)
+        });
+    }
+    (accuracy, gap, share)
 }
 
 /// Every method's risk-coverage curve (variants left out) on one axis, its AURC in the legend.
