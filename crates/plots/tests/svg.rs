@@ -377,3 +377,24 @@ fn labels_of_coinciding_points_do_not_overlap() {
         }
     }
 }
+
+#[test]
+fn the_palette_gives_sixteen_series_distinct_colours() {
+    let mut colours = plots::PALETTE.to_vec();
+    colours.sort_unstable();
+    colours.dedup();
+    assert_eq!(colours.len(), 16);
+    // Drawn: sixteen lines, sixteen strokes.
+    let series = (0..16)
+        .map(|k| Series::line(format!("m{k}"), [(0.0, k as f64), (1.0, k as f64 + 0.5)]))
+        .collect();
+    let svg = render(&figure(series), (600, 400)).unwrap();
+    let doc = parse(&svg);
+    let mut strokes: Vec<&str> = (doc.descendants())
+        .filter(|n| n.has_tag_name("polyline") && n.attribute("stroke-width") == Some("2"))
+        .filter_map(|n| n.attribute("stroke"))
+        .collect();
+    strokes.sort_unstable();
+    strokes.dedup();
+    assert_eq!(strokes.len(), 16, "{strokes:?}");
+}
