@@ -180,8 +180,8 @@ fn categories(
 }
 
 /// One series in its mark, with its legend entry; bars are cut to the y range `ys`.
-fn draw_series(
-    chart: &mut Chart<'_, '_>,
+fn draw_series<'a, 'b: 'a>(
+    chart: &mut Chart<'a, 'b>,
     series: &Series,
     c: RGBColor,
     ys: (f64, f64),
@@ -209,8 +209,11 @@ fn draw_series(
         Mark::Points => anno.legend(move |(x, y)| Circle::new((x + 7, y), 4, c.filled())),
         Mark::Line | Mark::Step => anno
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2))),
+        // Two dashes, as the line is drawn.
         Mark::Reference => anno.legend(move |(x, y)| {
-            PathElement::new(vec![(x, y), (x + 18, y)], MUTED.stroke_width(2))
+            EmptyElement::at((x, y))
+                + PathElement::new(vec![(0, 0), (7, 0)], MUTED.stroke_width(2))
+                + PathElement::new(vec![(11, 0), (18, 0)], MUTED.stroke_width(2))
         }),
     };
     Ok(())
