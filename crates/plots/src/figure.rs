@@ -12,6 +12,9 @@ pub struct Figure {
     /// A dotted `y = x` reference line (reliability, predicted vs measured).
     pub diagonal: bool,
     pub legend: Legend,
+    /// Names of the x positions 1, 2, ..., n: a categorical axis labelled by name, with no
+    /// numeric ticks between them. Empty for a numeric axis.
+    pub x_categories: Vec<String>,
     pub series: Vec<Series>,
     /// Shown in the plot area when there is no data to draw (why it is missing).
     pub note: Option<String>,
@@ -25,6 +28,9 @@ pub enum Legend {
     UpperLeft,
     LowerRight,
     LowerLeft,
+    /// Right of the plot area, where it can hide no data. In a grid whose panels all ask for
+    /// it, one legend right of the grid serves every panel (entries merged by name).
+    Outside,
     None,
 }
 
@@ -42,8 +48,11 @@ pub enum Mark {
     /// reliability diagram's gaps).
     Outlines { width: f64 },
     /// Circles (radius from `size`, in pixels), with `lo`/`hi` as error bars and `label` as
-    /// text beside the point.
+    /// text beside the point, placed where it overlaps no other label or point if it can.
     Points,
+    /// A dashed grey line through the points in order, drawn under the data: a reference
+    /// such as a Pareto front, which no palette colour should be mistaken for a method.
+    Reference,
 }
 
 /// One data point; only `x` and `y` are required.

@@ -1,31 +1,17 @@
 //! Figures drawn with plotters' SVG backend.
 
 use plotters::chart::SeriesAnno;
-use plotters::coord::Shift;
-use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::figure::{Figure, Legend, Mark, Point, Series};
-use crate::palette::PALETTE;
+use crate::labels::{draw_labels, radius};
+use crate::legend;
+use crate::style::{Area, CHAR, Chart, FONT, GRID_MAJOR, GRID_MINOR, MUTED, PlotError, colour};
 
-const FONT: &str = "sans-serif";
-const GRID_MINOR: RGBColor = RGBColor(238, 238, 238);
-const GRID_MAJOR: RGBColor = RGBColor(215, 215, 215);
-const MUTED: RGBColor = RGBColor(110, 110, 110);
-
-/// A drawing failure inside plotters (not expected for an in-memory SVG).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("drawing a figure: {0}")]
-pub struct PlotError(pub String);
-
-impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for PlotError {
-    fn from(e: DrawingAreaErrorKind<E>) -> Self {
-        Self(e.to_string())
-    }
-}
-
-type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+/// Pixels above the plot area: the caption and the chart's margin (where a legend box outside
+/// the plot area starts, level with it).
+const CAPTION: i32 = 34;
 
 /// One figure as an SVG document of `width` x `height` pixels.
 pub fn render(figure: &Figure, (width, height): (u32, u32)) -> Result<String, PlotError> {
@@ -33,13 +19,15 @@ pub fn render(figure: &Figure, (width, height): (u32, u32)) -> Result<String, Pl
     {
         let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
         root.fill(&WHITE)?;
-        draw(&root, figure)?;
+        draw(&root, figure, true)?;
         root.present()?;
     }
     Ok(svg)
 }
 
-/// Figures as panels of one SVG, `columns` to a row, each `panel` pixels.
+/// Figures as panels of one SVG, `columns` to a row, each `panel` pixels. When every panel's
+/// legend is [`Legend::Outside`], one legend right of the grid (which widens the SVG by it)
+/// names the series of all panels.
 pub fn render_grid(
     figures: &[Figure],
     columns: usize,
@@ -47,30 +35,53 @@ pub fn render_grid(
 ) -> Result<String, PlotError> {
     let columns = columns.clamp(1, figures.len().max(1));
     let rows = figures.len().div_ceil(columns).max(1);
+    let shared = match figures.iter().all(|f| f.legend == Legend::Outside) {
+        true => legend::entries(figures),
+        false => Vec::new(),
+    };
+    let legend_width = match shared.is_empty() {
+        true => 0,
+        false => legend::width(&shared),
+    };
     let mut svg = String::new();
     {
-        let size = (width * columns as u32, height * rows as u32);
+        let size = (width * columns as u32 + legend_width, height * rows as u32);
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE)?;
-        for (area, figure) in root.split_evenly((rows, columns)).iter().zip(figures) {
-            draw(area, figure)?;
+        let (panels, right) = root.split_horizontally(width * columns as u32);
+        for (area, figure) in panels.split_evenly((rows, columns)).iter().zip(figures) {
+            draw(area, figure, shared.is_empty())?;
         }
+        legend::draw_box(&right, &shared, CAPTION)?;
         root.present()?;
     }
     Ok(svg)
 }
 
-fn colour(series: &Series, position: usize) -> RGBColor {
-    let (r, g, b) = PALETTE[series.colour.unwrap_or(position) % PALETTE.len()];
-    RGBColor(r, g, b)
-}
-
-type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
-
-fn draw(area: &Area<'_>, figure: &Figure) -> Result<(), PlotError> {
-    let (x0, x1) = figure.x_range.unwrap_or_else(|| extent(figure, x_values));
+/// One figure on `area`; `with_legend` false leaves an outside legend to the caller (a grid's
+/// shared one).
+fn draw(area: &Area<'_>, figure: &Figure, with_legend: bool) -> Result<(), PlotError> {
+    let outside = match figure.legend == Legend::Outside && with_legend {
+        true => legend::entries([figure]),
+        false => Vec::new(),
+    };
+    let (area, right) = match outside.is_empty() {
+        true => (area.clone(), None),
+        false => {
+            let (w, _) = area.dim_in_pixel();
+            let (left, right) = area.split_horizontally(w.saturating_sub(legend::width(&outside)));
+            (left, Some(right))
+        }
+    };
+    let (x0, x1) = figure
+        .x_range
+        .unwrap_or_else(|| match figure.x_categories.len() {
+            0 => extent(figure, x_values),
+            n => (0.5, n as f64 + 0.5),
+        });
     let (y0, y1) = figure.y_range.unwrap_or_else(|| extent(figure, y_values));
-    let mut chart = axes(area, figure, (x0, x1), (y0, y1))?;
+    let mut chart = axes(&area, figure, (x0, x1), (y0, y1))?;
+    categories(&area, &chart, figure, y0)?;
     if figure.diagonal {
         let (lo, hi) = (x0.max(y0), x1.min(y1));
         chart.draw_series(DashedLineSeries::new(
@@ -80,9 +91,13 @@ fn draw(area: &Area<'_>, figure: &Figure) -> Result<(), PlotError> {
             MUTED.stroke_width(1),
         ))?;
     }
-    for (i, series) in figure.series.iter().enumerate() {
-        draw_series(&mut chart, series, colour(series, i))?;
+    // References first, under the data.
+    let (references, data): (Vec<_>, Vec<_>) =
+        (figure.series.iter().enumerate()).partition(|(_, s)| s.mark == Mark::Reference);
+    for (i, series) in references.into_iter().chain(data) {
+        draw_series(&mut chart, series, colour(series, i), (y0, y1))?;
     }
+    draw_labels(&mut chart, figure, area.get_pixel_range())?;
     if !figure.series.iter().any(Series::has_data) {
         let note = figure.note.as_deref().unwrap_or("no data");
         let style = (FONT, 13)
@@ -95,7 +110,11 @@ fn draw(area: &Area<'_>, figure: &Figure) -> Result<(), PlotError> {
             style,
         )))?;
     }
-    legend(&mut chart, figure)
+    legend(&mut chart, figure)?;
+    match right {
+        Some(right) => legend::draw_box(&right, &outside, CAPTION),
+        None => Ok(()),
+    }
 }
 
 /// The chart with its caption, axes, tick labels and grid.
@@ -123,7 +142,8 @@ fn axes<'a, 'b>(
         .light_line_style(GRID_MINOR)
         .max_light_lines(1)
         .bold_line_style(GRID_MAJOR)
-        .x_labels(6)
+        // A categorical axis is labelled by `categories`, at its positions only.
+        .x_labels(if figure.x_categories.is_empty() { 6 } else { 0 })
         .y_labels(6)
         .x_label_formatter(&x_tick)
         .y_label_formatter(&y_tick)
@@ -131,34 +151,70 @@ fn axes<'a, 'b>(
     Ok(chart)
 }
 
-/// One series in its mark, with its legend entry.
-fn draw_series(chart: &mut Chart<'_, '_>, series: &Series, c: RGBColor) -> Result<(), PlotError> {
-    let points: Vec<&Point> = series.drawable().collect();
-    let name = match points.is_empty() {
-        true => format!("{} (no data)", series.name),
-        false => series.name.clone(),
+/// A categorical axis' names under their positions, each with a tick; the font shrinks when
+/// the longest name would not fit its slot.
+fn categories(
+    area: &Area<'_>,
+    chart: &Chart<'_, '_>,
+    figure: &Figure,
+    y0: f64,
+) -> Result<(), PlotError> {
+    let names = &figure.x_categories;
+    let Some(longest) = names.iter().map(|n| n.chars().count()).max() else {
+        return Ok(());
     };
-    let line = c.stroke_width(2);
-    let anno = match series.mark {
+    let (base_x, base_y) = area.get_base_pixel();
+    let slot = (chart.backend_coord(&(2.0, y0)).0 - chart.backend_coord(&(1.0, y0)).0) as f64;
+    let size = (11.0 * 0.9 * slot / (longest as f64 * CHAR)).clamp(8.0, 11.0);
+    let style = (FONT, size)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Center, VPos::Top));
+    for (k, name) in names.iter().enumerate() {
+        let (x, y) = chart.backend_coord(&(k as f64 + 1.0, y0));
+        let (x, y) = (x - base_x, y - base_y);
+        area.draw(&PathElement::new(vec![(x, y), (x, y + 5)], BLACK))?;
+        area.draw(&Text::new(name.clone(), (x, y + 8), style.clone()))?;
+    }
+    Ok(())
+}
+
+/// One series in its mark, with its legend entry; bars are cut to the y range `ys`.
+fn draw_series<'a, 'b: 'a>(
+    chart: &mut Chart<'a, 'b>,
+    series: &Series,
+    c: RGBColor,
+    ys: (f64, f64),
+) -> Result<(), PlotError> {
+    let points: Vec<&Point> = series.drawable().collect();
+    let mark = series.mark;
+    let anno = match mark {
         Mark::Line => draw_line(chart, &points, c)?,
         Mark::Step => draw_steps(chart, &points, c)?,
-        Mark::Bars { width } => draw_bars(chart, &points, c, width, false)?,
-        Mark::Outlines { width } => draw_bars(chart, &points, c, width, true)?,
+        Mark::Bars { width } => draw_bars(chart, &points, c, (width, ys), false)?,
+        Mark::Outlines { width } => draw_bars(chart, &points, c, (width, ys), true)?,
         Mark::Points => draw_points(chart, &points, c)?,
+        Mark::Reference => {
+            let xy = points.iter().map(|p| (p.x, p.y));
+            chart.draw_series(DashedLineSeries::new(xy, 6, 4, MUTED.stroke_width(2)))?
+        }
     };
-    match series.mark {
-        Mark::Bars { .. } => anno.label(name).legend(move |(x, y)| {
+    let anno = anno.label(legend::name(series));
+    match mark {
+        Mark::Bars { .. } => anno.legend(move |(x, y)| {
             Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.mix(0.7).filled())
         }),
         Mark::Outlines { .. } => anno
-            .label(name)
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.stroke_width(2))),
-        Mark::Points => anno
-            .label(name)
-            .legend(move |(x, y)| Circle::new((x + 7, y), 4, c.filled())),
+        Mark::Points => anno.legend(move |(x, y)| Circle::new((x + 7, y), 4, c.filled())),
         Mark::Line | Mark::Step => anno
-            .label(name)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], line)),
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2))),
+        // Two dashes, as the line is drawn.
+        Mark::Reference => anno.legend(move |(x, y)| {
+            EmptyElement::at((x, y))
+                + PathElement::new(vec![(0, 0), (7, 0)], MUTED.stroke_width(2))
+                + PathElement::new(vec![(11, 0), (18, 0)], MUTED.stroke_width(2))
+        }),
     };
     Ok(())
 }
@@ -213,16 +269,21 @@ fn draw_steps<'c, 'a, 'b>(
 }
 
 /// Bars `width` wide from `lo` (or 0) to the value: filled, or outlined over a light fill.
+/// Both ends are cut to the y range `(y0, y1)`: on an axis that does not start at 0, a bar
+/// starts at the axis.
 fn draw_bars<'c, 'a, 'b>(
     chart: &'c mut Chart<'a, 'b>,
     points: &[&Point],
     c: RGBColor,
-    width: f64,
+    (width, (y0, y1)): (f64, (f64, f64)),
     outlined: bool,
 ) -> Result<Anno<'c, 'a, 'b>, PlotError> {
     let corners = |p: &Point| {
-        let base = p.lo.filter(|v| v.is_finite()).unwrap_or(0.0);
-        [(p.x - width / 2.0, base), (p.x + width / 2.0, p.y)]
+        let base = p.lo.filter(|v| v.is_finite()).unwrap_or(0.0).clamp(y0, y1);
+        [
+            (p.x - width / 2.0, base),
+            (p.x + width / 2.0, p.y.clamp(y0, y1)),
+        ]
     };
     if outlined {
         chart.draw_series(
@@ -237,7 +298,8 @@ fn draw_bars<'c, 'a, 'b>(
     }
 }
 
-/// Labelled dots (sized by `size`), with error bars where both bounds are finite.
+/// Dots (sized by `size`), with error bars where both bounds are finite; their labels are
+/// placed by [`draw_labels`] once every series is drawn.
 fn draw_points<'c, 'a, 'b>(
     chart: &'c mut Chart<'a, 'b>,
     points: &[&Point],
@@ -251,13 +313,9 @@ fn draw_points<'c, 'a, 'b>(
         _ => None,
     });
     chart.draw_series(bars)?;
-    Ok(chart.draw_series(points.iter().map(|p| {
-        let r = p.size.filter(|s| s.is_finite() && *s > 0.0).unwrap_or(4.0) as i32;
-        let label = p.label.clone().unwrap_or_default();
-        EmptyElement::at((p.x, p.y))
-            + Circle::new((0, 0), r, c.mix(0.85).filled())
-            + Text::new(label, (r + 3, -r - 9), (FONT, 11).into_font())
-    }))?)
+    Ok(chart.draw_series(
+        (points.iter()).map(|p| Circle::new((p.x, p.y), radius(p.size), c.mix(0.85).filled())),
+    )?)
 }
 
 /// The legend box in the figure's corner, if it has one and any series.
@@ -268,6 +326,8 @@ fn legend<'a, 'b: 'a>(chart: &mut Chart<'a, 'b>, figure: &Figure) -> Result<(), 
         Legend::UpperLeft => Some(SeriesLabelPosition::UpperLeft),
         Legend::LowerRight => Some(SeriesLabelPosition::LowerRight),
         Legend::LowerLeft => Some(SeriesLabelPosition::LowerLeft),
+        // Drawn beside the plot area by `draw`.
+        Legend::Outside => None,
     };
     if let Some(position) = position.filter(|_| !figure.series.is_empty()) {
         chart

@@ -49,22 +49,23 @@ pub struct Inputs<'a> {
 }
 
 impl Inputs<'_> {
-    /// Method entries (names) in report order, with the colour each keeps in every figure: a
-    /// variant of a method (temperature-scaled `<name>+ts`, bf16 `<name>+bf16`) takes its
-    /// method's colour.
+    /// Method entries (names) in report order, with the colour each keeps in every figure
+    /// (see [`colours`]): a variant of a method (temperature-scaled `<name>+ts`, bf16
+    /// `<name>+bf16`) takes its method's colour.
     fn entries(&self) -> Vec<Entry> {
         let groups = groups(self.summary);
         let bases: Vec<&str> = (groups.iter())
             .filter(|g| g.variant_of().is_none())
             .map(|g| g.name)
             .collect();
+        let colours = colours(&bases);
         groups
             .iter()
             .map(|g| {
                 let base = g.variant_of().unwrap_or(g.name);
                 Entry {
                     name: g.name.to_string(),
-                    colour: bases.iter().position(|b| *b == base).unwrap_or(0),
+                    colour: (bases.iter().position(|b| *b == base)).map_or(0, |i| colours[i]),
                     variant: g.variant_of().is_some(),
                 }
             })
@@ -101,6 +102,40 @@ impl Inputs<'_> {
         sets.dedup();
         sets
     }
+}
+
+/// The library's methods under their usual entry names, in palette order: each keeps its
+/// colour in every run's figures (the quick start's and each study's alike).
+const KNOWN: [&str; 11] = [
+    "single",
+    "deep_ensemble",
+    "mc_dropout",
+    "lora_ensemble",
+    "batch_ensemble",
+    "mimo",
+    "packed_ensemble",
+    "hydra_taylor",
+    "hydra_circuit",
+    "hydra_random",
+    "hetdpt",
+];
+
+/// A palette index per method of `bases`: a known method's own, another the first index
+/// neither known nor taken, then the known ones' this run leaves free; distinct while the
+/// palette lasts.
+fn colours(bases: &[&str]) -> Vec<usize> {
+    let known = |b: &str| KNOWN.iter().position(|k| *k == b);
+    let mut taken: Vec<usize> = bases.iter().filter_map(|b| known(b)).collect();
+    let mut free = (KNOWN.len()..plots::PALETTE.len()).chain(0..KNOWN.len());
+    (bases.iter().enumerate())
+        .map(|(i, b)| {
+            known(b).unwrap_or_else(|| {
+                let colour = (free.by_ref()).find(|c| !taken.contains(c)).unwrap_or(i);
+                taken.push(colour);
+                colour
+            })
+        })
+        .collect()
 }
 
 struct Entry {
@@ -189,6 +224,21 @@ fn seed_series(curves: &[&[(f64, f64)]], grid: &[f64]) -> Vec<plots::Point> {
             })
             .collect(),
     }
+}
+
+/// Rates as percentages, on both axes (band included): figures show a rate in %, as the
+/// tables do.
+fn percent(points: Vec<plots::Point>) -> Vec<plots::Point> {
+    let scale = |v: Option<f64>| v.map(|v| 100.0 * v);
+    (points.into_iter())
+        .map(|p| plots::Point {
+            x: 100.0 * p.x,
+            y: 100.0 * p.y,
+            lo: scale(p.lo),
+            hi: scale(p.hi),
+            ..p
+        })
+        .collect()
 }
 
 /// The most series of one chart drawn with their ± std bands: more bands overlap into a blur.
@@ -304,6 +354,61 @@ mod tests {
         // No OOD set, and a latency missing in some seed of each entry: nothing to place.
         assert_eq!(by("fig-pareto.svg").len(), 2);
         assert_eq!(by("fig-training.svg").len(), 2);
+    }
+
+    #[test]
+    fn every_method_has_its_own_colour_and_keeps_it() {
+        let mut names: Vec<String> = KNOWN.iter().map(|s| s.to_string()).collect();
+        names.extend(["my_method".to_string(), "other".to_string()]);
+        let mut methods: Vec<MethodResult> = Vec::new();
+        for name in &names {
+            methods.push(entry(name, 0, Some(1.0)));
+            let mut ts = entry(&format!("{name}+ts"), 0, Some(1.0));
+            ts.method = name.clone();
+            ts.variant = Some(serde_json::from_value(serde_json::json!("ts")).unwrap());
+            methods.push(ts);
+        }
+        let summary = |methods: Vec<MethodResult>| Summary {
+            experiment: "x".into(),
+            seeds: vec![0],
+            methods,
+            comparisons: Vec::new(),
+            ood_scores: Vec::new(),
+            provenance: None,
+        };
+        let curves = RunCurves::default();
+        let all = summary(methods.clone());
+        let inputs = Inputs {
+            summary: &all,
+            curves: &curves,
+            score: "msp",
+        };
+        let entries = inputs.entries();
+        let colour = |name: &str| entries.iter().find(|e| e.name == name).unwrap().colour;
+        let mut distinct: Vec<usize> = names.iter().map(|n| colour(n)).collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 13, "13 methods, 13 colours");
+        assert!(
+            names
+                .iter()
+                .all(|n| colour(&format!("{n}+ts")) == colour(n))
+        );
+        // A run of a few of them gives each the colour it has above.
+        let few = summary(
+            (methods.into_iter())
+                .filter(|r| ["hetdpt", "other", "single"].contains(&r.name.as_str()))
+                .collect(),
+        );
+        let inputs = Inputs {
+            summary: &few,
+            ..inputs
+        };
+        for e in inputs.entries() {
+            if e.name != "other" {
+                assert_eq!(e.colour, colour(&e.name), "{}", e.name);
+            }
+        }
     }
 
     #[test]

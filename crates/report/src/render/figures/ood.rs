@@ -3,7 +3,8 @@
 use plots::{Figure, Legend, Mark, PlotError, Point, Series};
 
 use super::{
-    FigureFile, Inputs, NO_CURVES, bands_if_few, chart, grid, lines_note, linspace, seed_series,
+    FigureFile, Inputs, NO_CURVES, bands_if_few, chart, grid, lines_note, linspace, percent,
+    seed_series,
 };
 
 /// One panel per method (variants left out): the density of the OOD score on the test set and on each
@@ -36,7 +37,8 @@ pub fn histograms(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
             title: format!("{}{seed}", entry.name),
             x_label: format!("{} score (higher = more OOD)", inputs.score),
             y_label: "density".into(),
-            legend: Legend::UpperRight,
+            // The same sets in every panel: one legend beside the grid.
+            legend: Legend::Outside,
             series,
             note: Some(match first {
                 None => NO_CURVES.into(),
@@ -86,19 +88,20 @@ pub fn roc(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
                         .collect();
                     let auroc = inputs.mean_of(&entry.name, |r| r.ood.get(set).map(|m| m.auroc));
                     let name = format!("{} (AUROC {:.1})", entry.name, 100.0 * auroc);
-                    Series::new(name, Mark::Line, seed_series(&raw, &grid_x)).colour(entry.colour)
+                    let points = percent(seed_series(&raw, &grid_x));
+                    Series::new(name, Mark::Line, points).colour(entry.colour)
                 })
                 .collect();
             Figure {
                 title: format!("ROC: test vs {set}"),
-                x_label: "false-positive rate (ID flagged as OOD)".into(),
-                y_label: "true-positive rate (OOD flagged)".into(),
-                x_range: Some((0.0, 1.0)),
-                y_range: Some((0.0, 1.0)),
+                x_label: "false-positive rate (% of ID flagged as OOD)".into(),
+                y_label: "true-positive rate (% of OOD flagged)".into(),
+                x_range: Some((0.0, 100.0)),
+                y_range: Some((0.0, 100.0)),
                 diagonal: true,
                 legend: Legend::LowerRight,
                 series: bands_if_few(series),
-                note: None,
+                ..Figure::default()
             }
         })
         .collect();

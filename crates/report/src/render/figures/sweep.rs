@@ -1,5 +1,5 @@
-//! Sweeps (Hydra's pruning analysis): clean and shifted NLL and ECE and OOD AUROC against the
-//! sweep's first column (the prune ratio).
+//! Sweeps (Hydra's pruning analysis): clean and shifted NLL and ECE, OOD AUROC and accuracy
+//! (in %) against the sweep's first column (the share of attention heads pruned).
 
 use plots::{Figure, Legend, Mark, PlotError, Point, Series};
 
@@ -40,33 +40,37 @@ fn sweep_figure(
             .cloned()
             .collect()
     };
+    let (x_label, x_scale) = x_axis(name, &x_name);
     let sweep = Sweep {
         entries: inputs.entries(),
         tables,
         x_name: &x_name,
+        x_label: &x_label,
+        x_scale,
     };
     let mut panels = vec![
-        sweep.panel("Clean NLL".into(), "NLL ↓", vec!["clean_nll".into()]),
-        sweep.panel("Clean ECE".into(), "ECE ↓", vec!["clean_ece".into()]),
+        sweep.panel("Clean NLL".into(), "NLL ↓", vec!["clean_nll".into()], 1.0),
+        sweep.panel("Clean ECE".into(), "ECE ↓", vec!["clean_ece".into()], 1.0),
     ];
     let shift_nll: Vec<String> = (metric("_nll").into_iter())
         .filter(|c| c != "clean_nll")
         .collect();
     if !shift_nll.is_empty() {
         let title = "Shifted NLL (mean over shifts)".into();
-        panels.push(sweep.panel(title, "NLL ↓", shift_nll));
+        panels.push(sweep.panel(title, "NLL ↓", shift_nll, 1.0));
         let shift_ece = (metric("_ece").into_iter())
             .filter(|c| c != "clean_ece")
             .collect();
         let title = "Shifted ECE (mean over shifts)".into();
-        panels.push(sweep.panel(title, "ECE ↓", shift_ece));
+        panels.push(sweep.panel(title, "ECE ↓", shift_ece, 1.0));
     }
     for column in metric("_auroc") {
         let set = column.trim_end_matches("_auroc").to_string();
-        panels.push(sweep.panel(format!("OOD AUROC: {set}"), "AUROC ↑", vec![column]));
+        let title = format!("OOD AUROC: {set}");
+        panels.push(sweep.panel(title, "AUROC (%) ↑", vec![column], 100.0));
     }
     let accuracy = vec!["clean_acc".into()];
-    panels.push(sweep.panel("Clean accuracy".into(), "accuracy ↑", accuracy));
+    panels.push(sweep.panel("Clean accuracy".into(), "accuracy (%) ↑", accuracy, 100.0));
     let methods: std::collections::BTreeSet<String> =
         tables.iter().map(|t| format!("`{}`", t.method)).collect();
     let methods = methods.into_iter().collect::<Vec<_>>().join(", ");
@@ -74,11 +78,22 @@ fn sweep_figure(
         &format!("fig-{name}.svg"),
         &format!("Sweep: {name}"),
         format!(
-            "The `{name}` sweep of {methods}: each metric against `{x_name}` ({}).",
+            "The `{name}` sweep of {methods}: each metric against the {x_label} (column \
+             `{x_name}`; {}).",
             seeds_note(inputs.summary)
         ),
         &panels,
     )
+}
+
+/// The x axis' label for the first column of sweep `name`, and the factor that puts the
+/// column in the label's unit: the pruning sweep's `ratio` is the share of all attention heads
+/// gated off (lowest scores first), shown in %.
+fn x_axis(name: &str, column: &str) -> (String, f64) {
+    match (name, column) {
+        ("pruning", "ratio") => ("attention heads pruned (%)".into(), 100.0),
+        _ => (column.replace('_', " "), 1.0),
+    }
 }
 
 /// One sweep's tables, drawn panel by panel.
@@ -86,26 +101,38 @@ struct Sweep<'s> {
     entries: Vec<Entry>,
     tables: &'s [&'s SweepTable],
     x_name: &'s str,
+    x_label: &'s str,
+    /// The factor from the sweep's column to the axis' unit.
+    x_scale: f64,
 }
 
 impl Sweep<'_> {
-    /// One panel: per method, the mean over `columns` against the sweep's first column.
-    fn panel(&self, title: String, y_label: &str, columns: Vec<String>) -> Figure {
+    /// One panel: per method, the mean over `columns` (times `scale`, 100 for a %) against the
+    /// sweep's first column; the legend is shared, right of the panels.
+    fn panel(&self, title: String, y_label: &str, columns: Vec<String>, scale: f64) -> Figure {
         let mut methods: Vec<&str> = self.tables.iter().map(|t| t.method.as_str()).collect();
         methods.dedup();
         let series = (methods.iter())
             .map(|m| {
                 let of: Vec<&&SweepTable> = self.tables.iter().filter(|t| t.method == *m).collect();
-                let points = mean_curve(&of, self.x_name, &columns);
+                let points = (mean_curve(&of, self.x_name, &columns).into_iter())
+                    .map(|p| Point {
+                        x: p.x * self.x_scale,
+                        y: p.y * scale,
+                        lo: p.lo.map(|v| v * scale),
+                        hi: p.hi.map(|v| v * scale),
+                        ..p
+                    })
+                    .collect();
                 let colour = (self.entries.iter().find(|e| e.name == *m)).map_or(0, |e| e.colour);
                 Series::new(*m, Mark::Line, points).colour(colour)
             })
             .collect();
         Figure {
             title,
-            x_label: self.x_name.replace('_', " "),
+            x_label: self.x_label.into(),
             y_label: y_label.into(),
-            legend: Legend::UpperLeft,
+            legend: Legend::Outside,
             series,
             note: Some("no such column in this run".into()),
             ..Figure::default()
