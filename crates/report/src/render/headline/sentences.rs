@@ -17,7 +17,7 @@ const ONE_SEED: &str = "One seed: no comparison can be decided, since a paired t
 /// "Best: accuracy `a` (85.40%); NLL `b` (0.3677); ...": the metric columns' best entries.
 pub(super) fn best(columns: &[Column], groups: &[Group]) -> String {
     let parts: Vec<String> = (columns.iter())
-        .filter(|c| c.compared.is_some())
+        .filter(|c| c.unit != Unit::Times)
         .filter_map(|c| {
             let best = c.best(groups);
             let value = (c.value)(groups.iter().find(|g| Some(&g.name) == best.first())?)?;

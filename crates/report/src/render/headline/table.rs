@@ -67,6 +67,17 @@ pub(super) fn legend(
             md_text(r.name)
         );
     }
+    let untested: Vec<&str> = (columns.iter())
+        .filter(|c| c.unit != Unit::Times && c.compared.is_none())
+        .map(|c| c.name.as_str())
+        .collect();
+    if decided && !untested.is_empty() {
+        let _ = write!(
+            legend,
+            " No test of its own for {}: a mean over some of the OOD sets.",
+            untested.join(", ")
+        );
+    }
     if let Some(score) = summary.ood_scores.first() {
         let _ = write!(legend, " OOD AUROC with the `{score}` score.");
     }
