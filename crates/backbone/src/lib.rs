@@ -71,4 +71,4 @@ pub use kernels::{
 };
 pub use mlp::{Mlp, MlpConfig};
 pub use traits::{Architecture, Backbone, GroupedStem, Members, StemLayout};
-pub use vit::{PatchStem, ViTConfig, VisionTransformer, patchify};
+pub use vit::{Distillation, PatchStem, ViTConfig, VisionTransformer, patchify};

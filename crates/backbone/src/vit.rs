@@ -54,6 +54,10 @@ pub struct ViTConfig {
     /// LayerNorm epsilon.
     #[config(default = 1e-6)]
     pub layer_norm_eps: f64,
+    /// A distillation token after the class token, read by a second head (DeiT's distilled
+    /// models; see [`Distillation`]).
+    #[config(default = false)]
+    pub distilled: bool,
 }
 
 impl ViTConfig {
@@ -62,9 +66,9 @@ impl ViTConfig {
         (self.image_size / self.patch_size).pow(2)
     }
 
-    /// Tokens per image: the patches plus the class token.
+    /// Tokens per image: the patches plus the class token (and the distillation token).
     pub fn num_tokens(&self) -> usize {
-        self.num_patches() + 1
+        self.num_patches() + 1 + usize::from(self.distilled)
     }
 
     /// FLOPs per image of this ViT with its blocks described by `blocks` (one entry per block),
@@ -80,7 +84,8 @@ impl ViTConfig {
         let encoder: u64 = (blocks.iter())
             .map(|&b| block_flops(b, self.num_tokens(), self.d_model, head_dim, self.d_mlp))
             .sum();
-        stem + encoder + head_flops(self.d_model, self.num_classes)
+        let heads = 1 + u64::from(self.distilled);
+        stem + encoder + heads * head_flops(self.d_model, self.num_classes)
     }
 
     /// FLOPs per image of the unpruned ViT.
@@ -136,12 +141,17 @@ impl ViTConfig {
                 .with_epsilon(self.layer_norm_eps)
                 .init(device),
             head: LinearConfig::new(d, self.num_classes).init(device),
+            distillation: self.distilled.then(|| Distillation {
+                token: Param::from_tensor(Tensor::random([1, 1, d], embedding, device)),
+                head: LinearConfig::new(d, self.num_classes).init(device),
+            }),
         })
     }
 }
 
 /// Vision Transformer: patch embedding, class token, learned positions, pre-norm encoder,
-/// final LayerNorm and a linear classifier on the class token.
+/// final LayerNorm and a linear classifier on the class token (DeiT's distilled models: also a
+/// distillation token with its own head, see [`Distillation`]).
 ///
 /// Every piece is public so the encoder can be run piecewise:
 /// `embed` -> `encoder.layer[i].forward` -> `norm` -> token 0 -> `head`.
@@ -161,6 +171,22 @@ pub struct VisionTransformer {
     pub norm: LayerNorm,
     /// Classifier D -> C.
     pub head: Linear,
+    /// DeiT's distillation token and head, when the model has them.
+    pub distillation: Option<Distillation>,
+}
+
+/// DeiT's distillation token (`[1, 1, D]`, placed after the class token, its position second in
+/// `pos_embed`) and the head D -> C that reads it. As in `transformers` and `timm` at inference,
+/// the logits are the average of the two heads' and the feature the average of the two tokens
+/// after the final norm. [`crate::Classifier`], which applies [`Backbone::head`] to the feature,
+/// gives the class head on that average: the same as the model's logits only once the two
+/// heads are equal (as after fine-tuning one head); fused members refuse the token.
+#[derive(Module, Debug)]
+pub struct Distillation {
+    /// The distillation token `[1, 1, D]`.
+    pub token: Param<Tensor<3>>,
+    /// Its classifier D -> C.
+    pub head: Linear,
 }
 
 impl VisionTransformer {
@@ -172,8 +198,10 @@ impl VisionTransformer {
         let patches = self.patch_embed.forward(images); // [B, D, h, w]
         let [batch, d, _, _] = patches.dims();
         let patches = patches.flatten::<3>(2, 3).swap_dims(1, 2); // [B, N, D]
-        let cls = self.cls_token.val().expand([batch, 1, d]);
-        let tokens = Tensor::cat(vec![cls, patches], 1) + self.pos_embed.val();
+        let mut tokens = vec![self.cls_token.val().expand([batch, 1, d])];
+        tokens.extend((self.distillation.as_ref()).map(|t| t.token.val().expand([batch, 1, d])));
+        tokens.push(patches);
+        let tokens = Tensor::cat(tokens, 1) + self.pos_embed.val();
         self.dropout.forward(tokens, mode)
     }
 
@@ -185,15 +213,32 @@ impl VisionTransformer {
         self.class_token_feature(tokens)
     }
 
-    /// The final norm on the class token of the last block's tokens `[B, T, D]` -> `[B, D]`.
+    /// The final norm on the class token of the last block's tokens `[B, T, D]` -> `[B, D]`
+    /// (with a distillation token, the average of both normalised tokens).
     fn class_token_feature(&self, tokens: Tensor<3>) -> Tensor<2> {
-        // LayerNorm acts per token, so normalising only the class token gives the same feature.
-        layer_norm(&self.norm, tokens.narrow(1, 0, 1).squeeze_dim::<2>(1))
+        match self.distillation {
+            None => self.normed_token(&tokens, 0),
+            Some(_) => (self.normed_token(&tokens, 0) + self.normed_token(&tokens, 1)) / 2.0,
+        }
     }
 
-    /// Logits `[B, num_classes]`.
+    /// Token `index` of `[B, T, D]` after the final norm, `[B, D]`. LayerNorm acts per token,
+    /// so normalising only this token gives the same feature.
+    fn normed_token(&self, tokens: &Tensor<3>, index: usize) -> Tensor<2> {
+        layer_norm(
+            &self.norm,
+            tokens.clone().narrow(1, index, 1).squeeze_dim::<2>(1),
+        )
+    }
+
+    /// Logits `[B, num_classes]` (with a distillation token, the average of both heads').
     pub fn forward(&self, images: Tensor<4>, gates: &Gates, mode: Mode) -> Tensor<2> {
-        linear(&self.head, self.features(images, gates, mode))
+        let Some(distillation) = &self.distillation else {
+            return linear(&self.head, self.features(images, gates, mode));
+        };
+        let tokens = (self.encoder).forward(self.embed(images, mode), gates, None, mode);
+        let class = linear(&self.head, self.normed_token(&tokens, 0));
+        (class + linear(&distillation.head, self.normed_token(&tokens, 1))) / 2.0
     }
 }
 
@@ -230,6 +275,9 @@ impl Backbone for VisionTransformer {
         self.patch_embed = self.patch_embed.clone().no_grad();
         self.cls_token = self.cls_token.clone().no_grad();
         self.pos_embed = self.pos_embed.clone().no_grad();
+        if let Some(distillation) = &mut self.distillation {
+            distillation.token = distillation.token.clone().no_grad();
+        }
     }
 
     fn set_dropout(&mut self, p: f64) {
@@ -243,11 +291,16 @@ impl Backbone for VisionTransformer {
     fn embed_flops(&self) -> u64 {
         let [_, tokens, d_model] = self.pos_embed.dims();
         let [_, channels, p, _] = self.patch_embed.weight.dims();
-        patch_embed_flops(tokens - 1, channels, p, d_model)
+        let readout = 1 + usize::from(self.distillation.is_some());
+        patch_embed_flops(tokens - readout, channels, p, d_model)
     }
 
     fn embedding_params(&self) -> usize {
-        self.patch_embed.num_params() + self.cls_token.num_params() + self.pos_embed.num_params()
+        let distillation = (self.distillation.as_ref()).map_or(0, |t| t.token.num_params());
+        self.patch_embed.num_params()
+            + self.cls_token.num_params()
+            + self.pos_embed.num_params()
+            + distillation
     }
 
     fn check_input(&self, _input: &Input, _field: &str) -> Result<(), BackboneError> {
@@ -255,6 +308,14 @@ impl Backbone for VisionTransformer {
     }
 
     fn stem_layout(&self) -> Result<StemLayout, BackboneError> {
+        if self.distillation.is_some() {
+            // The fused stems embed and read out the class token alone.
+            return Err(BackboneError::invalid(
+                "distillation token",
+                "present",
+                "a ViT without one (fused members read the class token alone)",
+            ));
+        }
         let conv = &self.patch_embed;
         let [_, channels, kh, kw] = conv.weight.dims();
         let patchify = kh == kw

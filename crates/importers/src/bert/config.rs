@@ -5,6 +5,7 @@ use std::path::Path;
 use backbone::BertConfig;
 use serde::Deserialize;
 
+use crate::config_json::{check_supported, read_json};
 use crate::error::ImportError;
 
 /// The fields of a Hugging Face BERT `config.json` the import reads; the many others such files
@@ -66,17 +67,7 @@ impl HfBertConfig {
     /// value, or a `model_type`, `hidden_act` or `position_embedding_type` this import does not
     /// support).
     pub fn read(path: &Path) -> Result<Self, ImportError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ImportError::file(path, format!("cannot read the file: {e}")))?;
-        let json = &mut serde_json::Deserializer::from_str(&text);
-        let config: Self = serde_path_to_error::deserialize(json).map_err(|e| {
-            let message = match e.path().to_string() {
-                // The whole file: not an object, or a required field missing (named by serde).
-                root if root == "." => e.inner().to_string(),
-                field => format!("{field}: {}", e.inner()),
-            };
-            ImportError::file(path, message)
-        })?;
+        let config: Self = read_json(path)?;
         let supported = [
             ("model_type", &config.model_type, "bert"),
             ("hidden_act", &config.hidden_act, "gelu"),
@@ -87,12 +78,7 @@ impl HfBertConfig {
             ),
         ];
         for (field, value, only) in supported {
-            if let Some(value) = value.as_deref().filter(|v| *v != only) {
-                return Err(ImportError::file(
-                    path,
-                    format!("{field}: = {value:?}: only {only:?} is supported"),
-                ));
-            }
+            check_supported(path, field, value.as_deref(), &[only])?;
         }
         Ok(config)
     }

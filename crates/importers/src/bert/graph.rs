@@ -15,8 +15,8 @@ use std::path::Path;
 
 use backbone::BertConfig;
 
-use super::Source;
 use crate::error::ImportError;
+use crate::mapping::Source;
 use crate::onnx::{OnnxGraph, OnnxTensor};
 use crate::onnx_structure::{check_exact_gelu, layer_norm_eps, matmul_weights, scalar};
 

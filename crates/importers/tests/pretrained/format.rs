@@ -9,14 +9,14 @@ use serde_json::json;
 use crate::{test_device, values};
 
 /// One stored tensor: name, safetensors dtype, shape, little-endian bytes.
-struct Stored {
-    name: String,
-    dtype: &'static str,
-    shape: Vec<usize>,
-    bytes: Vec<u8>,
+pub struct Stored {
+    pub name: String,
+    pub dtype: &'static str,
+    pub shape: Vec<usize>,
+    pub bytes: Vec<u8>,
 }
 
-fn f32_tensor(name: &str, shape: &[usize], values: &[f32]) -> Stored {
+pub fn f32_tensor(name: &str, shape: &[usize], values: &[f32]) -> Stored {
     Stored {
         name: name.to_string(),
         dtype: "F32",
@@ -26,7 +26,7 @@ fn f32_tensor(name: &str, shape: &[usize], values: &[f32]) -> Stored {
 }
 
 /// The safetensors layout: u64 LE header length, JSON header padded with spaces, data.
-fn encode(tensors: &[Stored]) -> Vec<u8> {
+pub fn encode(tensors: &[Stored]) -> Vec<u8> {
     let mut header = serde_json::Map::new();
     header.insert("__metadata__".into(), json!({"format": "pt"}));
     let mut data: Vec<u8> = Vec::new();

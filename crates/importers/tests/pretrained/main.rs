@@ -4,7 +4,9 @@
 //! onnxruntime running its graph (`paraphrase`, needs `datasets/fetch paraphrase-minilm-l3-v2`),
 //! both through the checks of `bert_checks`, the ONNX reader on hand-encoded protobuf
 //! (`onnx_format`), DINOv2-S/14 against onnxruntime running the ONNX graph itself
-//! (`dinov2`, needs `datasets/fetch dinov2-s`), and the checkpoints' shapes (`presets`).
+//! (`dinov2`, needs `datasets/fetch dinov2-s`), the checkpoints' shapes (`presets`), and the
+//! ViT family (`transformers`' ViT and DeiT, timm's ViT and DeiT) against the libraries' own
+//! outputs on the random checkpoints of scripts/vit_reference_fixtures.py (`vit_family`).
 
 mod bert_checks;
 mod dinov2;
@@ -13,6 +15,7 @@ mod minilm;
 mod onnx_format;
 mod paraphrase;
 mod presets;
+mod vit_family;
 
 use burn::tensor::{Device, Tensor};
 
