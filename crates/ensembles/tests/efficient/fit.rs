@@ -54,6 +54,7 @@ where
         quiet: true,
         stop_after: None,
         distill: None,
+        validation: None,
     };
     let probe = images(4, 1, &Device::flex());
     let before = values(&model.valid().member_logits(probe.clone().into()));
