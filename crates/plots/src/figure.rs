@@ -44,6 +44,9 @@ pub enum Mark {
     /// Circles (radius from `size`, in pixels), with `lo`/`hi` as error bars and `label` as
     /// text beside the point.
     Points,
+    /// As `Line`, dashed and without a band: a second measure of the same thing beside a
+    /// solid line of its colour (a validation curve beside its training curve).
+    Dashed,
 }
 
 /// One data point; only `x` and `y` are required.
@@ -77,7 +80,8 @@ impl Point {
     }
 }
 
-/// A named sequence of points with its look.
+/// A named sequence of points with its look; a series named `""` has no legend entry (one
+/// that another series of its colour names).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
     pub name: String,

@@ -145,7 +145,11 @@ fn draw_series(chart: &mut Chart<'_, '_>, series: &Series, c: RGBColor) -> Resul
         Mark::Bars { width } => draw_bars(chart, &points, c, width, false)?,
         Mark::Outlines { width } => draw_bars(chart, &points, c, width, true)?,
         Mark::Points => draw_points(chart, &points, c)?,
+        Mark::Dashed => draw_dashed(chart, &points, c)?,
     };
+    if series.name.is_empty() {
+        return Ok(());
+    }
     match series.mark {
         Mark::Bars { .. } => anno.label(name).legend(move |(x, y)| {
             Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.mix(0.7).filled())
@@ -159,6 +163,11 @@ fn draw_series(chart: &mut Chart<'_, '_>, series: &Series, c: RGBColor) -> Resul
         Mark::Line | Mark::Step => anno
             .label(name)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], line)),
+        // A short stroke as its sample; a dashed series is usually unnamed (its solid partner
+        // names the colour).
+        Mark::Dashed => anno
+            .label(name)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 8, y)], line)),
     };
     Ok(())
 }
@@ -193,6 +202,16 @@ fn draw_line<'c, 'a, 'b>(
     }
     let xy = points.iter().map(|p| (p.x, p.y));
     Ok(chart.draw_series(LineSeries::new(xy, c.stroke_width(2)))?)
+}
+
+/// A line through the points in dashes of 6 px with gaps of 4.
+fn draw_dashed<'c, 'a, 'b>(
+    chart: &'c mut Chart<'a, 'b>,
+    points: &[&Point],
+    c: RGBColor,
+) -> Result<Anno<'c, 'a, 'b>, PlotError> {
+    let xy = points.iter().map(|p| (p.x, p.y));
+    Ok(chart.draw_series(DashedLineSeries::new(xy, 6, 4, c.stroke_width(2)))?)
 }
 
 /// A step function: each point's value held until the next point.
