@@ -44,8 +44,8 @@ pub enum Mark {
     /// Circles (radius from `size`, in pixels), with `lo`/`hi` as error bars and `label` as
     /// text beside the point.
     Points,
-    /// As `Line`, dashed and without a band: a second measure of the same thing beside a
-    /// solid line of its colour (a validation curve beside its training curve).
+    /// As `Line`, dashed and without a band, a lone point a ring: a second measure of the same
+    /// thing beside a solid line of its colour (a validation curve beside its training curve).
     Dashed,
 }
 

@@ -204,12 +204,20 @@ fn draw_line<'c, 'a, 'b>(
     Ok(chart.draw_series(LineSeries::new(xy, c.stroke_width(2)))?)
 }
 
-/// A line through the points in dashes of 6 px with gaps of 4.
+/// A line through the points in dashes of 6 px with gaps of 4; a lone point as a ring (a
+/// `Line`'s lone point is a dot).
 fn draw_dashed<'c, 'a, 'b>(
     chart: &'c mut Chart<'a, 'b>,
     points: &[&Point],
     c: RGBColor,
 ) -> Result<Anno<'c, 'a, 'b>, PlotError> {
+    if let [only] = points {
+        chart.draw_series(std::iter::once(Circle::new(
+            (only.x, only.y),
+            3,
+            c.stroke_width(1),
+        )))?;
+    }
     let xy = points.iter().map(|p| (p.x, p.y));
     Ok(chart.draw_series(DashedLineSeries::new(xy, 6, 4, c.stroke_width(2)))?)
 }

@@ -163,13 +163,13 @@ fn base_model(label: &str) -> Option<usize> {
 /// The caption: what the lines are, what each kind of label means (for the kinds drawn), and
 /// why a line may have no validation part.
 fn caption(summary: &Summary, groups: &[Group<'_>]) -> String {
-    let mut parts = vec![
-        "Every training the run stands on, as its checkpoint logged it: solid, the mean loss and \
-         accuracy over the epoch's training batches (augmented, dropout on, label smoothing in \
-         the loss); dashed, the model on the validation split after the epoch (evaluation mode, \
-         plain cross-entropy)."
-            .to_string(),
-    ];
+    let mut parts = vec![format!(
+        "Every training the run stands on ({}), as its checkpoint logged it: solid, the mean \
+         loss and accuracy over the epoch's training batches (with the recipe's augmentation, \
+         dropout and label smoothing); dashed, the model on the validation split after the \
+         epoch (evaluation mode, plain cross-entropy).",
+        seeds_note(summary)
+    )];
     let has = |test: fn(&str) -> bool| groups.iter().any(|(label, _)| test(label));
     if has(|l| base_model(l).is_some()) {
         parts.push(
@@ -185,11 +185,11 @@ fn caption(summary: &Summary, groups: &[Group<'_>]) -> String {
     if has(|l| l.contains(" member-")) {
         parts.push("`member-k`: member k's own fine-tune after pruning (counted from 0).".into());
     }
-    parts.push(format!(
+    parts.push(
         "A model read back from the cache shows the log of the run that trained it; one trained \
-         before validation was logged has no dashed line ({}).",
-        seeds_note(summary)
-    ));
+         before validation was logged has no dashed line."
+            .into(),
+    );
     parts.join(" ")
 }
 
