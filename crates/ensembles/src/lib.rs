@@ -18,7 +18,7 @@
 /// `seam::EnsembleModel` for an efficient ensemble on images: `outputs(images, mode)` gives
 /// member logits `[M, B, C]` and features `[M, B, D]` (`forward` the logits alone), `$members` (a function of the model) counts them and the `flops`
 /// field holds its FLOPs per sample; with `trainable`, also `seam::Trainable` (the same forward
-/// with dropout on).
+/// with dropout on, and off for validation).
 macro_rules! image_ensemble {
     ($model:ty, $members:expr $(, $trainable:ident)?) => {
         impl seam::EnsembleModel for $model {
@@ -53,6 +53,10 @@ macro_rules! image_ensemble {
         impl seam::Trainable for $model {
             fn train_logits(&self, input: backbone::Input) -> burn::tensor::Tensor<3> {
                 self.forward(input.images(), backbone::Mode::Stochastic)
+            }
+
+            fn eval_logits(&self, input: backbone::Input) -> burn::tensor::Tensor<3> {
+                self.forward(input.images(), backbone::Mode::Deterministic)
             }
         }
     };

@@ -160,4 +160,9 @@ impl Trainable for Mimo {
         let permutations = self.permutations(images.dims()[0], &images.device());
         self.forward_permuted(images, permutations, Mode::Stochastic)
     }
+
+    /// The test-time forward (the same image in every slot): no permutation is drawn.
+    fn eval_logits(&self, input: Input) -> Tensor<3> {
+        self.forward(input.images(), Mode::Deterministic)
+    }
 }

@@ -218,6 +218,7 @@ fn measure(model: &str, backend: &str, seed: u64) {
         quiet: true,
         stop_after: None,
         distill: None,
+        validation: None,
     };
     // Either modality's training set, and an evaluation batch of the same kind.
     let images = image_dims.map(|dims| synthetic_images(samples, dims, seed));

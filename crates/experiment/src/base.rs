@@ -10,9 +10,8 @@ use burn::module::Module;
 use burn::tensor::Device;
 use data::mix;
 use data::{Dataset, ImageDataset, WordPiece};
-use train::Data;
 
-use crate::cache::{Fit, Trainer, fingerprint};
+use crate::cache::{Fit, Splits, Trainer, fingerprint};
 use crate::config::ExperimentConfig;
 use crate::error::{ErrorContext, ExperimentError, Result};
 use crate::methods::ModelInit;
@@ -124,7 +123,7 @@ pub struct Base {
 pub fn base_models(
     config: &ExperimentConfig,
     spec: &BaseSpec,
-    train: Data<'_>,
+    data: Splits<'_>,
     trainer: &Trainer,
     seed: u64,
     n: usize,
@@ -140,7 +139,7 @@ pub fn base_models(
         if let Some(pool) = pool {
             pool.claim(Job::Base(k));
         }
-        let (model, fingerprint, cost) = train_base(config, trainer, spec, train, seed, k, device)?;
+        let (model, fingerprint, cost) = train_base(config, trainer, spec, data, seed, k, device)?;
         if let Some(pool) = pool {
             pool.done(Job::Base(k));
         }
@@ -190,7 +189,7 @@ pub fn train_base(
     config: &ExperimentConfig,
     trainer: &Trainer,
     spec: &BaseSpec,
-    data: Data<'_>,
+    data: Splits<'_>,
     seed: u64,
     k: usize,
     device: &Device,

@@ -47,6 +47,24 @@ pub struct Trainer {
     logs: Mutex<Vec<TrainingLog>>,
 }
 
+/// What a model trains on, and the held-out split measured after every epoch (its loss and
+/// accuracy go into the training's log; the weights are the same with or without it).
+#[derive(Debug, Clone, Copy)]
+pub struct Splits<'a> {
+    pub train: Data<'a>,
+    pub val: Option<Data<'a>>,
+}
+
+impl<'a> Splits<'a> {
+    /// `val` is left out when empty (an experiment with `data.val_fraction = 0`).
+    pub fn new(train: Data<'a>, val: Data<'a>) -> Self {
+        Self {
+            train,
+            val: (!val.is_empty()).then_some(val),
+        }
+    }
+}
+
 /// One training run: what identifies it in the cache, and how it runs.
 pub struct Fit<'a> {
     /// Everything that determines the trained weights (the cache key is its fingerprint).
@@ -100,14 +118,14 @@ impl Trainer {
         }
     }
 
-    /// Trains `model` on `data`, resuming from (or reading back) the cached checkpoint, or
+    /// Trains `model` on `data.train`, validated on `data.val` after every epoch, resuming from (or reading back) the cached checkpoint, or
     /// training afresh when it is damaged; also returns what the training cost (read from the
     /// checkpoint, so a cached model costs what training it did, resumes and recoveries
     /// included).
     pub fn fit<M: Trainable>(
         &self,
         model: M,
-        data: Data<'_>,
+        data: Splits<'_>,
         run: Fit<'_>,
     ) -> Result<(M, TrainCost)> {
         let fingerprint = fingerprint(run.identity);
@@ -132,9 +150,10 @@ impl Trainer {
             quiet: self.quiet,
             stop_after: None,
             distill: run.distill,
+            validation: data.val,
         };
         let trainable_params = train::trainable_params(&model) as u64;
-        let train = || fit_with_report(model, data, run.config, &options);
+        let train = || fit_with_report(model, data.train, run.config, &options);
         let (model, report) = if self.spin {
             crate::pool::hot(train)
         } else {
@@ -204,6 +223,8 @@ impl Trainer {
                         loss: e.loss,
                         accuracy: e.accuracy,
                         seconds: e.seconds,
+                        val_loss: e.val_loss,
+                        val_accuracy: e.val_accuracy,
                     })
                     .collect(),
             });

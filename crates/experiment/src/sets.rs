@@ -10,6 +10,7 @@ use train::Data;
 
 pub use crate::prep::Prep;
 
+use crate::cache::Splits;
 use crate::config::ExperimentConfig;
 use crate::error::{ErrorContext, ExperimentError, Result};
 
@@ -132,6 +133,11 @@ impl SeedData {
     /// The training split, ready for batching.
     pub fn train(&self) -> Data<'_> {
         self.prep.data(&self.train)
+    }
+
+    /// The training split and the validation split (when there is one), ready for batching.
+    pub fn splits(&self) -> Splits<'_> {
+        Splits::new(self.train(), self.prep.data(&self.val))
     }
 }
 

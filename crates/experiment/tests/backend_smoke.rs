@@ -88,6 +88,7 @@ fn forward_matches_the_cpu_and_a_training_step_runs(backend: Backend) {
             quiet: true,
             stop_after: None,
             distill: None,
+            validation: None,
         };
         let start = model.clone().fork(&autodiff).train();
         fit(start, data, &recipe, &opts).unwrap().valid()

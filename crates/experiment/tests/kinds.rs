@@ -305,6 +305,16 @@ fn figures_match_the_summary(dir: &Path, summary: &Summary) {
         .find(|l| l.label == "seed 1 model 1")
         .unwrap();
     assert_eq!(base.epochs.len(), 1);
+    // Measured on the validation split after the epoch (this cache is fresh).
+    let val = base.epochs[0];
+    assert!(
+        val.val_loss.is_some_and(|l| l.is_finite() && l > 0.0),
+        "{val:?}"
+    );
+    assert!(
+        val.val_accuracy.is_some_and(|a| (0.0..=1.0).contains(&a)),
+        "{val:?}"
+    );
     assert!(
         curves
             .training

@@ -56,6 +56,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         quiet: false,
         stop_after: None,
         distill: None,
+        validation: None,
     };
     let start = Instant::now();
     let base = fit(vit.init(&autodiff)?, train, &recipe, &opts)?.valid();

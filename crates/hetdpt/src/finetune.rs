@@ -75,6 +75,7 @@ pub(crate) fn finetune(
         quiet: true,
         stop_after: None,
         distill,
+        validation: None,
     };
     // `train` re-enables gradients on parameters of a model that was put in validation mode.
     let trainable = model.fork(&autodiff).train();

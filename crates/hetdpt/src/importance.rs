@@ -276,8 +276,8 @@ mod tests {
         off: usize,
     }
 
-    impl Trainable for WithoutAttention {
-        fn train_logits(&self, input: Input) -> Tensor<3> {
+    impl WithoutAttention {
+        fn logits(&self, input: Input, mode: Mode) -> Tensor<3> {
             let images = input.images();
             let layers = self.vit.encoder.layer.len();
             let g: Vec<f32> = (0..layers)
@@ -290,9 +290,17 @@ mod tests {
                 )),
                 ..Gates::none()
             };
-            self.vit
-                .forward(images, &gates, Mode::Stochastic)
-                .unsqueeze_dim(0)
+            self.vit.forward(images, &gates, mode).unsqueeze_dim(0)
+        }
+    }
+
+    impl Trainable for WithoutAttention {
+        fn train_logits(&self, input: Input) -> Tensor<3> {
+            self.logits(input, Mode::Stochastic)
+        }
+
+        fn eval_logits(&self, input: Input) -> Tensor<3> {
+            self.logits(input, Mode::Deterministic)
         }
     }
 
@@ -324,6 +332,7 @@ mod tests {
             quiet: true,
             stop_after: None,
             distill: None,
+            validation: None,
         };
         let trained = fit(WithoutAttention { vit, off }, data, &recipe, &opts).unwrap();
         let mut vit = trained.valid().vit;

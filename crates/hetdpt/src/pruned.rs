@@ -274,6 +274,11 @@ impl Trainable for PrunedViT {
         let images = input.images();
         self.forward(images, Mode::Stochastic).unsqueeze_dim(0)
     }
+
+    fn eval_logits(&self, input: Input) -> Tensor<3> {
+        self.forward(input.images(), Mode::Deterministic)
+            .unsqueeze_dim(0)
+    }
 }
 
 #[cfg(test)]

@@ -224,4 +224,9 @@ impl Trainable for LoraEnsemble {
     fn train_logits(&self, input: Input) -> Tensor<3> {
         self.forward(input, Mode::Stochastic)
     }
+
+    /// Unmerged, so that it is the trained function itself (not up to rounding).
+    fn eval_logits(&self, input: Input) -> Tensor<3> {
+        self.forward(input, Mode::Deterministic)
+    }
 }

@@ -53,6 +53,9 @@ pub enum Mark {
     /// A dashed grey line through the points in order, drawn under the data: a reference
     /// such as a Pareto front, which no palette colour should be mistaken for a method.
     Reference,
+    /// As `Line`, dashed and without a band, a lone point a ring: a second measure of the same
+    /// thing beside a solid line of its colour (a validation curve beside its training curve).
+    Dashed,
 }
 
 /// One data point; only `x` and `y` are required.
@@ -86,7 +89,8 @@ impl Point {
     }
 }
 
-/// A named sequence of points with its look.
+/// A named sequence of points with its look; a series named `""` has no legend entry (one
+/// that another series of its colour names).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
     pub name: String,

@@ -33,7 +33,8 @@ pub(crate) fn entries<'f>(figures: impl IntoIterator<Item = &'f Figure>) -> Vec<
     for figure in figures {
         for (i, series) in figure.series.iter().enumerate() {
             let name = name(series);
-            if !out.iter().any(|e| e.name == name) {
+            // An unnamed series (a validation curve) goes without an entry, as inside the plot.
+            if !series.name.is_empty() && !out.iter().any(|e| e.name == name) {
                 out.push(Entry {
                     name,
                     mark: series.mark,
@@ -71,6 +72,10 @@ pub(crate) fn draw_sample(
         Mark::Points => area.draw(&Circle::new((x + 7, y), 4, c.filled()))?,
         Mark::Line | Mark::Step => area.draw(&PathElement::new(
             vec![(x, y), (x + 18, y)],
+            c.stroke_width(2),
+        ))?,
+        Mark::Dashed => area.draw(&PathElement::new(
+            vec![(x, y), (x + 8, y)],
             c.stroke_width(2),
         ))?,
         Mark::Reference => {

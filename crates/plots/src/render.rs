@@ -198,7 +198,12 @@ fn draw_series<'a, 'b: 'a>(
             let xy = points.iter().map(|p| (p.x, p.y));
             chart.draw_series(DashedLineSeries::new(xy, 6, 4, MUTED.stroke_width(2)))?
         }
+        Mark::Dashed => draw_dashed(chart, &points, c)?,
     };
+    // An unnamed series (a validation curve beside its named training curve) has no entry.
+    if series.name.is_empty() {
+        return Ok(());
+    }
     let anno = anno.label(legend::name(series));
     match mark {
         Mark::Bars { .. } => anno.legend(move |(x, y)| {
@@ -215,6 +220,11 @@ fn draw_series<'a, 'b: 'a>(
                 + PathElement::new(vec![(0, 0), (7, 0)], MUTED.stroke_width(2))
                 + PathElement::new(vec![(11, 0), (18, 0)], MUTED.stroke_width(2))
         }),
+        // A short stroke as its sample; a dashed series is usually unnamed (its solid partner
+        // names the colour).
+        Mark::Dashed => {
+            anno.legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 8, y)], c.stroke_width(2)))
+        }
     };
     Ok(())
 }
@@ -249,6 +259,24 @@ fn draw_line<'c, 'a, 'b>(
     }
     let xy = points.iter().map(|p| (p.x, p.y));
     Ok(chart.draw_series(LineSeries::new(xy, c.stroke_width(2)))?)
+}
+
+/// A line through the points in dashes of 6 px with gaps of 4; a lone point as a ring (a
+/// `Line`'s lone point is a dot).
+fn draw_dashed<'c, 'a, 'b>(
+    chart: &'c mut Chart<'a, 'b>,
+    points: &[&Point],
+    c: RGBColor,
+) -> Result<Anno<'c, 'a, 'b>, PlotError> {
+    if let [only] = points {
+        chart.draw_series(std::iter::once(Circle::new(
+            (only.x, only.y),
+            3,
+            c.stroke_width(1),
+        )))?;
+    }
+    let xy = points.iter().map(|p| (p.x, p.y));
+    Ok(chart.draw_series(DashedLineSeries::new(xy, 6, 4, c.stroke_width(2)))?)
 }
 
 /// A step function: each point's value held until the next point.

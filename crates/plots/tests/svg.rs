@@ -398,3 +398,50 @@ fn the_palette_gives_sixteen_series_distinct_colours() {
     strokes.dedup();
     assert_eq!(strokes.len(), 16, "{strokes:?}");
 }
+
+#[test]
+fn a_dashed_line_is_drawn_in_pieces_and_unnamed_has_no_legend_entry() {
+    let across = || Series::line("", [(0.0, 0.0), (1.0, 1.0)]);
+    let solid = Series {
+        name: "training".into(),
+        ..across()
+    };
+    let dashed = Series {
+        mark: Mark::Dashed,
+        ..across()
+    };
+    let svg = render(&figure(vec![solid, dashed.clone()]), (400, 300)).unwrap();
+    let doc = parse(&svg);
+    let legend: Vec<String> = texts(&doc)
+        .into_iter()
+        .filter(|t| t == "training" || t.is_empty())
+        .collect();
+    assert_eq!(legend, ["training"]);
+    // The diagonal across the plot in dashes of 6 px with gaps of 4: dozens of pieces.
+    let alone = parse(&render(&figure(vec![dashed.clone()]), (400, 300)).unwrap())
+        .descendants()
+        .count();
+    let empty = parse(&render(&figure(vec![]), (400, 300)).unwrap())
+        .descendants()
+        .count();
+    assert!(
+        alone > empty + 20,
+        "{alone} elements with the dashed line, {empty} without"
+    );
+    // A lone point is a ring: one more circle than without it.
+    let lone = Series {
+        points: vec![Point::new(0.5, 0.5)],
+        ..dashed
+    };
+    let circles = |svg: &str| {
+        parse(svg)
+            .descendants()
+            .filter(|n| n.has_tag_name("circle"))
+            .count()
+    };
+    let without = circles(&render(&figure(vec![]), (400, 300)).unwrap());
+    assert_eq!(
+        circles(&render(&figure(vec![lone]), (400, 300)).unwrap()),
+        without + 1
+    );
+}

@@ -56,7 +56,8 @@ pub struct TrainingLog {
     pub epochs: Vec<Epoch>,
 }
 
-/// One epoch of a training.
+/// One epoch of a training: loss and accuracy (a fraction) over its training batches, and on
+/// the validation split after it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Epoch {
     /// 1-based.
@@ -64,6 +65,12 @@ pub struct Epoch {
     pub loss: f64,
     pub accuracy: f64,
     pub seconds: f64,
+    /// Absent for a training without a validation split, and in runs (or cached models)
+    /// older than the validation pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub val_loss: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub val_accuracy: Option<f64>,
 }
 
 /// One method (entry of summary.json, by name) on one seed.

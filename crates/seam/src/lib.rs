@@ -4,7 +4,8 @@
 //! - [`EnsembleModel`]: a built method gives member logits `[M, B, C]` and the features
 //!   `[M, B, D]` its heads read ([`MemberOutputs`]), so one evaluation path, one metrics crate
 //!   and one report serve every method; [`mean_probs`] is the ensemble's prediction;
-//! - [`Trainable`]: a model `train::fit` can train (member logits with dropout on). The Vision
+//! - [`Trainable`]: a model `train::fit` can train (member logits with dropout on, and without
+//!   for the validation pass). The Vision
 //!   Transformer and the backbone [`Classifier`] are trainable as they are.
 //!
 //! [`timing`] times models side by side (interleaved rounds, quartiles), for every cost figure;
@@ -62,6 +63,11 @@ pub fn mean_probs(member_logits: Tensor<3>) -> Tensor<2> {
 /// member is trained on the batch's labels (a single model has M = 1).
 pub trait Trainable: Module + Clone {
     fn train_logits(&self, input: Input) -> Tensor<3>;
+
+    /// Member logits `[M, B, C]` in evaluation mode, for the validation pass between epochs:
+    /// no dropout, and nothing drawn from any random stream (the training's draws must not
+    /// depend on whether it is validated).
+    fn eval_logits(&self, input: Input) -> Tensor<3>;
 }
 
 impl MemberOutputs {
@@ -88,11 +94,21 @@ impl Trainable for VisionTransformer {
         self.forward(input.images(), &Gates::none(), Mode::Stochastic)
             .unsqueeze_dim(0)
     }
+
+    fn eval_logits(&self, input: Input) -> Tensor<3> {
+        self.forward(input.images(), &Gates::none(), Mode::Deterministic)
+            .unsqueeze_dim(0)
+    }
 }
 
 impl Trainable for Classifier {
     fn train_logits(&self, input: Input) -> Tensor<3> {
         self.forward(input, &Gates::none(), Mode::Stochastic)
+            .unsqueeze_dim(0)
+    }
+
+    fn eval_logits(&self, input: Input) -> Tensor<3> {
+        self.forward(input, &Gates::none(), Mode::Deterministic)
             .unsqueeze_dim(0)
     }
 }

@@ -18,6 +18,7 @@ use burn::tensor::Bytes;
 use serde::{Deserialize, Serialize};
 
 use crate::error::TrainError;
+use crate::history::{History, TRAINING_CSV};
 use data::atomic_write;
 
 /// What `state.json` records.
@@ -88,48 +89,6 @@ impl FileCheck {
         } else {
             None
         }
-    }
-}
-
-/// How a checkpoint came to be, over every session that trained it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct History {
-    /// The epochs from which interrupted trainings were resumed, in order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub resumed_from: Vec<usize>,
-    /// Damaged files found before this checkpoint was trained afresh, where they were set aside.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub recovered: Vec<String>,
-    /// Every epoch trained so far, in order (a resumed training keeps the earlier ones).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub epochs: Vec<EpochRecord>,
-}
-
-/// One training epoch: its mean loss and accuracy over the training batches, and wall time.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct EpochRecord {
-    /// 1-based.
-    pub epoch: usize,
-    pub loss: f64,
-    pub accuracy: f64,
-    pub seconds: f64,
-}
-
-/// The checkpoint folder's per-epoch log, for reading beside `state.json`.
-pub const TRAINING_CSV: &str = "training.csv";
-
-impl History {
-    /// `training.csv`: a header, then one row per epoch.
-    pub fn training_csv(&self) -> String {
-        let rows = self.epochs.iter().map(|e| {
-            format!(
-                "{},{:.6},{:.6},{:.3}\n",
-                e.epoch, e.loss, e.accuracy, e.seconds
-            )
-        });
-        std::iter::once("epoch,loss,accuracy,seconds\n".to_string())
-            .chain(rows)
-            .collect()
     }
 }
 

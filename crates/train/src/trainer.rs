@@ -11,20 +11,20 @@ use rand::rngs::StdRng;
 use seam::Trainable;
 
 use crate::adamw::FusedAdamW;
-use crate::checkpoint::{
-    Checkpoint, CheckpointState, Damage, EpochRecord, History, Loaded, TrainTotals,
-};
+use crate::checkpoint::{Checkpoint, CheckpointState, Damage, Loaded, TrainTotals};
 use crate::config::TrainConfig;
 use crate::error::TrainError;
+use crate::history::{EpochRecord, History};
 use crate::inputs::Data;
 use crate::loss::{cross_entropy, distillation};
 use crate::progress::Progress;
 use crate::readings::Readings;
 use crate::schedule::cosine_with_warmup;
+use crate::validate::{Validation, validate};
 
 /// Where and how one training run happens.
 #[derive(Debug, Clone)]
-pub struct FitOptions {
+pub struct FitOptions<'a> {
     /// An autodiff device (`Device::flex().autodiff()`, ...); the model must live on it.
     pub device: Device,
     /// Drives batch order, augmentation and dropout masks.
@@ -40,6 +40,10 @@ pub struct FitOptions {
     pub stop_after: Option<usize>,
     /// Learn from a teacher's predictions as well as the labels.
     pub distill: Option<Distill>,
+    /// Measured after every epoch in evaluation mode, into the epoch's record
+    /// ([`EpochRecord::val_loss`], [`EpochRecord::val_accuracy`]); the training draws the same
+    /// with or without it.
+    pub validation: Option<Data<'a>>,
 }
 
 /// Knowledge distillation: the loss becomes `(1 - alpha)·CE(labels) + alpha·D(teacher)` with
@@ -83,7 +87,7 @@ pub fn fit<'a, M: Trainable>(
     model: M,
     data: impl Into<Data<'a>>,
     config: &TrainConfig,
-    opts: &FitOptions,
+    opts: &FitOptions<'_>,
 ) -> Result<M, TrainError> {
     fit_with_report(model, data, config, opts).map(|(model, _)| model)
 }
@@ -112,7 +116,7 @@ pub fn fit_with_report<'a, M: Trainable>(
     model: M,
     data: impl Into<Data<'a>>,
     config: &TrainConfig,
-    opts: &FitOptions,
+    opts: &FitOptions<'_>,
 ) -> Result<(M, FitReport), TrainError> {
     let data = data.into();
     check(&data, config, opts)?;
@@ -146,14 +150,19 @@ pub fn fit_with_report<'a, M: Trainable>(
     for epoch in session.start..stop {
         let started = std::time::Instant::now();
         session = session.train_epoch(epoch, &data, config, opts, &schedule, &mut progress)?;
-        session.end_epoch(epoch, started.elapsed().as_secs_f64(), &progress, opts)?;
+        // Timed before validating: the epoch's seconds are the training's cost alone.
+        let seconds = started.elapsed().as_secs_f64();
+        let validation = (opts.validation.as_ref())
+            .map(|val| validate(&session.model, val, config.batch_size, &opts.device))
+            .transpose()?;
+        session.end_epoch(epoch, seconds, &progress, validation, opts)?;
     }
     session.report.totals = session.totals;
     Ok((session.model, session.report))
 }
 
 /// The configuration, the distillation and the data, checked before anything is built.
-fn check(data: &Data, config: &TrainConfig, opts: &FitOptions) -> Result<(), TrainError> {
+fn check(data: &Data, config: &TrainConfig, opts: &FitOptions<'_>) -> Result<(), TrainError> {
     config.check().map_err(TrainError::Invalid)?;
     if let Some(distill) = &opts.distill {
         distill.check()?;
@@ -163,6 +172,13 @@ fn check(data: &Data, config: &TrainConfig, opts: &FitOptions) -> Result<(), Tra
             "{}: the training set {} is empty",
             opts.label,
             data.name()
+        )));
+    }
+    if let Some(val) = opts.validation.filter(Data::is_empty) {
+        return Err(TrainError::Invalid(format!(
+            "{}: the validation set {} is empty (pass none to train without validation)",
+            opts.label,
+            val.name()
         )));
     }
     Ok(())
@@ -192,7 +208,7 @@ fn resume<M: Trainable>(
     model: M,
     optim: ModuleOptimizer,
     config: &TrainConfig,
-    opts: &FitOptions,
+    opts: &FitOptions<'_>,
 ) -> Result<Session<M>, TrainError> {
     let mut session = Session {
         model,
@@ -246,7 +262,7 @@ impl<M: Trainable> Session<M> {
         epoch: usize,
         data: &Data,
         config: &TrainConfig,
-        opts: &FitOptions,
+        opts: &FitOptions<'_>,
         schedule: &Schedule,
         progress: &mut Progress,
     ) -> Result<Self, TrainError> {
@@ -314,7 +330,8 @@ impl<M: Trainable> Session<M> {
         epoch: usize,
         seconds: f64,
         progress: &Progress,
-        opts: &FitOptions,
+        validation: Option<Validation>,
+        opts: &FitOptions<'_>,
     ) -> Result<(), TrainError> {
         self.totals.wall_seconds += seconds;
         let (loss, accuracy) = progress.epoch_stats();
@@ -323,6 +340,8 @@ impl<M: Trainable> Session<M> {
             loss,
             accuracy,
             seconds,
+            val_loss: validation.map(|v| v.loss),
+            val_accuracy: validation.map(|v| v.accuracy),
         });
         if let Some(checkpoint) = &opts.checkpoint {
             let state = checkpoint.save(

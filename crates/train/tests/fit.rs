@@ -173,7 +173,7 @@ fn resumed_run_equals_uninterrupted_run() {
     }
     let csv = std::fs::read_to_string(dir.path().join(train::TRAINING_CSV)).unwrap();
     let rows: Vec<&str> = csv.lines().collect();
-    assert_eq!(rows[0], "epoch,loss,accuracy,seconds");
+    assert_eq!(rows[0], "epoch,loss,accuracy,seconds,val_loss,val_accuracy");
     assert_eq!(rows.len(), 4);
     assert!(rows[3].starts_with(&format!("3,{:.6},{:.6},", log[2].loss, log[2].accuracy)));
 

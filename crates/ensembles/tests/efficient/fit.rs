@@ -1,4 +1,5 @@
-//! One `train::fit` epoch runs for each efficient ensemble and moves its parameters.
+//! One `train::fit` epoch runs for each efficient ensemble and moves its parameters; its
+//! evaluation-mode logits (the validation pass's) are its test-time ones.
 
 use backbone::ViTConfig;
 use burn::tensor::Device;
@@ -54,6 +55,7 @@ where
         quiet: true,
         stop_after: None,
         distill: None,
+        validation: None,
     };
     let probe = images(4, 1, &Device::flex());
     let before = values(&model.valid().member_logits(probe.clone().into()));
@@ -68,8 +70,10 @@ where
         &opts,
     )
     .unwrap();
-    let after = values(&trained.valid().member_logits(probe.into()));
+    let after = values(&trained.valid().member_logits(probe.clone().into()));
     assert!(after.iter().all(|v| v.is_finite()));
+    // The validation pass between epochs sees what evaluation sees.
+    assert_eq!(values(&trained.valid().eval_logits(probe.into())), after);
     let moved = before
         .iter()
         .zip(&after)

@@ -11,7 +11,7 @@ use seam::Trainable;
 use train::{Data, Distill, ImageData, TrainConfig};
 
 use super::MethodSpec;
-use crate::cache::{Fit, Trainer, fnv1a};
+use crate::cache::{Fit, Splits, Trainer, fnv1a};
 use crate::error::{ExperimentError, Result};
 use crate::prep::Prep;
 use report::summary::TrainCost;
@@ -162,7 +162,7 @@ impl<'a> Context<'a> {
     }
 
     /// Trains `model` (built on [`Context::autodiff`]) or reads the trained weights back from the
-    /// cache. The cache key covers the base model, the method's kind and parameters, `tag`, the
+    /// cache, measuring it on the validation split after every epoch. The cache key covers the base model, the method's kind and parameters, `tag`, the
     /// recipe, the seed and the data, so a changed input retrains.
     pub fn fit<M: Trainable>(
         &self,
@@ -185,7 +185,7 @@ impl<'a> Context<'a> {
         });
         let (model, cost) = self.trainer.fit(
             model,
-            data,
+            Splits::new(data, self.val),
             Fit {
                 identity: &identity,
                 config,

@@ -87,11 +87,11 @@ impl<'a> Setup<'a> {
     }
 
     fn base(&self, data: &SeedData, seed: u64, n: usize, pool: Option<&Pool>) -> Result<Base> {
-        let (config, spec, train) = (self.config, &self.spec, data.train());
+        let (config, spec) = (self.config, &self.spec);
         base_models(
             config,
             spec,
-            train,
+            data.splits(),
             &self.trainer,
             seed,
             n,
@@ -174,7 +174,7 @@ impl Setup<'_> {
         match job {
             Job::Base(k) => {
                 let (trainer, device) = (&self.trainer, &self.device);
-                train_base(config, trainer, &self.spec, data.train(), seed, k, device)?;
+                train_base(config, trainer, &self.spec, data.splits(), seed, k, device)?;
             }
             Job::Method(i) => {
                 let spec = config.methods.get(i).ok_or_else(|| {

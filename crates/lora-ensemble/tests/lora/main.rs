@@ -231,7 +231,7 @@ fn recipe(batch_size: usize) -> TrainConfig {
     }
 }
 
-fn fit_options(device: &Device) -> FitOptions {
+fn fit_options(device: &Device) -> FitOptions<'static> {
     FitOptions {
         device: device.clone(),
         seed: 4,
@@ -240,6 +240,7 @@ fn fit_options(device: &Device) -> FitOptions {
         quiet: true,
         stop_after: None,
         distill: None,
+        validation: None,
     }
 }
 

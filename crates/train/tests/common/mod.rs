@@ -68,7 +68,7 @@ pub fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-pub fn options(device: &Device, checkpoint: Option<Checkpoint>) -> FitOptions {
+pub fn options(device: &Device, checkpoint: Option<Checkpoint>) -> FitOptions<'static> {
     FitOptions {
         device: device.clone(),
         seed: 11,
@@ -77,6 +77,7 @@ pub fn options(device: &Device, checkpoint: Option<Checkpoint>) -> FitOptions {
         quiet: true,
         stop_after: None,
         distill: None,
+        validation: None,
     }
 }
 
