@@ -12,6 +12,7 @@
 mod figure;
 mod labels;
 mod legend;
+mod marks;
 mod palette;
 mod render;
 mod style;
