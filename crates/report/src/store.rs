@@ -201,19 +201,24 @@ mod tests {
         }
     }
 
-    #[test]
-    fn same_second_runs_get_numbered_suffixes() {
-        let root =
-            std::env::temp_dir().join(format!("uqformer-results-unit-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&root);
-        let summary = Summary {
-            experiment: "exp".into(),
+    /// A summary of no methods.
+    fn empty(experiment: &str) -> Summary {
+        Summary {
+            experiment: experiment.into(),
             seeds: vec![],
             methods: vec![],
             comparisons: vec![],
             ood_scores: vec![],
             provenance: None,
-        };
+        }
+    }
+
+    #[test]
+    fn same_second_runs_get_numbered_suffixes() {
+        let root =
+            std::env::temp_dir().join(format!("uqformer-results-unit-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        let summary = empty("exp");
         let ids: Vec<String> = (0..3)
             .map(|_| {
                 let dir = write_run_at(&root, "exp", "", &summary, "", &[], 0).expect("write");
@@ -241,14 +246,7 @@ mod tests {
         let root =
             std::env::temp_dir().join(format!("uqformer-results-joined-{}", std::process::id()));
         let _ = fs::remove_dir_all(&root);
-        let summary = Summary {
-            experiment: "study".into(),
-            seeds: vec![],
-            methods: vec![],
-            comparisons: vec![],
-            ood_scores: vec![],
-            provenance: None,
-        };
+        let summary = empty("study");
         let dir = write_joined(&root, "", &summary, "", &[]).expect("write");
         assert_eq!(dir.parent(), Some(root.join(JOINED).as_path()));
         assert!(!root.join("study").exists());
@@ -259,14 +257,7 @@ mod tests {
     fn experiment_name_must_be_one_path_component() {
         let root = std::env::temp_dir();
         for name in ["", ".", "..", "a/b", "..\\x"] {
-            let summary = Summary {
-                experiment: name.into(),
-                seeds: vec![],
-                methods: vec![],
-                comparisons: vec![],
-                ood_scores: vec![],
-                provenance: None,
-            };
+            let summary = empty(name);
             let err = write_run_at(&root, name, "", &summary, "", &[], 0)
                 .expect_err("should be rejected");
             assert_eq!(err.kind(), io::ErrorKind::InvalidInput);

@@ -29,6 +29,14 @@ fn best(s: &Summary, f: fn(&report::MethodResult) -> f64, highest: bool) -> Stri
         .to_string()
 }
 
+/// The header row of the first table under `heading`.
+fn header(md: &str, heading: &str) -> String {
+    (section(md, heading).into_iter())
+        .find(|l| l.starts_with("| Method"))
+        .unwrap_or_else(|| panic!("no table under {heading:?} in\n{md}"))
+        .to_string()
+}
+
 fn headline(md: &str) -> String {
     section(md, "## Headline").join("\n")
 }
@@ -168,15 +176,8 @@ fn ood_groups_get_a_column_each_only_when_they_differ() {
     };
     let s = with_groups(&["kmnist"], &["mnist"]);
     let md = render_markdown(&s);
-    let header = section(&md, "## Headline")
-        .into_iter()
-        .find(|l| l.starts_with("| Method"))
-        .unwrap()
-        .to_string();
-    assert!(
-        header.contains("OOD near (%) ↑ | OOD far (%) ↑"),
-        "{header}"
-    );
+    let top = header(&md, "## Headline");
+    assert!(top.contains("OOD near (%) ↑ | OOD far (%) ↑"), "{top}");
     // far is mnist alone: ens's far AUROC is the mean of its mnist AUROCs.
     let far = 100.0 * mean(&s, "ens", |r| r.ood["mnist"].auroc);
     let ens = row(&md, "## Headline", "ens");
@@ -186,13 +187,7 @@ fn ood_groups_get_a_column_each_only_when_they_differ() {
     );
     // The score tables: a group of one set would repeat that set's columns, so it has none;
     // a group of two has its own.
-    let score_header = |md: &str| {
-        section(md, "### `msp`")
-            .into_iter()
-            .find(|l| l.starts_with("| Method"))
-            .unwrap()
-            .to_string()
-    };
+    let score_header = |md: &str| header(md, "### `msp`");
     assert!(!score_header(&md).contains("far AUROC"), "{md}");
     let two = render_markdown(&with_groups(&["kmnist"], &["kmnist", "mnist"]));
     assert!(
@@ -200,13 +195,9 @@ fn ood_groups_get_a_column_each_only_when_they_differ() {
         "{two}"
     );
     let md = render_markdown(&with_groups(&["kmnist"], &["kmnist"]));
-    let header = section(&md, "## Headline")
-        .into_iter()
-        .find(|l| l.starts_with("| Method"))
-        .unwrap()
-        .to_string();
+    let top = header(&md, "## Headline");
     assert!(
-        header.contains("| OOD AUROC (%) ↑ |") && !header.contains("far"),
-        "{header}"
+        top.contains("| OOD AUROC (%) ↑ |") && !top.contains("far"),
+        "{top}"
     );
 }

@@ -29,7 +29,7 @@ pub(super) fn md_text(s: &str) -> String {
 }
 
 /// A GitHub-flavoured table; the first `text_cols` columns are left-aligned, the rest (numbers)
-/// right-aligned.
+/// right-aligned (both said in the rule, so the HTML page aligns them too).
 pub(super) fn md_table(
     out: &mut String,
     header: &[String],
@@ -38,7 +38,7 @@ pub(super) fn md_table(
 ) {
     let _ = writeln!(out, "| {} |", header.join(" | "));
     let rule: Vec<&str> = (0..header.len())
-        .map(|i| if i < text_cols { "---" } else { "---:" })
+        .map(|i| if i < text_cols { ":---" } else { "---:" })
         .collect();
     let _ = writeln!(out, "|{}|", rule.join("|"));
     for row in rows {
