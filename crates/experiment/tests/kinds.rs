@@ -233,7 +233,7 @@ fn figures_match_the_summary(dir: &Path, summary: &Summary) {
             // One legend entry per method (none is calibrated here), with its AUROC.
             let legend = texts.iter().filter(|t| t.contains("(AUROC ")).count();
             assert_eq!(legend, summary.methods.len(), "{texts:?}");
-            assert!(texts.contains(&"false-positive rate (ID flagged as OOD)"));
+            assert!(texts.contains(&"false-positive rate (% of ID flagged as OOD)"));
         }
         if file == "fig-ood-scores.svg" {
             // Each score named above its bars (detectors by their short names), each method in
