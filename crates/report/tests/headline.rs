@@ -201,3 +201,19 @@ fn ood_groups_get_a_column_each_only_when_they_differ() {
         "{top}"
     );
 }
+
+/// Compared against `single` itself, the headline states no gain of the baseline over itself.
+#[test]
+fn a_baseline_reference_has_no_gain_sentence() {
+    let mut s = summary();
+    s.comparisons = report::compare::compare(&s.methods, "single", &BTreeMap::new());
+    let text = headline(&render_markdown(&s));
+    assert!(
+        !text.contains("The reference,") && !text.contains("cheaper to run"),
+        "{text}"
+    );
+    assert!(
+        text.contains("comparisons with `single` in the table read"),
+        "{text}"
+    );
+}

@@ -31,7 +31,10 @@ pub(super) fn render(out: &mut String, summary: &Summary, groups: &[Group]) {
     let reference = reference(summary, groups);
     out.push_str("## Headline\n\n");
     let mut sentences = vec![sentences::best(&columns, groups)];
-    if let (Some(r), Some(b)) = (reference, base) {
+    // Against itself the baseline has no gain to state or to keep.
+    if let (Some(r), Some(b)) = (reference, base)
+        && r.name != b.name
+    {
         sentences.push(sentences::reference(&columns, r, b));
         sentences.push(sentences::kept(&columns, groups, r, b));
     }

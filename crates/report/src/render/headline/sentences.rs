@@ -58,9 +58,10 @@ pub(super) fn reference(columns: &[Column], reference: &Group, base: &Group) -> 
         .collect();
     let gains: Vec<String> = ["accuracy", "NLL"].into_iter().filter_map(diff).collect();
     let mut sentence = format!(
-        "The reference, `{}` ({} members), has {} against `{}`",
+        "The reference, `{}` ({} member{}), has {} against `{}`",
         md_text(reference.name),
         reference.members,
+        if reference.members == 1 { "" } else { "s" },
         match gains.is_empty() {
             true => "no comparable metric".into(),
             false => gains.join(" and "),
