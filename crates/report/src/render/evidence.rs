@@ -94,7 +94,7 @@ fn training(out: &mut String, groups: &[Group]) {
             let ratio = base.map(|b| super::ratio(stat.as_ref(), value(b).as_ref()));
             row.push(cell(stat, unit));
             if let Some(ratio) = ratio {
-                row.push(ratio.map_or(NA.to_string(), |x| format!("{x:.2}×")));
+                row.push(ratio.map_or(NA.to_string(), |x| Unit::Times.show(x)));
             }
         }
         row

@@ -239,7 +239,7 @@ fn cost_table(out: &mut String, groups: &[Group]) {
             });
             row.push(cell(stat, unit));
             if let Some(ratio) = ratio {
-                row.push(ratio.map_or(NA.to_string(), |x| format!("{x:.2}×")));
+                row.push(ratio.map_or(NA.to_string(), |x| Unit::Times.show(x)));
             }
         }
         row
@@ -338,7 +338,7 @@ fn precision_table(out: &mut String, groups: &[Group], base: &Group) {
         _ => NA.to_string(),
     };
     let over = |x: Option<f64>, y: Option<f64>| match (x, y) {
-        (Some(x), Some(y)) if y != 0.0 => format!("{:.2}×", x / y),
+        (Some(x), Some(y)) if y != 0.0 => Unit::Times.show(x / y),
         _ => NA.to_string(),
     };
     let latency = |g: &Group, b1: bool| match b1 {
