@@ -46,11 +46,11 @@ pub(super) fn render(out: &mut String, summary: &Summary, groups: &[Group]) {
     super::verdicts::missed_budgets(out, summary);
 }
 
-/// The reference of the comparisons, else the first Deep Ensemble.
+/// The reference of the comparisons, else the first method of the default reference's kind.
 fn reference<'g>(summary: &Summary, groups: &'g [Group<'g>]) -> Option<&'g Group<'g>> {
     let name = summary.comparisons.first().map(|c| c.reference.as_str());
     (groups.iter()).find(|g| match name {
         Some(n) => g.name == n,
-        None => g.kind == "deep_ensemble" && g.variant_of().is_none(),
+        None => g.kind == crate::DEFAULT_REFERENCE && g.variant_of().is_none(),
     })
 }
