@@ -5,7 +5,7 @@ use burn::tensor::{Bool, Device, Int, Tensor};
 
 use crate::dropout::{Dropout, Mode};
 use crate::error::{BackboneError, heads_divide, positive, probability};
-use crate::kernels::{attention, linear, matmul, softmax_last};
+use kernels::{attention, linear, matmul, softmax_last};
 
 /// Score given to masked keys before the softmax: large enough that `exp` underflows to 0 in
 /// f32, small enough to stay finite in f16/bf16 (Burn's MultiHeadAttention uses the same).
@@ -134,7 +134,7 @@ pub fn attend_heads(
     context
 }
 
-/// Whether [`attend`] takes the fused attention kernel ([`crate::kernels::attention`]): on flex
+/// Whether [`attend`] takes the fused attention kernel ([`kernels::attention`]): on flex
 /// (evaluation on the CPU); under autodiff Burn's fused attention decomposes into more ops than
 /// the explicit path, and it has no dropout. Other backends keep the explicit path until their
 /// kernels are measured here.

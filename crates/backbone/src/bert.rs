@@ -15,8 +15,8 @@ use crate::dropout::{Dropout, Mode};
 use crate::error::{BackboneError, positive};
 use crate::gates::Gates;
 use crate::input::Input;
-use crate::kernels::{layer_norm, linear};
 use crate::traits::{Architecture, Backbone, Members, StemLayout};
+use kernels::{layer_norm, linear};
 
 mod sentence;
 mod stem;
@@ -101,6 +101,7 @@ impl BertConfig {
                 layer_norm: LayerNormConfig::new(self.d_model)
                     .with_epsilon(self.layer_norm_eps)
                     .init(device),
+                layer_norm_eps: self.layer_norm_eps,
                 dropout: Dropout { prob: self.dropout },
             },
             encoder: self.block().init_encoder(self.n_layers, device)?,
@@ -133,6 +134,8 @@ pub struct BertEmbeddings {
     pub token_type_embeddings: Embedding,
     /// HF `embeddings.LayerNorm`.
     pub layer_norm: LayerNorm,
+    /// Its epsilon (see [`crate::Block::layer_norm_eps`]).
+    pub layer_norm_eps: f64,
     /// Dropout after the LayerNorm.
     pub dropout: Dropout,
 }
@@ -155,7 +158,8 @@ impl BertEmbeddings {
         let x = self.word_embeddings.forward(ids)
             + self.position_embeddings.forward(positions)
             + self.token_type_embeddings.forward(types);
-        self.dropout.forward(layer_norm(&self.layer_norm, x), mode)
+        self.dropout
+            .forward(layer_norm(&self.layer_norm, self.layer_norm_eps, x), mode)
     }
 }
 

@@ -7,8 +7,8 @@ use crate::attention::{Attention, AttentionConfig};
 use crate::dropout::{Dropout, Mode};
 use crate::error::{BackboneError, epsilon, heads_divide, positive, probability};
 use crate::gates::{BlockGates, Gates};
-use crate::kernels::layer_norm;
 use crate::mlp::{Mlp, MlpConfig};
+use kernels::layer_norm;
 
 /// Configuration of one transformer [`Block`] and of an [`Encoder`] of `n_layers` of them.
 #[derive(Config, Debug)]
@@ -53,6 +53,9 @@ pub struct Block {
     pub dropout: Dropout,
     /// Pre-norm when true.
     pub norm_first: bool,
+    /// Both norms' epsilon: Burn 0.22.1 keeps a LayerNorm's own private, and the training
+    /// kernel of [`kernels::layer_norm`] needs it.
+    pub layer_norm_eps: f64,
 }
 
 impl BlockConfig {
@@ -81,6 +84,7 @@ impl BlockConfig {
             norm2: norm.init(device),
             dropout: Dropout { prob: self.dropout },
             norm_first: self.norm_first,
+            layer_norm_eps: self.layer_norm_eps,
         })
     }
 
@@ -115,9 +119,19 @@ impl Block {
         residual(
             x,
             self.norm_first,
-            Some((|h| layer_norm(&self.norm1, h), attn)),
-            (|h| layer_norm(&self.norm2, h), mlp),
+            Some((|h| self.norm1_forward(h), attn)),
+            (|h| self.norm2_forward(h), mlp),
         )
+    }
+
+    /// LN1 on `x`, through the kernels' LayerNorm (one fused op under autodiff).
+    pub fn norm1_forward<const D: usize>(&self, x: Tensor<D>) -> Tensor<D> {
+        layer_norm(&self.norm1, self.layer_norm_eps, x)
+    }
+
+    /// LN2 on `x`, as [`Block::norm1_forward`].
+    pub fn norm2_forward<const D: usize>(&self, x: Tensor<D>) -> Tensor<D> {
+        layer_norm(&self.norm2, self.layer_norm_eps, x)
     }
 }
 

@@ -15,9 +15,9 @@ use crate::dropout::Mode;
 use crate::error::BackboneError;
 use crate::gates::Gates;
 use crate::input::{Input, InputKind};
-use crate::kernels::linear;
 use crate::traits::{Architecture, Backbone, GroupedStem, Members};
 use crate::vit::{PatchStem, VisionTransformer};
+use kernels::linear;
 
 /// A base model: one of the registered backbones. A new backbone is a variant here, one in
 /// [`MemberStems`], an arm in each `match` below and a line in the `from_models!` list.

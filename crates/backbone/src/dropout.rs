@@ -1,7 +1,7 @@
 use burn::module::Module;
 use burn::tensor::Tensor;
 
-use crate::kernels::dropout_mask;
+use kernels::dropout_mask;
 
 /// Whether stochastic layers (dropout) are active in a forward pass.
 ///

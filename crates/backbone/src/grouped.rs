@@ -54,7 +54,7 @@ impl GroupedLinear {
         let [streams, rows, _] = x.dims();
         if groups == 1 && streams > 1 {
             let x = x.reshape([1, streams * rows, d_in]);
-            let y = crate::matmul_add(x, self.weight.val(), self.bias.val());
+            let y = kernels::matmul_add(x, self.weight.val(), self.bias.val());
             return y.reshape([streams, rows, d_out]);
         }
         let x = if streams == 1 {
@@ -62,7 +62,7 @@ impl GroupedLinear {
         } else {
             x
         };
-        crate::matmul_add(x, self.weight.val(), self.bias.val())
+        kernels::matmul_add(x, self.weight.val(), self.bias.val())
     }
 
     /// The groups side by side on the channel axis, `[.., G·in]` -> `[.., G·out]`: group g maps

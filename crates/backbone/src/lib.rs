@@ -1,8 +1,7 @@
 //! Transformer encoder backbones for uqformer: the modules (one [`Block`] type, pre-norm for ViT,
 //! post-norm for BERT; a [`VisionTransformer`] and a BERT-style [`BertModel`]; attention, grouped
-//! layers), their FLOP counts ([`ViTConfig::flops`], [`Classifier::flops`]) and the CPU kernels
-//! they run on flex ([`gelu`], [`linear`], [`matmul_add`], [`dropout_mask`]). Device-independent
-//! Burn 0.22 modules.
+//! layers) and their FLOP counts ([`ViTConfig::flops`], [`Classifier::flops`]), on the
+//! `kernels` crate's fast paths. Device-independent Burn 0.22 modules.
 //!
 //! Hooks instead of forks: every forward takes
 //! - [`Gates`]: per-head gates `[L, H]` (head pruning, Taylor importance), attention-branch
@@ -13,9 +12,8 @@
 //!
 //! All fields are public so other crates (Hydra fusion, LoRA adapters, HetDPT merging) can read
 //! every weight and run the encoder block by block; [`attend`] is the attention core on
-//! already projected Q/K/V ([`attend_heads`] on heads already apart); [`linear`] and
-//! [`matmul_add`] are a Linear and a biased product with flex's fast path, [`gelu`] the exact
-//! GELU. Configs are validated on `init`, which returns a [`BackboneError`] naming the field. A
+//! already projected Q/K/V ([`attend_heads`] on heads already apart); a block runs its norms
+//! through [`Block::norm1_forward`] and [`Block::norm2_forward`], which know their epsilon. Configs are validated on `init`, which returns a [`BackboneError`] naming the field. A
 //! Linear weight is stored `[in, out]` (Burn's layout).
 //!
 //! Backbones behind one trait: [`Backbone`] is what methods need from a transformer classifier
@@ -48,7 +46,6 @@ mod error;
 mod gates;
 mod grouped;
 mod input;
-mod kernels;
 mod mlp;
 mod presets;
 mod traits;
@@ -66,9 +63,6 @@ pub use error::{BackboneError, positive};
 pub use gates::{BlockGates, Gates};
 pub use grouped::{GroupedLayerNorm, GroupedLinear, weight_and_bias};
 pub use input::{Input, InputKind};
-pub use kernels::{
-    AdamWStep, KernelBackend, adamw_step, dropout_mask, gelu, layer_norm, linear, matmul_add,
-};
 pub use mlp::{Mlp, MlpConfig};
 pub use traits::{Architecture, Backbone, GroupedStem, Members, StemLayout};
 pub use vit::{Distillation, PatchStem, ViTConfig, VisionTransformer, patchify};

@@ -1,8 +1,8 @@
-use crate::kernels::{gelu, linear, mlp};
 use burn::config::Config;
 use burn::module::Module;
 use burn::nn::{Linear, LinearConfig};
 use burn::tensor::{Device, Tensor};
+use kernels::{gelu, linear, mlp};
 
 use crate::error::{BackboneError, positive};
 

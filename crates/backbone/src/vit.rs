@@ -12,8 +12,8 @@ use crate::dropout::{Dropout, Mode};
 use crate::error::{BackboneError, positive};
 use crate::gates::Gates;
 use crate::input::Input;
-use crate::kernels::{layer_norm, linear};
 use crate::traits::{Architecture, Backbone, Members, StemLayout};
+use kernels::{layer_norm, linear};
 
 mod stem;
 pub use stem::{PatchStem, patchify};
@@ -140,6 +140,7 @@ impl ViTConfig {
             norm: LayerNormConfig::new(d)
                 .with_epsilon(self.layer_norm_eps)
                 .init(device),
+            layer_norm_eps: self.layer_norm_eps,
             head: LinearConfig::new(d, self.num_classes).init(device),
             distillation: self.distilled.then(|| Distillation {
                 token: Param::from_tensor(Tensor::random([1, 1, d], embedding, device)),
@@ -169,6 +170,8 @@ pub struct VisionTransformer {
     pub encoder: Encoder,
     /// Final LayerNorm.
     pub norm: LayerNorm,
+    /// Every LayerNorm's epsilon (see [`crate::Block::layer_norm_eps`]).
+    pub layer_norm_eps: f64,
     /// Classifier D -> C.
     pub head: Linear,
     /// DeiT's distillation token and head, when the model has them.
@@ -227,6 +230,7 @@ impl VisionTransformer {
     fn normed_token(&self, tokens: &Tensor<3>, index: usize) -> Tensor<2> {
         layer_norm(
             &self.norm,
+            self.layer_norm_eps,
             tokens.clone().narrow(1, index, 1).squeeze_dim::<2>(1),
         )
     }

@@ -1,11 +1,11 @@
 //! The pre-norm transformer block and token embedding shared by BatchEnsemble and
 //! Packed-Ensembles, generic over their linear and normalisation layers.
 
-use backbone::gelu;
 use backbone::{Dropout, GroupedLinear, Mode, attend, residual};
 use burn::module::{Module, Param};
 use burn::nn::LayerNorm;
 use burn::tensor::Tensor;
+use kernels::gelu;
 
 use crate::grouped::PackedLayerNorm;
 

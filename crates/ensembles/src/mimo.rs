@@ -73,7 +73,7 @@ impl Mimo {
     pub fn outputs(&self, images: Tensor<4>, mode: Mode) -> MemberOutputs {
         let stacked = images.repeat_dim(1, self.members);
         let features = self.model.features(stacked, &Gates::none(), mode);
-        let logits = self.member_major(backbone::linear(&self.model.head, features.clone()));
+        let logits = self.member_major(kernels::linear(&self.model.head, features.clone()));
         let [batch, width] = features.dims();
         let features = features.unsqueeze_dim::<3>(0);
         MemberOutputs {

@@ -90,6 +90,8 @@ pub struct PrunedBlock {
     pub norm2: LayerNorm,
     pub mlp: PrunedMlp,
     pub dropout: Dropout,
+    /// Both norms' epsilon, the block's it came from ([`backbone::Block::layer_norm_eps`]).
+    pub layer_norm_eps: f64,
 }
 
 /// A depth-pruned (and possibly width-pruned) Vision Transformer: genuinely smaller, run
@@ -131,6 +133,7 @@ pub fn merge(base: &VisionTransformer, removal: &Removal) -> Result<PrunedViT, H
                 PrunedMlp::Gelu(block.mlp)
             },
             dropout: block.dropout,
+            layer_norm_eps: block.layer_norm_eps,
         })
         .collect();
     Ok(PrunedViT { shell, blocks })
@@ -161,7 +164,7 @@ impl PrunedMlp {
     fn forward(&self, x: Tensor<3>) -> Tensor<3> {
         match self {
             Self::Gelu(mlp) => mlp.forward(x, None),
-            Self::Merged(layer) => backbone::linear(layer, x),
+            Self::Merged(layer) => kernels::linear(layer, x),
         }
     }
 }
@@ -170,7 +173,7 @@ impl PrunedBlock {
     fn forward(&self, x: Tensor<3>, mode: Mode) -> Tensor<3> {
         let attention = self.attention.as_ref().map(|branch| {
             (
-                |h| backbone::layer_norm(&branch.norm, h),
+                |h| kernels::layer_norm(&branch.norm, self.layer_norm_eps, h),
                 |h| (self.dropout).forward(branch.attention.forward(h, None, None, mode), mode),
             )
         });
@@ -179,7 +182,10 @@ impl PrunedBlock {
             x,
             true,
             attention,
-            (|h| backbone::layer_norm(&self.norm2, h), mlp),
+            (
+                |h| kernels::layer_norm(&self.norm2, self.layer_norm_eps, h),
+                mlp,
+            ),
         )
     }
 
@@ -219,7 +225,7 @@ impl PrunedViT {
         let cls = x.narrow(1, 0, 1).squeeze_dim::<2>(1);
         let features = self.shell.norm.forward(cls);
         (
-            backbone::linear(&self.shell.head, features.clone()),
+            kernels::linear(&self.shell.head, features.clone()),
             features,
         )
     }

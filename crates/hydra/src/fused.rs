@@ -3,10 +3,11 @@
 
 use backbone::{
     BlockShape, Classifier, Dropout, GroupedLayerNorm, GroupedLinear, Input, MemberStems, Mode,
-    attend_heads, gelu, residual, weight_and_bias,
+    attend_heads, residual, weight_and_bias,
 };
 use burn::module::Module;
 use burn::tensor::{Bool, Tensor};
+use kernels::gelu;
 use seam::{EnsembleModel, MemberOutputs};
 use serde::{Deserialize, Serialize};
 

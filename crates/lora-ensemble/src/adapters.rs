@@ -20,7 +20,7 @@ impl LowRank {
     /// is one batched matmul over members.
     pub fn project(&self, base: &Linear, x: Tensor<3>, scale: f64) -> Tensor<3> {
         let delta = x.clone().matmul(self.a.val()).matmul(self.b.val());
-        backbone::linear(base, x) + delta.mul_scalar(scale)
+        kernels::linear(base, x) + delta.mul_scalar(scale)
     }
 
     /// Members `start..start + n` with their adapters merged into the base weight: `x W_n + b0`
@@ -39,7 +39,7 @@ impl LowRank {
         let b = self.b.val().narrow(0, start, n);
         let weight = a.matmul(b).mul_scalar(scale) + base.weight.val().unsqueeze_dim(0);
         match &base.bias {
-            Some(bias) => backbone::matmul_add(x, weight, bias.val().unsqueeze_dims(&[0, 1])),
+            Some(bias) => kernels::matmul_add(x, weight, bias.val().unsqueeze_dims(&[0, 1])),
             None => x.matmul(weight),
         }
     }

@@ -145,8 +145,8 @@ impl LoraEnsemble {
         residual(
             x,
             block.norm_first,
-            Some((|h| backbone::layer_norm(&block.norm1, h), attn)),
-            (|h| backbone::layer_norm(&block.norm2, h), mlp),
+            Some((|h| block.norm1_forward(h), attn)),
+            (|h| block.norm2_forward(h), mlp),
         )
     }
 

@@ -4,13 +4,13 @@
 //! two bias corrections, a square root, a division, the decay and the update), each a pass over
 //! the parameter's size on one thread: on `minilm_l6`'s 22.7 M parameters a twelfth of a
 //! training step's time (docs/performance.md). [`FusedAdamW`] computes the same f32 operations
-//! in the same order in one pass ([`backbone::adamw_step`]), and keeps Burn's `AdamWState`, so a
+//! in the same order in one pass ([`kernels::adamw_step`]), and keeps Burn's `AdamWState`, so a
 //! checkpoint's optimizer state reads the same either way.
 
 use burn::optim::{AdamWState, AdaptiveMomentumState, LearningRate, Optimizer};
 use burn::tensor::{Device, Tensor};
 
-use backbone::AdamWStep;
+use kernels::AdamWStep;
 
 /// AdamW as Burn's `AdamWConfig` builds it without AMSGrad or cautious decay (its β₁ 0.9, β₂
 /// 0.999 and ε 1e-5 by default), with the given decoupled weight decay.
@@ -58,7 +58,7 @@ impl Optimizer for FusedAdamW {
             keep: (1.0 - lr * self.weight_decay as f64) as f32,
             lr: lr as f32,
         };
-        let [tensor, moment_1, moment_2] = backbone::adamw_step(tensor, grad, moments, step);
+        let [tensor, moment_1, moment_2] = kernels::adamw_step(tensor, grad, moments, step);
         let momentum = AdaptiveMomentumState::new(time, moment_1, moment_2);
         (tensor, Some(AdamWState::new(momentum)))
     }

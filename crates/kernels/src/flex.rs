@@ -1,17 +1,18 @@
-//! Flex's side of the extension: the vectorised kernels of [`cpu`](super::cpu),
-//! [`rows`](super::rows) and [`matmul`](super::matmul), each falling back to Burn's ops for
+//! Flex's side of the extension: the vectorised kernels of [`cpu`](crate::cpu),
+//! [`rows`](crate::rows) and [`matmul`](crate::matmul), each falling back to Burn's ops for
 //! shapes and types it does not take.
 
 use burn::backend::ops::{ActivationOps, FloatTensorOps, ModuleOps};
 use burn::backend::tensor::{BoolTensor, FloatTensor};
 use burn::backend::{DType, Distribution, Flex, FloatDType, TensorMetadata};
-use burn::tensor::TensorData;
 
-use super::ops::{
-    adamw_step_ops, attention_ops, bernoulli_mask, layer_norm_backward_ops, mlp_ops,
-    softmax_backward_ops,
+use crate::adamw::AdamWStep;
+use crate::extension::{KernelBackend, mlp_ops};
+use crate::matmul::flex_tensor;
+use crate::ops::{
+    adamw_step_ops, attention_ops, bernoulli_mask, layer_norm_backward_ops, softmax_backward_ops,
 };
-use super::{AdamWStep, KernelBackend, attention, cpu, matmul, mlp, rows};
+use crate::{attention, cpu, matmul, mlp, rows};
 
 impl KernelBackend for Flex {
     fn gelu_exact(x: FloatTensor<Self>) -> FloatTensor<Self> {
@@ -191,11 +192,6 @@ impl KernelBackend for Flex {
             cpu::dropout_mask(shape.num_elements(), keep, key),
         )
     }
-}
-
-pub(super) fn flex_tensor(shape: burn::tensor::Shape, values: Vec<f32>) -> FloatTensor<Flex> {
-    debug_assert_eq!(values.len(), shape.num_elements());
-    burn::backend::flex::FlexTensor::from_data(TensorData::new(values, shape))
 }
 
 /// `x` contiguous, for a kernel to write over through `storage_mut`: `x`'s own buffer when

@@ -12,7 +12,7 @@
 
 use burn::backend::flex::FlexTensor;
 use burn::backend::{DType, TensorMetadata};
-use burn::tensor::Shape;
+use burn::tensor::{Shape, TensorData};
 
 /// Multiply-adds from which a product is split over rayon's threads: gemm's own threshold.
 pub(super) const THREADED: usize = 48 * 48 * 256;
@@ -211,7 +211,7 @@ fn product(
     // SAFETY: every element of the first `len` was written above.
     unsafe { out.set_len(len) };
     let dims = out_dims.unwrap_or_else(|| [batch, vec![m, n]].concat());
-    Some(super::flex_tensor(Shape::from(dims), out))
+    Some(flex_tensor(Shape::from(dims), out))
 }
 
 /// Each of the `m` rows (`n` apart) of `block` starts with the `width` values at `row`; from
@@ -333,12 +333,18 @@ impl<T> Ptr<T> {
     }
 }
 
+/// A flex tensor of `shape` holding `values` (row-major).
+pub(crate) fn flex_tensor(shape: Shape, values: Vec<f32>) -> FlexTensor {
+    debug_assert_eq!(values.len(), shape.num_elements());
+    FlexTensor::from_data(TensorData::new(values, shape))
+}
+
 #[cfg(test)]
 mod tests {
     use burn::nn::LinearConfig;
     use burn::tensor::{Device, Distribution, FloatDType, Tensor, Tolerance};
 
-    use crate::kernels::testing::{grads, pools};
+    use crate::testing::{grads, pools};
 
     /// `lhs · rhs + bias` in f64 from the tensors' values, batch dimensions broadcast.
     fn reference<const D: usize>(lhs: &Tensor<D>, rhs: &Tensor<D>, bias: &Tensor<D>) -> Vec<f64> {
@@ -525,11 +531,7 @@ mod tests {
             let wrt: [&dyn Fn(&_) -> _; 2] = [&|g| lhs.grad(g).unwrap().into_data(), &|g| {
                 rhs.grad(g).unwrap().into_data()
             }];
-            let ours = grads(
-                crate::kernels::matmul(lhs.clone(), rhs.clone()),
-                &device,
-                &wrt,
-            );
+            let ours = grads(crate::matmul(lhs.clone(), rhs.clone()), &device, &wrt);
             let burn = grads(lhs.clone().matmul(rhs.clone()), &device, &wrt);
             for (o, b) in ours.iter().zip(&burn) {
                 if exact {

@@ -7,7 +7,7 @@ use burn::backend::tensor::{BoolTensor, FloatTensor};
 use burn::backend::{Backend, Distribution, TensorMetadata};
 use burn::tensor::Shape;
 
-use super::{AdamWStep, KernelBackend};
+use crate::adamw::AdamWStep;
 
 /// Burn's attention on `[B, H, T, d_h]` heads, the key mask `[B, T_k]` expanded to its
 /// `[B, H, T, T_k]`.
@@ -24,15 +24,6 @@ pub(super) fn attention_ops<B: Backend>(
         B::bool_expand(m, [batch, heads, tokens, keys].into())
     });
     B::attention(q, k, v, mask, None, AttentionModuleOptions::default())
-}
-
-/// A block's MLP as its ops: fc1's Linear, GELU, fc2's Linear.
-pub(super) fn mlp_ops<B: KernelBackend>(
-    x: FloatTensor<B>,
-    [w1, b1, w2, b2]: [FloatTensor<B>; 4],
-) -> FloatTensor<B> {
-    let hidden = B::gelu_exact(B::linear_with_bias(x, w1, b1));
-    B::linear_with_bias(hidden, w2, b2)
 }
 
 /// AdamW's step in Burn's ops, as Burn's AdamW runs it.

@@ -11,7 +11,7 @@ use burn::backend::autodiff::ops::{Backward, Ops, OpsKind, binary, unary};
 use burn::backend::ops::FloatTensorOps;
 use burn::backend::{Autodiff, AutodiffBackend, Backend, TensorMetadata, tensor::FloatTensor};
 
-use super::KernelBackend;
+use crate::extension::KernelBackend;
 
 impl<B: KernelBackend, C: CheckpointStrategy> KernelBackend for Autodiff<B, C> {
     fn gelu_exact(x: FloatTensor<Self>) -> FloatTensor<Self> {

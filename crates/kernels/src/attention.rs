@@ -1,7 +1,7 @@
 //! Scaled dot-product attention for evaluation on flex, reading the heads where they lie.
 //!
 //! Per (batch entry, head): the scores by gemm reading q and k in their own strides, a softmax
-//! pass over the rows (the vectorised exponential of [`rows`](super::rows)), the context by gemm
+//! pass over the rows (the vectorised exponential of [`rows`](crate::rows)), the context by gemm
 //! written straight into its place in `[B, T, H, d_h]`, so joining the heads back to
 //! `[B, T, H·d_h]` is a view. burn-flex's kernel (the same two products and softmax) first
 //! copies q, k and v contiguous by head, expands the key mask to `[B, H, T, T]`, takes a scalar
@@ -12,7 +12,7 @@ use burn::backend::ops::FloatTensorOps;
 use burn::backend::{BoolStore, DType, Flex, TensorMetadata};
 use rayon::prelude::*;
 
-use super::matmul::{Ptr, THREADED, View, product_here};
+use crate::matmul::{Ptr, THREADED, View, product_here};
 
 /// `softmax(q kᵀ / √d_h) v` on `[B, H, T, d_h]` heads in any strides (k and v of the same
 /// shape, with `T_k` keys), keys where `key_padding` `[B, T_k]` is true weighted 0; the context
@@ -67,7 +67,7 @@ pub(super) fn attention(
                 false,
             );
         }
-        super::rows::softmax_rows(scores, &keep[b * keys..(b + 1) * keys]);
+        crate::rows::softmax_rows(scores, &keep[b * keys..(b + 1) * keys]);
         let context = (dst.at(b * tokens * width + h * head_dim), width);
         // SAFETY: as above.
         unsafe {
@@ -90,7 +90,7 @@ pub(super) fn attention(
     // SAFETY: every element of the first `len` was written above (each head's columns of each
     // row of each batch entry).
     unsafe { out.set_len(len) };
-    let joined = super::flex_tensor([batch, tokens, heads, head_dim].into(), out);
+    let joined = crate::matmul::flex_tensor([batch, tokens, heads, head_dim].into(), out);
     Some(Flex::float_swap_dims(joined, 1, 2))
 }
 
@@ -109,8 +109,8 @@ mod tests {
 
     use super::{Flex, FlexTensor, FloatTensorOps};
 
-    use crate::kernels::ops::attention_ops;
-    use crate::kernels::testing::{pools, spread};
+    use crate::ops::attention_ops;
+    use crate::testing::{pools, spread};
 
     /// `[B, H, T, d_h]` heads as a projection leaves them: a view of `[B, T, H, d_h]`.
     fn heads_of(b: usize, h: usize, t: usize, d: usize, seed: usize) -> FlexTensor {

@@ -15,7 +15,7 @@ use burn::backend::flex::FlexTensor;
 use burn::tensor::Shape;
 use rayon::prelude::*;
 
-use super::matmul::{Ptr, View, fill_rows, product_here, rows_of};
+use crate::matmul::{Ptr, View, fill_rows, product_here, rows_of};
 
 /// Hidden values per block of rows (512 KB of f32), well inside a core's L2.
 const HIDDEN_BLOCK: usize = 1 << 17;
@@ -74,7 +74,7 @@ pub(super) fn mlp(x: &FlexTensor, [w1, b1, w2, b2]: [&FlexTensor; 4]) -> Option<
                 fill_rows(h, [m, f, f], b1.ptr.at(0), gemm::Parallelism::None);
                 let (x, w1) = (rows(x.ptr.at(start * d), d), rows(w1.ptr.at(0), f));
                 product_here([m, f, d], (h, f), [x, w1], 1.0, true);
-                super::cpu::gelu_here(&mut hidden[..m * f]);
+                crate::cpu::gelu_here(&mut hidden[..m * f]);
                 let o = dst.at(start * n);
                 fill_rows(o, [m, n, n], b2.ptr.at(0), gemm::Parallelism::None);
                 let (h, w2) = (rows(hidden.as_ptr(), f), rows(w2.ptr.at(0), n));
@@ -85,7 +85,7 @@ pub(super) fn mlp(x: &FlexTensor, [w1, b1, w2, b2]: [&FlexTensor; 4]) -> Option<
     // SAFETY: every block wrote its rows, all `rows · n` values.
     unsafe { out.set_len(rows * n) };
     let dims = [leading, vec![n]].concat();
-    Some(super::flex_tensor(Shape::from(dims), out))
+    Some(crate::matmul::flex_tensor(Shape::from(dims), out))
 }
 
 #[cfg(test)]
@@ -94,7 +94,7 @@ mod tests {
     use burn::tensor::activation::gelu;
     use burn::tensor::{Device, Distribution, Tensor, Tolerance};
 
-    use crate::kernels::testing::{grads, pools, spread};
+    use crate::testing::{grads, pools, spread};
 
     /// The MLP by blocks of rows gives what Burn's Linears and GELU give: inputs of many blocks
     /// (the last one shorter), of too few for blocks (the separate ops), on 1 and 2 threads;
@@ -115,7 +115,7 @@ mod tests {
             // two, the last one shorter; 34 rows: the separate ops.
             for dims in [[7, 101, 24], [2, 17, 24]] {
                 let x = Tensor::<3>::random(dims, normal, &device);
-                let ours = crate::kernels::mlp(&fc1, &fc2, x.clone()).into_data();
+                let ours = crate::mlp(&fc1, &fc2, x.clone()).into_data();
                 ours.assert_approx_eq::<f32>(&burn(x).into_data(), tol);
             }
             let weights = [spread([24, 512], 1), spread([512], 2)];
@@ -146,7 +146,7 @@ mod tests {
         let wrt: [&dyn Fn(&_) -> _; 2] = [&|g| x.grad(g).unwrap().into_data(), &|g| {
             fc1.weight.grad(g).unwrap().into_data()
         }];
-        let ours = grads(crate::kernels::mlp(&fc1, &fc2, x.clone()), &autodiff, &wrt);
+        let ours = grads(crate::mlp(&fc1, &fc2, x.clone()), &autodiff, &wrt);
         let burn = grads(fc2.forward(gelu(fc1.forward(x.clone()))), &autodiff, &wrt);
         for (o, b) in ours.iter().zip(&burn) {
             o.assert_approx_eq::<f32>(b, Tolerance::rel_abs(1e-4, 1e-4));

@@ -3,6 +3,8 @@
 use std::f32::consts::{FRAC_1_SQRT_2, LN_2, LOG2_E};
 use std::mem::MaybeUninit;
 
+use crate::adamw::AdamWStep;
+
 /// Elements per rayon task of a long pass.
 const CHUNK: usize = 1 << 15;
 
@@ -49,8 +51,8 @@ pub fn gelu_backward(x: &[f32], g: &mut [f32]) {
 }
 
 /// One AdamW step over a parameter `p`, its gradient `g` and moments `m1`, `m2`, each
-/// element's f32 operations in the order of Burn's AdamW (see `super::adamw_step`).
-pub fn adamw(p: &mut [f32], g: &[f32], [m1, m2]: [&mut [f32]; 2], s: &super::AdamWStep) {
+/// element's f32 operations in the order of Burn's AdamW (see `crate::adamw_step`).
+pub fn adamw(p: &mut [f32], g: &[f32], [m1, m2]: [&mut [f32]; 2], s: &AdamWStep) {
     use rayon::prelude::*;
     assert!(g.len() == p.len() && m1.len() == p.len() && m2.len() == p.len());
     let (f1, f2) = (1.0 - s.beta_1, 1.0 - s.beta_2);
