@@ -67,6 +67,17 @@ pub struct Encoding {
     pub attention_mask: Vec<u32>,
 }
 
+impl Encoding {
+    /// Pads every row to the longest with `pad` (mask 0), ready to stack into a `[B, T]` batch.
+    pub(crate) fn pad_to_longest(rows: &mut [Encoding], pad: u32) {
+        let longest = rows.iter().map(|e| e.ids.len()).max().unwrap_or(0);
+        for row in rows {
+            row.ids.resize(longest, pad);
+            row.attention_mask.resize(longest, 0);
+        }
+    }
+}
+
 impl WordPiece {
     /// Reads a `vocab.txt` (one token per line, the line number is the id). `[CLS]`, `[SEP]`,
     /// `[UNK]` and `[PAD]` must be present.
@@ -171,11 +182,7 @@ impl WordPiece {
             .iter()
             .map(|t| self.encode(t.as_ref(), max_len))
             .collect::<Result<Vec<_>>>()?;
-        let longest = batch.iter().map(|e| e.ids.len()).max().unwrap_or(0);
-        for e in &mut batch {
-            e.ids.resize(longest, self.pad);
-            e.attention_mask.resize(longest, 0);
-        }
+        Encoding::pad_to_longest(&mut batch, self.pad);
         Ok(batch)
     }
 

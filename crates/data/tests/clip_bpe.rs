@@ -155,3 +155,194 @@ fn pad_token_from_the_config_file() {
     let batch = from_config.encode_batch(&["a", "a b c"], 77).unwrap();
     assert_eq!(batch.rows[0].ids[3..], [from_config.pad_id(); 2]);
 }
+
+/// A tokenizer folder with `tokens` (plus CLIP's specials) as vocab.json, ids in order, and
+/// `merges.txt` as given (its `#version` line included).
+fn tiny(tokens: &[&str], merges: &str) -> (tempfile::TempDir, Result<ClipBpe, data::DataError>) {
+    let dir = tempfile::tempdir().unwrap();
+    let vocab: serde_json::Map<String, Value> = (tokens.iter())
+        .chain(&["<|startoftext|>", "<|endoftext|>"])
+        .enumerate()
+        .map(|(id, token)| (token.to_string(), json!(id)))
+        .collect();
+    std::fs::write(
+        dir.path().join("vocab.json"),
+        Value::from(vocab).to_string(),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("merges.txt"), merges).unwrap();
+    let tokenizer = ClipBpe::from_files(
+        &dir.path().join("vocab.json"),
+        &dir.path().join("merges.txt"),
+    );
+    (dir, tokenizer)
+}
+
+/// Ten merges whose results on a few words are worked out by hand below (transformers 5 gives
+/// the same pieces).
+const TEN_MERGES: &str = "#version: 0.2
+a b
+b c
+ab c</w>
+c d
+a a
+aa a</w>
+d e</w>
+cd e</w>
+ab cd
+abcd e</w>
+";
+
+const TEN_TOKENS: [&str; 20] = [
+    "a",
+    "b",
+    "c",
+    "d",
+    "e",
+    "a</w>",
+    "b</w>",
+    "c</w>",
+    "d</w>",
+    "e</w>",
+    "ab",
+    "bc",
+    "abc</w>",
+    "cd",
+    "aa",
+    "aaa</w>",
+    "de</w>",
+    "cde</w>",
+    "abcd",
+    "abcde</w>",
+];
+
+fn words(tokenizer: &ClipBpe, text: &str) -> Vec<String> {
+    spell(tokenizer, &tokenizer.tokenize(text))
+}
+
+#[test]
+fn merges_by_rank_on_a_hand_built_vocabulary() {
+    let (_dir, tokenizer) = tiny(&TEN_TOKENS, TEN_MERGES);
+    let t = tokenizer.unwrap();
+    // a b c</w>: (a b) rank 0 -> ab c</w>; (ab c</w>) rank 2 -> one piece.
+    assert_eq!(words(&t, "abc"), ["abc</w>"]);
+    // b c d</w>: (b c) rank 1 -> bc d</w>, which no merge joins ("c d" is not "c d</w>").
+    assert_eq!(words(&t, "bcd"), ["bc", "d</w>"]);
+    // a b c d e</w>: rank 0 (a b), then rank 3 (c d), then rank 7 (cd e</w>) before rank 8
+    // (ab cd) could apply: "abcde</w>" is in the vocabulary but never reached.
+    assert_eq!(words(&t, "abcde"), ["ab", "cde</w>"]);
+    // a a a</w>: the leftmost (a a) first -> aa a</w>, then rank 5.
+    assert_eq!(words(&t, "aaa"), ["aaa</w>"]);
+    // a a a a</w>: (a a) at 0 and at 1 tie; the leftmost wins -> aa a a</w>, and no merge
+    // joins "aa a" or "a a</w>". Merging at 1 first would have given a aaa</w>.
+    assert_eq!(words(&t, "aaaa"), ["aa", "a", "a</w>"]);
+    // Lower-cased and cut into words before merging; `</w>` marks each word's last piece.
+    assert_eq!(words(&t, "AB C"), ["a", "b</w>", "c</w>"]);
+    // A byte the vocabulary lacks is the unknown token (`<|endoftext|>` by default).
+    assert_eq!(words(&t, "ax"), ["a", "<|endoftext|>"]);
+}
+
+#[test]
+fn truncation_keeps_the_end_token() {
+    let (_dir, tokenizer) = tiny(&TEN_TOKENS, TEN_MERGES);
+    let t = tokenizer.unwrap();
+    let (bos, eos) = (t.bos_id(), t.eos_id());
+    let a = t.id("a</w>").unwrap();
+    assert_eq!(t.encode("a a a a", 4).unwrap().ids, [bos, a, a, eos]);
+    assert_eq!(t.encode("a a a a", 2).unwrap().ids, [bos, eos]);
+    assert_eq!(t.encode("", 77).unwrap().ids, [bos, eos]);
+    assert!(t.encode("a", 1).unwrap_err().message.contains("at least 2"));
+    let batch = t.encode_batch(&["a", "", "a a a"], 77).unwrap();
+    assert_eq!(batch.rows[1].ids, [bos, eos, eos, eos, eos]);
+    assert_eq!(batch.rows[1].attention_mask, [1, 1, 0, 0, 0]);
+    assert_eq!(batch.eos_positions, [2, 1, 4]);
+}
+
+#[test]
+fn bad_files_are_named_with_the_line() {
+    let (dir, missing) = {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("vocab.json");
+        let err = ClipBpe::from_files(&path, &dir.path().join("merges.txt")).unwrap_err();
+        (dir, err)
+    };
+    assert_eq!(
+        missing.path.as_deref(),
+        Some(dir.path().join("vocab.json").as_path())
+    );
+    let io = missing
+        .source
+        .as_deref()
+        .unwrap()
+        .downcast_ref::<std::io::Error>()
+        .unwrap();
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+    assert!(std::error::Error::source(&missing).is_some());
+
+    let merges = |text: &str| {
+        let (dir, result) = tiny(&TEN_TOKENS, text);
+        let err = result.unwrap_err();
+        assert_eq!(err.path, Some(dir.path().join("merges.txt")), "{err}");
+        err.message
+    };
+    let message = merges("#version: 0.2\na b\nabc\n");
+    assert!(
+        message.starts_with("line 3: \"abc\" is not a merge"),
+        "{message}"
+    );
+    assert!(merges("#version: 0.2\na  b\n").starts_with("line 2:"));
+    let message = merges("#version: 0.2\na b\nb z\n");
+    assert!(
+        message.starts_with("line 3: merge \"b z\" needs \"z\""),
+        "{message}"
+    );
+    // The merged piece must be in the vocabulary too.
+    let message = merges("#version: 0.2\nd e\n");
+    assert!(
+        message.starts_with("line 2: merge \"d e\" needs \"de\""),
+        "{message}"
+    );
+
+    let (dir, _) = tiny(&TEN_TOKENS, TEN_MERGES);
+    std::fs::write(dir.path().join("vocab.json"), "{\"a\": 0,\n \"b\": x}").unwrap();
+    let err = ClipBpe::from_dir(dir.path()).unwrap_err();
+    assert!(err.message.contains("line 2"), "{err}");
+    assert!(err.source.as_deref().unwrap().is::<serde_json::Error>());
+    std::fs::write(dir.path().join("vocab.json"), "{\"a\": 0, \"b\": 2}").unwrap();
+    let err = ClipBpe::from_dir(dir.path()).unwrap_err();
+    assert!(
+        err.message.contains("expected ids 0..2 each used once"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_folders_and_configs_are_named() {
+    let empty = tempfile::tempdir().unwrap();
+    let err = ClipBpe::from_dir(empty.path()).unwrap_err();
+    assert_eq!(err.path.as_deref(), Some(empty.path()));
+
+    let (dir, _) = tiny(&TEN_TOKENS, TEN_MERGES);
+    let config = dir.path().join("special_tokens_map.json");
+    std::fs::write(&config, r#"{"pad_token": "<pad>"}"#).unwrap();
+    let err = ClipBpe::from_dir(dir.path()).unwrap_err();
+    assert_eq!(err.path.as_deref(), Some(config.as_path()));
+    assert!(err.message.contains("pad_token \"<pad>\""), "{err}");
+    std::fs::write(&config, r#"{"pad_token": 3}"#).unwrap();
+    assert!(ClipBpe::from_dir(dir.path()).is_err());
+
+    let json = dir.path().join("tokenizer.json");
+    std::fs::write(&json, json!({"model": {"type": "WordPiece"}}).to_string()).unwrap();
+    let err = ClipBpe::from_dir(dir.path()).unwrap_err();
+    assert_eq!(err.path.as_deref(), Some(json.as_path()));
+    assert!(err.message.contains("model.type"), "{err}");
+    let model = json!({"model": {"type": "BPE", "end_of_word_suffix": "</w>",
+        "vocab": {"a": 0, "b": 1, "<|startoftext|>": 2, "<|endoftext|>": 3}, "merges": [["a", "b"]]}});
+    std::fs::write(&json, model.to_string()).unwrap();
+    let err = ClipBpe::from_tokenizer_json(&json).unwrap_err();
+    assert!(
+        err.message
+            .starts_with("model.merges[0]: merge \"a b\" needs \"ab\""),
+        "{err}"
+    );
+}

@@ -127,7 +127,86 @@ pub(super) fn byte_chars() -> [char; 256] {
 
 #[cfg(test)]
 mod tests {
+    use std::io::Read;
+
     use super::*;
+
+    /// `tests/fixtures/clip_bpe/unicode.json.gz`: what `tokenizers` does to every code point.
+    fn oniguruma() -> serde_json::Value {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/clip_bpe/unicode.json.gz"
+        );
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+            .read_to_string(&mut text)
+            .unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+
+    /// Every scalar value but U+0001, which the fixture script uses as its marker.
+    fn code_points() -> impl Iterator<Item = char> {
+        (0..=0x10FFFF)
+            .filter_map(char::from_u32)
+            .filter(|&c| c != '\u{1}')
+    }
+
+    /// Asserts `ours(c) == theirs(c)` on every code point, listing the first that differ.
+    fn assert_all_equal<T: PartialEq + std::fmt::Debug>(
+        ours: impl Fn(char) -> T,
+        theirs: impl Fn(char) -> T,
+    ) {
+        let wrong: Vec<String> = (code_points())
+            .map(|c| (c, ours(c), theirs(c)))
+            .filter(|(_, ours, theirs)| ours != theirs)
+            .map(|(c, ours, theirs)| format!("U+{:04X} {ours:?} {theirs:?}", u32::from(c)))
+            .collect();
+        let first = &wrong[..wrong.len().min(20)];
+        assert!(wrong.is_empty(), "{} differ: {first:?}", wrong.len());
+    }
+
+    /// The classes, on every code point, against Oniguruma's as `tokenizers` 0.23 matches them.
+    #[test]
+    fn classes_match_oniguruma() {
+        let reference = oniguruma();
+        // Membership per code point, filled from the fixture's ranges.
+        let mut theirs = vec![[false; 3]; 0x110000];
+        for (class, key) in ["letters", "numbers", "spaces"].into_iter().enumerate() {
+            for range in reference[key].as_array().unwrap() {
+                let bound = |i: usize| range[i].as_u64().unwrap() as usize;
+                for flags in &mut theirs[bound(0)..=bound(1)] {
+                    flags[class] = true;
+                }
+            }
+        }
+        // Unicode 16 has 141,028 letters; Unicode 8 (`unicode_categories`) some 9,000 fewer.
+        assert_eq!(theirs.iter().filter(|flags| flags[0]).count(), 141_028);
+        assert_all_equal(
+            |c| [is_letter(c), is_number(c), c.is_whitespace()],
+            |c| theirs[c as usize],
+        );
+    }
+
+    /// The normalizer, on every code point alone, against `tokenizers`' NFC, Replace and
+    /// Lowercase (the fixture lists the code points they change).
+    #[test]
+    fn normalizer_matches_tokenizers_on_every_code_point() {
+        let reference = oniguruma();
+        let changed: std::collections::HashMap<u32, &str> = (reference["normalized"].as_array())
+            .unwrap()
+            .iter()
+            .map(|pair| (pair[0].as_u64().unwrap() as u32, pair[1].as_str().unwrap()))
+            .collect();
+        assert!(changed.len() > 1000, "{} changed", changed.len());
+        assert_all_equal(
+            |c| normalize(&c.to_string()),
+            |c| {
+                changed
+                    .get(&u32::from(c))
+                    .map_or(c.to_string(), |s| s.to_string())
+            },
+        );
+    }
 
     #[test]
     fn byte_chars_are_gpt2s() {
