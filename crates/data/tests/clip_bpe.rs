@@ -7,6 +7,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use data::{CLIP_CONTEXT_LENGTH, ClipBpe};
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
 use serde_json::{Value, json};
 
 fn fixtures() -> PathBuf {
@@ -344,5 +346,77 @@ fn bad_folders_and_configs_are_named() {
         err.message
             .starts_with("model.merges[0]: merge \"a b\" needs \"ab\""),
         "{err}"
+    );
+}
+
+/// Pieces of random texts: prompts, contractions in any case, digits, punctuation runs, accents
+/// composed and not, final sigma, dotted İ, CJK (the extensions since Unicode 10 included),
+/// scripts new in Unicode 16 (Todhri, Garay digits), emoji with joiners and skin tones, control,
+/// format and private-use characters, and the special tokens in and out of words, in any case.
+const POOL: &[&str] = &[
+    "a photo of the dog. A PHOTO OF A {} it's IT'S we'LL i'M they'Ve don't ''s 'sa '",
+    "0 7 42 2024 3.14 1,000 ½ ² Ⅻ ⅻ ١٢٣ ０１２ \u{10d40}\u{10d41} $5.99 50% x^2 ... !!! ?! -- __",
+    "Café naïve cafe\u{301} A\u{30a} ΟΔΟΣ ΣΊΣΥΦΟΣ σς İstanbul Straße ẞ ǅ ﬁne K Å Москва",
+    "中文 東京 日本語 テキスト 한국어 \u{2b820} \u{2ceb0} \u{30000} \u{31350} \u{2ebf0} \u{105c0}",
+    "😀 👍🏽 ❤️ 👨‍👩‍👧 🇫🇷 \u{0} \u{7} \u{7f} \u{ad} \u{200b} \u{200d} \u{feff} \u{180e} \u{e000}",
+    "<|startoftext|> <|endoftext|> <|ENDOFTEXT|> a<|endoftext|>b <|endoftext <<|endoftext|>>",
+];
+
+/// What goes between two pieces: nothing, spaces, and every kind of whitespace.
+const GAPS: &[&str] = &[
+    "", " ", " ", " ", "  ", "\t", "\n", "\r\n", "\u{b}", "\u{85}", "\u{a0}", "\u{2028}",
+    "\u{3000}", "\u{202f}", "\u{2003}",
+];
+
+fn random_text(rng: &mut StdRng, pool: &[&str]) -> String {
+    let mut text = String::new();
+    for _ in 0..rng.random_range(0..16) {
+        text.push_str(GAPS[rng.random_range(0..GAPS.len())]);
+        if rng.random_range(0..8) == 0 {
+            let n = rng.random_range(1..6);
+            text.extend((0..n).filter_map(|_| char::from_u32(rng.random_range(0..0x11_0000))));
+        } else {
+            text.push_str(pool[rng.random_range(0..pool.len())]);
+        }
+    }
+    text
+}
+
+/// Against the `tokenizers` crate (its pure-Rust regex engine) running the tokenizer.json that
+/// transformers saved, on seeded random texts: a second reference, beside transformers' ids.
+#[test]
+fn ids_match_the_tokenizers_crate_on_random_texts() {
+    let json = fixtures().join("saved/tokenizer.json");
+    let theirs = tokenizers::Tokenizer::from_file(&json).unwrap();
+    let ours = ClipBpe::from_tokenizer_json(&json).unwrap();
+    let pool: Vec<&str> = POOL.iter().flat_map(|line| line.split(' ')).collect();
+    let mut rng = StdRng::seed_from_u64(44);
+    let mut wrong = Vec::new();
+    for _ in 0..3000 {
+        let text = random_text(&mut rng, &pool);
+        let want = theirs
+            .encode(text.as_str(), true)
+            .unwrap()
+            .get_ids()
+            .to_vec();
+        let got = ours.encode(&text, usize::MAX).unwrap().ids;
+        if got != want {
+            wrong.push(format!(
+                "{text:?}:\n got  {:?}\n want {:?}",
+                spell(&ours, &got),
+                spell(&ours, &want)
+            ));
+        }
+    }
+    let first = wrong
+        .iter()
+        .take(10)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        wrong.is_empty(),
+        "{} of 3000 texts differ:\n{first}",
+        wrong.len()
     );
 }
