@@ -31,6 +31,7 @@ path without ftfy) and prints, per group, how many texts the two disagree on.
 """
 
 import gzip
+import io
 import json
 import os
 import random
@@ -334,6 +335,12 @@ def write_tables(letters, numbers):
         )
 
 
+def gzip_text(path):
+    """A gzip file to write text to, with no time stamp, so that a rerun writes the same bytes."""
+    raw = gzip.GzipFile(path, "wb", compresslevel=9, mtime=0)
+    return io.TextIOWrapper(raw, encoding="utf-8")
+
+
 def main():
     merges_gz = sys.argv[1] if len(sys.argv) > 1 else "/tmp/oc/open_clip/bpe_simple_vocab_16e6.txt.gz"
     os.makedirs(os.path.join(OUT, "saved"), exist_ok=True)
@@ -369,7 +376,7 @@ def main():
     # CLIPTextTransformer's two pooling rules: argmax of the ids (configs with eos_token_id 2, as
     # openai's) and the first eos id (the others).
     argmax = [max(range(len(row)), key=lambda i: (row[i], -i)) for row in batch["input_ids"]]
-    with gzip.open(os.path.join(OUT, "cases.json.gz"), "wt", encoding="utf-8", compresslevel=9) as f:
+    with gzip_text(os.path.join(OUT, "cases.json.gz")) as f:
         json.dump(
             {
                 "merges": MERGES,
@@ -389,7 +396,7 @@ def main():
         )
     letters, numbers, spaces = (class_ranges(p) for p in (r"\p{L}", r"\p{N}", r"\s"))
     write_tables(letters, numbers)
-    with gzip.open(os.path.join(OUT, "unicode.json.gz"), "wt", encoding="utf-8", compresslevel=9) as f:
+    with gzip_text(os.path.join(OUT, "unicode.json.gz")) as f:
         json.dump(
             {
                 "letters": letters,

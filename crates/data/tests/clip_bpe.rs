@@ -242,6 +242,11 @@ fn merges_by_rank_on_a_hand_built_vocabulary() {
     assert_eq!(words(&t, "AB C"), ["a", "b</w>", "c</w>"]);
     // A byte the vocabulary lacks is the unknown token (`<|endoftext|>` by default).
     assert_eq!(words(&t, "ax"), ["a", "<|endoftext|>"]);
+    // A pair listed twice takes its last rank: "a b" (rank 2) after "b c</w>" (rank 1), as
+    // transformers gives.
+    let tokens = ["a", "b", "c", "a</w>", "b</w>", "c</w>", "ab", "bc</w>"];
+    let (_dir, twice) = tiny(&tokens, "#version: 0.2\na b\nb c</w>\na b\n");
+    assert_eq!(words(&twice.unwrap(), "abc"), ["a", "bc</w>"]);
 }
 
 #[test]
