@@ -216,6 +216,13 @@ def all_cases():
     return cases
 
 
+# BasicTokenizer's `_is_chinese_char` blocks.
+CJK = [
+    (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
+    (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F),
+]
+
+
 class SlowClip:
     """transformers 4's CLIPTokenizer without ftfy: BasicTokenizer(strip_accents=False,
     do_split_on_punc=False) (clean, space out CJK, NFC, split on whitespace, `str.lower`), the
@@ -234,13 +241,16 @@ class SlowClip:
 
     @staticmethod
     def basic(text):
+        """BasicTokenizer.tokenize: drop NUL, U+FFFD and every C* character but tab, newline and
+        carriage return; space, tab, newline, carriage return and Zs become spaces; CJK
+        ideographs spaced out; NFC; split on whitespace; `str.lower` each word."""
         cleaned = []
         for c in text:
-            if c in "\x00\ufffd" or (c not in "\t\n\r" and unicodedata.category(c) in ("Cc", "Cf")):
+            if c in "\x00\ufffd" or (c not in "\t\n\r" and unicodedata.category(c).startswith("C")):
                 continue
             if c in " \t\n\r" or unicodedata.category(c) == "Zs":
                 cleaned.append(" ")
-            elif 0x4E00 <= ord(c) <= 0x9FFF or 0x3400 <= ord(c) <= 0x4DBF or 0xF900 <= ord(c) <= 0xFAFF:
+            elif any(lo <= ord(c) <= hi for lo, hi in CJK):
                 cleaned.append(f" {c} ")
             else:
                 cleaned.append(c)
@@ -267,8 +277,7 @@ class SlowClip:
 
     def stretch(self, text):
         ids = []
-        text = regex.sub(r"\s+", " ", self.basic(text)).strip().lower()
-        for token in self.PAT.findall(text):
+        for token in self.PAT.findall(self.basic(text)):
             token = "".join(self.byte_encoder[b] for b in token.encode("utf-8"))
             ids += [self.encoder.get(p, self.encoder["<|endoftext|>"]) for p in self.bpe(token)]
         return ids
