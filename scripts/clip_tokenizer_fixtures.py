@@ -22,8 +22,8 @@ Writes crates/data/tests/fixtures/clip_bpe/:
   every code point CLIP's normalizer (NFC, whitespace, lowercase) changes when alone, with its
   output;
 and crates/data/src/clip_bpe/tables.rs, the `\\p{L}` and `\\p{N}` ranges as Rust tables: the
-`unicode_categories` crate's tables are Unicode 8, some 9,000 letters short of the Unicode 16
-that `tokenizers`' Oniguruma matches.
+`unicode_categories` crate's tables are Unicode 9, 25,314 letters short of the 141,028 that
+`tokenizers`' Oniguruma (Unicode 16) matches.
 
 transformers 5 has only the `tokenizers`-backed CLIPTokenizer (the old `CLIPTokenizerFast`), so the
 ids are its ids. The script also runs a copy of transformers 4's pure-Python CLIPTokenizer (its
