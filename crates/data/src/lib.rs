@@ -17,7 +17,10 @@
 //!   (bilinear, grey replicated to RGB) for pretrained backbones at their own resolution.
 //! - Shift tests: [`corrupt`] with a [`Corruption`] at severity 1..=5 (CIFAR-10-C style).
 //! - Text: [`WordPiece`], BERT's uncased WordPiece tokenizer ([`Encoding`]: ids and mask),
-//!   matching Hugging Face `tokenizers` on BERT's `tokenizer.json`.
+//!   matching Hugging Face `tokenizers` on BERT's `tokenizer.json`; [`ClipBpe`], CLIP's
+//!   byte-level BPE tokenizer (from `vocab.json` and `merges.txt`, or a `tokenizer.json`),
+//!   matching transformers' `CLIPTokenizer`: `<|startoftext|> ... <|endoftext|>` cut to
+//!   [`CLIP_CONTEXT_LENGTH`], and padded batches ([`ClipBatch`]) with each row's pooling position.
 //!
 //! - Utilities: [`mix`] (seeds for independent random streams) and [`atomic_write`]
 //!   (crash-safe file replacement), used by every crate above.
@@ -28,6 +31,7 @@ mod atomic;
 mod batch;
 mod catalog;
 mod cifar;
+mod clip_bpe;
 mod corrupt;
 mod dataset;
 mod error;
@@ -38,6 +42,7 @@ mod normalize;
 mod resize;
 mod seed;
 mod sentiment;
+mod specials;
 mod split;
 mod wordpiece;
 
@@ -45,6 +50,7 @@ pub use atomic::{atomic_write, with_path};
 pub use batch::{AugmentConfig, BatchPlan, Batches, augment};
 pub use catalog::{Catalog, DatasetInfo, ImageSplits, Modality, Source, Split};
 pub use cifar::{CifarKind, load_cifar};
+pub use clip_bpe::{CLIP_CONTEXT_LENGTH, ClipBatch, ClipBpe};
 pub use corrupt::{Corruption, corrupt};
 pub use dataset::{Dataset, ImageDataset, Pixels, TextDataset};
 pub use error::{DataError, Result};

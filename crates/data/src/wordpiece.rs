@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crate::error::{DataError, Result};
+use crate::specials::{Piece, split_at_specials};
 
 /// Words longer than this many characters become `[UNK]` (BERT's `max_input_chars_per_word`).
 const MAX_WORD_CHARS: usize = 100;
@@ -64,6 +65,17 @@ pub struct Encoding {
     pub ids: Vec<u32>,
     /// 1 for real tokens, 0 for padding.
     pub attention_mask: Vec<u32>,
+}
+
+impl Encoding {
+    /// Pads every row to the longest with `pad` (mask 0), ready to stack into a `[B, T]` batch.
+    pub(crate) fn pad_to_longest(rows: &mut [Encoding], pad: u32) {
+        let longest = rows.iter().map(|e| e.ids.len()).max().unwrap_or(0);
+        for row in rows {
+            row.ids.resize(longest, pad);
+            row.attention_mask.resize(longest, 0);
+        }
+    }
 }
 
 impl WordPiece {
@@ -170,35 +182,19 @@ impl WordPiece {
             .iter()
             .map(|t| self.encode(t.as_ref(), max_len))
             .collect::<Result<Vec<_>>>()?;
-        let longest = batch.iter().map(|e| e.ids.len()).max().unwrap_or(0);
-        for e in &mut batch {
-            e.ids.resize(longest, self.pad);
-            e.attention_mask.resize(longest, 0);
-        }
+        Encoding::pad_to_longest(&mut batch, self.pad);
         Ok(batch)
     }
 
     /// Appends the ids of a raw text: the special tokens found in it verbatim, and the pieces of
     /// the words of the stretches between them.
     fn push_text(&self, text: &str, ids: &mut Vec<u32>) {
-        let mut rest = text;
-        while let Some((at, name, id)) = self.next_special(rest) {
-            self.push_stretch(&rest[..at], ids);
-            ids.push(id);
-            rest = &rest[at + name.len()..];
+        for piece in split_at_specials(text, &self.specials) {
+            match piece {
+                Piece::Text(stretch) => self.push_stretch(stretch, ids),
+                Piece::Special(id) => ids.push(id),
+            }
         }
-        self.push_stretch(rest, ids);
-    }
-
-    /// The leftmost special token in `text` (the longest, should two start at the same byte):
-    /// its byte offset, its spelling and its id.
-    fn next_special(&self, text: &str) -> Option<(usize, &'static str, u32)> {
-        (text.char_indices()).find_map(|(at, _)| {
-            (self.specials.iter())
-                .filter(|(name, _)| text[at..].starts_with(name))
-                .max_by_key(|(name, _)| name.len())
-                .map(|&(name, id)| (at, name, id))
-        })
     }
 
     /// Appends the pieces of a stretch of raw text holding no special token.
