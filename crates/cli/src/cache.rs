@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Subcommand};
-use experiment::{CacheEntry, Clean, ExperimentConfig};
+use experiment::{CacheEntry, Clean, ExperimentConfig, Overrides};
 use report::timestamp;
 
 #[derive(Args, Debug)]
@@ -97,7 +97,7 @@ pub fn run(args: &CacheArgs) -> crate::error::Result<()> {
 fn used_by(files: &[PathBuf], out: &std::path::Path) -> crate::error::Result<BTreeSet<String>> {
     let mut used = BTreeSet::new();
     for file in files {
-        let config = ExperimentConfig::load(file)?;
+        let config = ExperimentConfig::load(file, &Overrides::default())?;
         let keys = experiment::used_by_latest_run(out, &config.experiment.name)
             .map_err(|e| format!("--unused-by {}: {e}", file.display()))?;
         used.extend(keys);

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use experiment::device::Backend;
+use experiment::{ExperimentConfig, Overrides};
 
 #[derive(Args, Debug)]
 pub struct PlanArgs {
@@ -26,13 +27,12 @@ pub struct PlanArgs {
 /// One line per job: id, seed, job, stage, needs, what, cost, and with `--cache` a base model's
 /// fingerprint and whether it is cached (`experiment::plan::PlannedJob`).
 pub fn run(args: &PlanArgs) -> crate::error::Result<()> {
-    let config = crate::run::load(
-        &args.file,
-        &[
-            ("backend", args.backend.map(|b| b.name().into())),
-            ("seeds", crate::run::numbers(args.seeds.as_deref())),
-        ],
-    )?;
+    let overrides = Overrides {
+        backend: args.backend,
+        seeds: args.seeds.clone(),
+        devices: None,
+    };
+    let config = ExperimentConfig::load(&args.file, &overrides)?;
     let jobs = match &args.cache {
         Some(cache) => {
             let data = crate::run::data_root(args.data.as_deref(), &args.file);

@@ -6,7 +6,7 @@ use std::time::Instant;
 use clap::Args;
 use experiment::device::Backend;
 use experiment::plan::{Shard, Stage};
-use experiment::{ExperimentConfig, RunOptions, Workers};
+use experiment::{ExperimentConfig, Overrides, RunOptions, Workers};
 use report::render_terminal;
 
 #[derive(Args, Debug)]
@@ -23,7 +23,7 @@ pub struct RunArgs {
     /// Override `[experiment] devices`, comma-separated GPU numbers (e.g. 0,1): the main process
     /// trains on the first, one worker on each other one.
     #[arg(long, value_delimiter = ',')]
-    devices: Option<Vec<u64>>,
+    devices: Option<Vec<usize>>,
     /// Results folder; runs go to <OUT>/<experiment>/<run-id>/.
     #[arg(long, default_value = "results")]
     out: PathBuf,
@@ -57,37 +57,6 @@ pub struct RunArgs {
     no_train: bool,
 }
 
-/// The experiment file with `[experiment]` keys overridden from the command line (`backend`,
-/// `seeds`, `devices`), applied to the TOML itself so that they are validated (and recorded in the
-/// resolved config) like every other value.
-pub fn load(
-    file: &Path,
-    overrides: &[(&str, Option<toml::Value>)],
-) -> crate::error::Result<ExperimentConfig> {
-    let mut text = std::fs::read_to_string(file)
-        .map_err(|e| format!("{}: cannot read the file: {e}", file.display()))?;
-    let mut doc: toml::Table = text
-        .parse()
-        .map_err(|e| format!("{}: {e}", file.display()))?;
-    if let Some(toml::Value::Table(section)) = doc.get_mut("experiment") {
-        for (key, value) in overrides {
-            if let Some(value) = value {
-                section.insert(key.to_string(), value.clone());
-            }
-        }
-        text = toml::to_string(&doc)?;
-    }
-    Ok(ExperimentConfig::parse(&text)
-        .map_err(|e| e.in_file(&file.display().to_string()).to_string())?)
-}
-
-/// A list of whole numbers as a TOML array.
-pub fn numbers(list: Option<&[u64]>) -> Option<toml::Value> {
-    // TOML integers are i64; a number past i64::MAX turns negative and is refused by the schema.
-    let integer = |&n: &u64| toml::Value::Integer(n as i64);
-    list.map(|l| l.iter().map(integer).collect::<Vec<_>>().into())
-}
-
 /// `given`, else the first `datasets/` folder holding the bundled subsets: in the working
 /// directory, beside `file` or in a folder above it, in the checkout this binary was built from;
 /// else `datasets` (whose absence the run then reports, naming what to fetch).
@@ -111,14 +80,12 @@ pub fn run(args: &RunArgs) -> crate::error::Result<()> {
     // Ctrl-C / SIGTERM: stop at the next training step or stage, checkpoints whole; a second
     // signal ends the process at once.
     train::interrupt::install(true).map_err(|e| format!("installing the signal handlers: {e}"))?;
-    let config = load(
-        &args.file,
-        &[
-            ("backend", args.backend.map(|b| b.name().into())),
-            ("seeds", numbers(args.seeds.as_deref())),
-            ("devices", numbers(args.devices.as_deref())),
-        ],
-    )?;
+    let overrides = Overrides {
+        backend: args.backend,
+        seeds: args.seeds.clone(),
+        devices: args.devices.clone(),
+    };
+    let config = ExperimentConfig::load(&args.file, &overrides)?;
     let options = RunOptions {
         data_root: data_root(args.data.as_deref(), &args.file),
         results_root: args.out.clone(),

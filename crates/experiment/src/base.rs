@@ -1,15 +1,19 @@
 //! The base stage: what the base model is (a ViT from a preset, DINOv2 from ONNX, a pretrained
 //! BERT), and the seed's base models trained (pretrained ones fine-tuned with a fresh head) or
-//! read back from the cache. Deep Ensemble members are base models `1..M`.
+//! read back from the cache. Deep Ensemble members are base models `1..M`. A pretrained backbone
+//! is the entry of [`importers::PRETRAINED`] that `[backbone] pretrained = "<name>"` names, its
+//! checkpoint folder `<data root>/<name>` read, fitted to the training set and the experiment's
+//! dropouts.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use backbone::{Classifier, ViTConfig};
+use backbone::{Classifier, InputKind, ViTConfig};
 use burn::module::Module;
 use burn::tensor::Device;
 use data::mix;
 use data::{Dataset, ImageDataset, WordPiece};
+use importers::Target;
 
 use crate::cache::{Fit, Splits, Trainer, fingerprint};
 use crate::config::ExperimentConfig;
@@ -18,7 +22,6 @@ use crate::methods::ModelInit;
 use crate::workers::{Job, Pool};
 use report::summary::TrainCost;
 
-mod pretrained;
 pub use importers::{PRETRAINED, Pretrained};
 
 /// A fresh base model from a seed, on a device.
@@ -52,7 +55,7 @@ impl BaseSpec {
     /// The base model of `[backbone]` for the training set `train_full`.
     pub fn new(config: &ExperimentConfig, data_root: &Path, train_full: &Dataset) -> Result<Self> {
         match (config.pretrained()?, train_full) {
-            (Some(entry), data) => pretrained::load(config, data_root, entry, data),
+            (Some(entry), data) => load_pretrained(config, data_root, entry, data),
             (None, Dataset::Images(images)) => {
                 let vit = vit_config(config, images)?;
                 let init = vit.clone();
@@ -243,4 +246,43 @@ fn vit_config(config: &ExperimentConfig, train: &ImageDataset) -> Result<ViTConf
     vit.n_heads = b.n_heads.unwrap_or(vit.n_heads);
     vit.d_mlp = b.d_mlp.unwrap_or(vit.d_mlp);
     Ok(vit)
+}
+
+/// The base-model recipe of the pretrained backbone `entry` for the training set `data`.
+fn load_pretrained(
+    config: &ExperimentConfig,
+    data_root: &Path,
+    entry: &Pretrained,
+    data: &Dataset,
+) -> Result<BaseSpec> {
+    let images = match (entry.architecture.reads(), data) {
+        (InputKind::Images, Dataset::Images(train)) => Some([train.dims[0], image_side(train)?]),
+        (InputKind::Tokens, Dataset::Text(_)) => None,
+        (serves, _) => {
+            return Err(ExperimentError::invalid(format!(
+                "backbone.pretrained: `{}` is a backbone for {serves}, not this dataset's",
+                entry.name
+            )));
+        }
+    };
+    let target = Target {
+        num_classes: data.num_classes(),
+        images,
+        dropout: config.backbone.dropout,
+        attention_dropout: config.backbone.attention_dropout,
+    };
+    let checkpoint = entry
+        .open(data_root, &target)
+        .context("backbone.pretrained")?;
+    let tokenizer = (checkpoint.vocab.as_deref())
+        .map(WordPiece::from_vocab_file)
+        .transpose()
+        .context("backbone.pretrained")?;
+    let init = checkpoint.init;
+    let mut spec = BaseSpec::pretrained(entry.name, checkpoint.config, move |seed, device| {
+        init(seed, device).context("backbone.pretrained")
+    });
+    spec.vit = checkpoint.vit;
+    spec.tokenizer = tokenizer;
+    Ok(spec)
 }

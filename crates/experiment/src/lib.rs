@@ -33,7 +33,7 @@ pub use cache::lock as cache_lock;
 pub use cache::{
     CACHE_KEYS, CacheEntry, Clean, MadeBy, clean_cache, list_cache, used_by_latest_run,
 };
-pub use config::ExperimentConfig;
+pub use config::{ExperimentConfig, Overrides};
 pub use error::{ConfigError, ExperimentError};
 pub use methods::{
     Built, Context, KINDS, Method, MethodSpec, Needs, Recalibration, Setting, Sweep,

@@ -1,6 +1,7 @@
 //! The experiment schema: valid files parse, each kind of bad input names what is wrong.
 
-use experiment::ExperimentConfig;
+use experiment::device::Backend;
+use experiment::{ExperimentConfig, Overrides};
 
 const VALID: &str = r#"
 [experiment]
@@ -110,12 +111,14 @@ fn load_names_the_file() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("bad.toml");
     std::fs::write(&path, VALID.replace("[train]", "[trian]")).unwrap();
-    let e = ExperimentConfig::load(&path).unwrap_err().to_string();
+    let e = ExperimentConfig::load(&path, &Overrides::default())
+        .unwrap_err()
+        .to_string();
     assert!(
         e.starts_with(&path.display().to_string()) && e.contains("trian"),
         "{e}"
     );
-    let missing = ExperimentConfig::load(&dir.join("nope.toml"))
+    let missing = ExperimentConfig::load(&dir.join("nope.toml"), &Overrides::default())
         .unwrap_err()
         .to_string();
     assert!(
@@ -123,6 +126,42 @@ fn load_names_the_file() {
         "{missing}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The command line's values replace the file's, are validated with them (the error still names
+/// the file) and are what the resolved config records.
+#[test]
+fn overrides_replace_the_files_values_and_are_validated() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.toml");
+    std::fs::write(&path, VALID).unwrap();
+    let seeds = Overrides {
+        seeds: Some(vec![7, 9]),
+        ..Overrides::default()
+    };
+    let c = ExperimentConfig::load(&path, &seeds).unwrap();
+    assert_eq!(c.experiment.seeds, [7, 9]);
+    let recorded = toml::to_string(&c).unwrap();
+    assert!(recorded.contains("seeds = [7, 9]"), "{recorded}");
+    let refused = [
+        (Some(vec![]), None, "experiment.seeds"),
+        // Not compiled into the tests: refused like the same value in the file.
+        (None, Some(Backend::Cuda), "experiment.backend"),
+    ];
+    for (seeds, backend, field) in refused {
+        let overrides = Overrides {
+            seeds,
+            backend,
+            devices: None,
+        };
+        let e = ExperimentConfig::load(&path, &overrides)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&path.display().to_string()) && e.contains(field),
+            "{e}"
+        );
+    }
 }
 
 #[test]
@@ -154,7 +193,7 @@ fn every_experiment_file_in_the_repository_is_valid() {
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "toml") {
-            ExperimentConfig::load(&path).unwrap_or_else(|e| panic!("{e}"));
+            ExperimentConfig::load(&path, &Overrides::default()).unwrap_or_else(|e| panic!("{e}"));
             n += 1;
         }
     }

@@ -4,7 +4,8 @@
 use backbone::InputKind;
 use data::Modality;
 
-use super::{ExperimentConfig, Precision, modality_of};
+use super::experiment::{ExperimentConfig, modality_of};
+use super::sections::Precision;
 use crate::device::Backend;
 use crate::error::ConfigError;
 use crate::methods::Recalibration;

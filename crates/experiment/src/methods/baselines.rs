@@ -2,7 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Built, Context, Method, Needs, Setting, at_least_two};
+use super::context::{Built, Context, Setting};
+use super::method::{Method, Needs, at_least_two};
 use crate::error::{ExperimentError, Result};
 
 /// `single`: the base model alone.

@@ -10,9 +10,10 @@ use seam::EnsembleModel;
 use seam::Trainable;
 use train::{Data, Distill, ImageData, TrainConfig};
 
-use super::MethodSpec;
 use crate::cache::{Fit, Splits, Trainer, fnv1a};
-use crate::error::{ExperimentError, Result};
+use serde::Deserialize;
+
+use crate::error::{ConfigError, ExperimentError, Result};
 use crate::prep::Prep;
 use report::summary::TrainCost;
 
@@ -23,9 +24,16 @@ pub type ModelInit = dyn Fn(u64, &Device) -> Result<Classifier> + Send + Sync;
 /// One seed's view of the experiment, given to [`super::Method::build`]: the base models and the
 /// training and validation data, never the evaluation sets.
 pub struct Context<'a> {
-    pub spec: &'a MethodSpec,
+    /// The `[[method]]` entry's name.
+    pub name: &'a str,
+    /// Its kind.
+    pub kind: &'a str,
+    /// Its parameters with their defaults filled in (part of the cache key of what it trains).
+    pub params: &'a toml::Table,
+    /// Its `train = { ... }` overrides of `[train]`.
+    pub train_overrides: &'a toml::Table,
     /// What the method's check saw of the experiment.
-    pub setting: super::Setting,
+    pub setting: Setting,
     /// The experiment's `[train]` (the method's overrides: [`Context::train_config`]).
     pub recipe: &'a TrainConfig,
     /// `[data] eval_batch_size`: the batch for forward passes without gradients.
@@ -52,6 +60,18 @@ pub struct Context<'a> {
     pub(crate) pretrained: Option<&'a ModelInit>,
     /// What the method's own trainings ([`Context::fit`]) cost so far.
     pub(crate) trained: RefCell<TrainCost>,
+}
+
+/// What a method's parameters are checked against besides themselves: the few settings of the
+/// experiment a kind depends on.
+#[derive(Debug, Clone, Copy)]
+pub struct Setting {
+    /// `[backbone] dropout`.
+    pub dropout: f64,
+    /// `[data] val_fraction`.
+    pub val_fraction: f64,
+    /// Whether `[backbone] pretrained` names a backbone (else it is trained from scratch).
+    pub pretrained: bool,
 }
 
 /// What a method builds: the model to evaluate plus what it wants kept with the results.
@@ -118,24 +138,18 @@ impl<'a> Context<'a> {
     }
 
     fn images_only(&self) -> ExperimentError {
-        ExperimentError::invalid(format!(
-            "kind `{}` works on image datasets only",
-            self.spec.kind
-        ))
+        ExperimentError::invalid(format!("kind `{}` works on image datasets only", self.kind))
     }
 
     /// `[train]` with the method's overrides.
     pub fn train_config(&self) -> Result<TrainConfig> {
-        self.spec.train_config(self.recipe)
+        train_with(self.recipe, self.train_overrides, self.name)
     }
 
     /// A seed for one random choice of this method (`tag` tells the choices apart), derived
     /// from the experiment seed and the method's name.
     pub fn seed_for(&self, tag: &str) -> u64 {
-        mix(
-            self.seed,
-            fnv1a(format!("{}/{tag}", self.spec.name).as_bytes()),
-        )
+        mix(self.seed, fnv1a(format!("{}/{tag}", self.name).as_bytes()))
     }
 
     /// The pretrained backbone as loaded, never trained on the task, with a head initialised
@@ -157,7 +171,7 @@ impl<'a> Context<'a> {
     /// Prints a progress note unless the run is quiet.
     pub fn say(&self, message: &str) {
         if !self.trainer.quiet {
-            eprintln!("  [{}] {message}", self.spec.name);
+            eprintln!("  [{}] {message}", self.name);
         }
     }
 
@@ -175,8 +189,8 @@ impl<'a> Context<'a> {
     ) -> Result<M> {
         let identity = serde_json::json!({
             "base": self.base_fingerprint,
-            "kind": self.spec.kind,
-            "params": self.spec.params,
+            "kind": self.kind,
+            "params": self.params,
             "tag": tag,
             "train": config,
             "seed": seed,
@@ -190,7 +204,7 @@ impl<'a> Context<'a> {
                 identity: &identity,
                 config,
                 seed,
-                label: format!("seed {} {} {tag}", self.seed, self.spec.name),
+                label: format!("seed {} {} {tag}", self.seed, self.name),
                 distill,
                 device: &self.autodiff(),
             },
@@ -210,4 +224,26 @@ impl<'a> Context<'a> {
         let trained = self.fit(model, self.train, &config, tag, self.seed_for("fit"), None)?;
         Ok(Built::new(trained.valid()))
     }
+}
+
+/// `base` (`[train]`) with a method's `train = { ... }` `overrides`, checked; errors name the
+/// method.
+pub(crate) fn train_with(
+    base: &TrainConfig,
+    overrides: &toml::Table,
+    method: &str,
+) -> Result<TrainConfig> {
+    if overrides.is_empty() {
+        return Ok(base.clone());
+    }
+    let fail = |what: String| {
+        ExperimentError::Config(ConfigError::msg(format!("method `{method}`: {what}")))
+    };
+    let mut table =
+        toml::Table::try_from(base).map_err(|e| fail(format!("serialising [train]: {e}")))?;
+    table.extend(overrides.clone());
+    let config = TrainConfig::deserialize(toml::Value::Table(table))
+        .map_err(|e| fail(format!("train: {}", e.message())))?;
+    config.check().map_err(|e| fail(format!("train: {e}")))?;
+    Ok(config)
 }

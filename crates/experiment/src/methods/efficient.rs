@@ -14,8 +14,9 @@ use seam::{EnsembleModel, Trainable};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::context::{Built, Context, Setting};
+use super::method::{Method, Needs, at_least_two};
 use super::params::LibraryParams;
-use super::{Built, Context, Method, Needs, Setting, at_least_two};
 use crate::error::{ExperimentError, Result};
 
 /// The library config of an ensemble trained from scratch on the base model's shape.

@@ -8,7 +8,8 @@
 use hetdpt::HetDptConfig;
 use serde::{Deserialize, Serialize};
 
-use super::{Built, Context, Method, Needs, Setting};
+use super::context::{Built, Context, Setting};
+use super::method::{Method, Needs};
 use crate::error::{ExperimentError, Result};
 use report::TrainCost;
 use report::curves::PredictorGrid;

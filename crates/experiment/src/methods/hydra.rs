@@ -13,8 +13,9 @@ use data::{Dataset, corrupt};
 use hydra::{Calibration, Finetune, HydraConfig};
 use serde::{Deserialize, Serialize};
 
+use super::context::{Built, Context, Setting, Sweep};
 use super::gated::Gated;
-use super::{Built, Context, Method, Needs, Setting, Sweep};
+use super::method::{Method, Needs};
 use crate::error::{ExperimentError, Result};
 
 /// Every key of `hydra::HydraConfig` (`members` required, the rest with its defaults).

@@ -10,8 +10,9 @@ use burn::module::Module;
 use lora_ensemble::LoraConfig;
 use serde::{Deserialize, Serialize};
 
+use super::context::{Built, Context, Setting};
+use super::method::{Method, Needs};
 use super::params::LibraryParams;
-use super::{Built, Context, Method, Needs, Setting};
 use crate::error::{ConfigError, ExperimentError, Result};
 
 /// Which weights the members' adapters are learnt on.

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 
-use super::Method;
+use super::method::Method;
 use crate::error::ConfigError;
 
 /// A method kind whose parameters are one library config.

@@ -4,19 +4,12 @@
 //! → [`store`](report::write_run) (the run directory) with the [`report`](report::render) rendered from
 //! the summary.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::PathBuf;
 
-use burn::tensor::Device;
-
-use crate::base::{Base, BaseSpec, base_models, train_base};
-use crate::cache::{Trainer, fingerprint};
-use crate::config::ExperimentConfig;
-use crate::error::{ErrorContext as _, ExperimentError, Result, check_stop};
-use crate::methods::{Context, MethodSpec};
-use crate::plan::{PlannedJob, Shard, Stage, job_id, mark_cached, plan, seed_jobs, share};
-use crate::sets::{Loaded, SeedData, load};
-use crate::workers::{Job, Pool, Spawn, WorkerSpec, Workers, command};
+use crate::config::{ExperimentConfig, Overrides};
+use crate::error::{ErrorContext as _, Result, check_stop};
+use crate::plan::{PlannedJob, Shard, Stage, job_id, plan, share};
+use crate::workers::{Job, WorkerSpec};
 use report::compare::compare;
 use report::curves::{CURVES_FILE, RunCurves};
 use report::render;
@@ -24,109 +17,17 @@ use report::summary::Summary;
 use report::write_run;
 
 mod seed;
-use seed::run_seed;
+mod setup;
 
-/// Where a run reads and writes.
-#[derive(Debug, Clone)]
-pub struct RunOptions {
-    /// The `datasets/` folder.
-    pub data_root: PathBuf,
-    /// Results go to `<results_root>/<experiment>/<run-id>/`.
-    pub results_root: PathBuf,
-    /// Trained models and their checkpoints, keyed by a fingerprint of what produced them.
-    pub cache_root: PathBuf,
-    pub quiet: bool,
-    /// Train independent models in worker processes beside the main one (results unchanged).
-    pub workers: Option<Workers>,
-    /// Train nothing: a training the cache does not hold (whole) is an error naming it.
-    pub no_train: bool,
-}
+use seed::run_seed;
+pub use setup::RunOptions;
+use setup::{Setup, resolved_toml};
 
 /// A finished run: its folder and what was written to `summary.json`.
 #[derive(Debug)]
 pub struct RunOutput {
     pub dir: PathBuf,
     pub summary: Summary,
-}
-
-/// What every seed of a run shares: the device, the loaded sets, the base-model recipe.
-struct Setup<'a> {
-    config: &'a ExperimentConfig,
-    device: Device,
-    loaded: Loaded,
-    spec: BaseSpec,
-    trainer: Trainer,
-}
-
-impl<'a> Setup<'a> {
-    fn new(config: &'a ExperimentConfig, opts: &RunOptions) -> Result<Self> {
-        let first = config.experiment.devices.first().copied();
-        let device = config.experiment.backend.device_at(first)?;
-        let loaded = load(config, &opts.data_root)?;
-        let spec = BaseSpec::new(config, &opts.data_root, &loaded.train_full)?;
-        let mut trainer = Trainer::new(
-            opts.cache_root.clone(),
-            opts.quiet,
-            config.experiment.name.clone(),
-        );
-        trainer.no_train = opts.no_train;
-        // Alone on its cores only when the run starts no workers (a worker, whose options
-        // have none, trains beside the main process).
-        trainer.spin = opts.workers.as_ref().is_some_and(|w| w.processes == 0);
-        Ok(Self {
-            config,
-            device,
-            loaded,
-            spec,
-            trainer,
-        })
-    }
-
-    fn seed_data(&self, seed: u64) -> Result<SeedData> {
-        SeedData::new(self.config, &self.loaded, seed, self.spec.tokenizer())
-    }
-
-    fn base(&self, data: &SeedData, seed: u64, n: usize, pool: Option<&Pool>) -> Result<Base> {
-        let (config, spec) = (self.config, &self.spec);
-        base_models(
-            config,
-            spec,
-            data.splits(),
-            &self.trainer,
-            seed,
-            n,
-            &self.device,
-            pool,
-        )
-    }
-
-    /// What method `spec` sees while it is built.
-    fn context<'s>(
-        &'s self,
-        spec: &'s MethodSpec,
-        data: &'s SeedData,
-        base: &'s Base,
-        seed: u64,
-    ) -> Context<'s> {
-        Context {
-            spec,
-            setting: self.config.setting(),
-            recipe: &self.config.train,
-            eval_batch: self.config.data.eval_batch_size,
-            vit: self.spec.vit(),
-            base: &base.models,
-            train: data.train(),
-            val: data.prep.data(&data.val),
-            text_tokens: data.text_tokens,
-            prep: &data.prep,
-            seed,
-            device: &self.device,
-            trainer: &self.trainer,
-            base_fingerprint: &base.fingerprint,
-            pretrained: self.spec.pretrained_init(),
-            trained: Default::default(),
-        }
-    }
 }
 
 /// Runs jobs of a run, one after the other, as a worker process or a shard does: their trained
@@ -139,56 +40,6 @@ pub fn run_jobs(config: &ExperimentConfig, opts: &RunOptions, jobs: &[(u64, Job)
             .context(format!("job {}", job_id(seed, job)))?;
     }
     Ok(())
-}
-
-impl Setup<'_> {
-    /// With --no-train: every base model of every seed in the cache, or an error naming all that
-    /// are not (a method's trainings, named after their base model, are checked as they come).
-    fn check_base_models_cached(&self, cache_root: &Path) -> Result<()> {
-        let mut jobs = plan(self.config);
-        mark_cached(&mut jobs, self.config, &self.spec, cache_root);
-        let missing: Vec<String> = (jobs.iter())
-            .filter(|j| j.cached == Some(false))
-            .map(|j| {
-                format!(
-                    "{} ({})",
-                    j.what,
-                    j.fingerprint.as_deref().unwrap_or_default()
-                )
-            })
-            .collect();
-        match missing.is_empty() {
-            true => Ok(()),
-            false => Err(ExperimentError::invalid(format!(
-                "--no-train: {} base model(s) are not in the cache {}: {}",
-                missing.len(),
-                cache_root.display(),
-                missing.join(", ")
-            ))),
-        }
-    }
-
-    fn run_job(&self, seed: u64, job: Job) -> Result<()> {
-        let config = self.config;
-        let data = self.seed_data(seed)?;
-        match job {
-            Job::Base(k) => {
-                let (trainer, device) = (&self.trainer, &self.device);
-                train_base(config, trainer, &self.spec, data.splits(), seed, k, device)?;
-            }
-            Job::Method(i) => {
-                let spec = config.methods.get(i).ok_or_else(|| {
-                    ExperimentError::invalid(format!(
-                        "job method:{i}: the config has {} methods",
-                        config.methods.len()
-                    ))
-                })?;
-                let base = self.base(&data, seed, spec.method.base_models(), None)?;
-                spec.method.build(&self.context(spec, &data, &base, seed))?;
-            }
-        }
-        Ok(())
-    }
 }
 
 /// Trains shard `shard`'s jobs (of `stage` alone, if given) into the cache, base models first;
@@ -212,7 +63,11 @@ pub fn run_shard(
 /// What a worker process does with its spec: loads the config and trains the job into the
 /// cache.
 pub fn run_worker(spec: &WorkerSpec) -> Result<()> {
-    let mut config = ExperimentConfig::load(&spec.config)?;
+    let overrides = Overrides {
+        devices: spec.device.map(|device| vec![device]),
+        ..Overrides::default()
+    };
+    let config = ExperimentConfig::load(&spec.config, &overrides)?;
     let options = RunOptions {
         data_root: spec.data_root.clone(),
         results_root: spec.cache_root.clone(),
@@ -221,9 +76,6 @@ pub fn run_worker(spec: &WorkerSpec) -> Result<()> {
         workers: None,
         no_train: false,
     };
-    if let Some(device) = spec.device {
-        config.experiment.devices = vec![device];
-    }
     run_jobs(&config, &options, &[(spec.seed, spec.job)])
 }
 
@@ -275,71 +127,4 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput> {
     )
     .context("writing results")?;
     Ok(RunOutput { dir, summary })
-}
-
-/// The resolved config as TOML (what `config.toml` and the workers get).
-fn resolved_toml(config: &ExperimentConfig) -> Result<String> {
-    toml::to_string_pretty(config)
-        .map_err(|e| ExperimentError::invalid(format!("serialising the resolved config: {e}")))
-}
-
-/// The device of worker `slot` (0-based) with `devices`: the one after the main process's, in
-/// order; none (the default device) without a list.
-fn worker_device(devices: &[usize], slot: usize) -> Option<usize> {
-    devices.get(slot + 1).copied()
-}
-
-/// Starts worker processes for the seed's independent trainings (base models after the first,
-/// and every method that trains); the main process keeps base model 0.
-fn start_pool(
-    config: &ExperimentConfig,
-    opts: &RunOptions,
-    workers: &Workers,
-    seed: u64,
-) -> Result<Pool> {
-    let text = resolved_toml(config)?;
-    let file = opts.cache_root.join(format!(
-        "worker-config-{}.toml",
-        fingerprint(&serde_json::Value::String(text.clone()))
-    ));
-    std::fs::create_dir_all(&opts.cache_root).context(opts.cache_root.display())?;
-    data::atomic_write(&file, text.as_bytes())?;
-    let jobs = seed_jobs(config);
-    // With several devices: the main process on the first, a worker on each other one.
-    let devices = config.experiment.devices.clone();
-    let processes = match devices.len() {
-        0 | 1 => workers.processes,
-        n => n - 1,
-    };
-    let (workers, data, cache) = (
-        workers.clone(),
-        opts.data_root.clone(),
-        opts.cache_root.clone(),
-    );
-    let spawn: Arc<Spawn> = Arc::new(move |job, slot| {
-        let spec = WorkerSpec {
-            config: file.clone(),
-            seed,
-            job,
-            data_root: data.clone(),
-            cache_root: cache.clone(),
-            quiet: workers.quiet,
-            device: worker_device(&devices, slot),
-        };
-        command(&workers.exe, &spec).spawn()
-    });
-    Ok(Pool::start(jobs, &[Job::Base(0)], processes, spawn))
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn workers_take_the_devices_after_the_main_process_s() {
-        let devices = [3, 5, 7];
-        let placed: Vec<Option<usize>> = (0..3)
-            .map(|slot| super::worker_device(&devices, slot))
-            .collect();
-        assert_eq!(placed, [Some(5), Some(7), None]);
-        assert_eq!(super::worker_device(&[], 0), None);
-    }
 }

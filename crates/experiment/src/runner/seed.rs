@@ -7,7 +7,7 @@ use burn::tensor::FloatDType;
 use seam::EnsembleModel;
 use uq_metrics::OodScore;
 
-use super::{RunOptions, Setup, start_pool};
+use super::setup::{RunOptions, Setup, start_pool};
 use crate::base::{Base, needed_base_models};
 use crate::config::Precision;
 use crate::error::{ErrorContext as _, Result, check_stop};
