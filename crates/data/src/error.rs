@@ -1,15 +1,25 @@
 //! The crate's error type: every failure names the file (when there is one) and what was expected.
 
+use std::error::Error;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-/// An error from reading, validating or transforming data.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}{message}", path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default())]
+/// The error underneath a [`DataError`] (an I/O, image-decoding, CSV or JSON error), shared so
+/// that the error stays `Clone`.
+pub type Cause = Arc<dyn Error + Send + Sync + 'static>;
+
+/// An error from reading, validating or transforming data. Its message is the whole story in
+/// one line (`file: what: cause`); `source()` gives the underlying error where there is one.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{}{message}{}", path_prefix(path), cause_suffix(cause))]
 pub struct DataError {
     /// The file concerned, if the error comes from a file.
     pub path: Option<PathBuf>,
     /// What went wrong and what was expected.
     pub message: String,
+    /// The underlying error, kept as the source.
+    #[source]
+    cause: Option<Cause>,
 }
 
 /// Result alias for this crate.
@@ -21,6 +31,19 @@ impl DataError {
         Self {
             path: Some(path.to_path_buf()),
             message: message.into(),
+            cause: None,
+        }
+    }
+
+    /// An error about the file at `path` caused by `cause` (kept as the source).
+    pub fn caused(
+        path: &Path,
+        message: impl Into<String>,
+        cause: impl Error + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            cause: Some(Arc::new(cause)),
+            ..Self::file(path, message)
         }
     }
 
@@ -29,6 +52,45 @@ impl DataError {
         Self {
             path: None,
             message: message.into(),
+            cause: None,
         }
+    }
+}
+
+/// Two errors are equal when they say the same thing about the same file.
+impl PartialEq for DataError {
+    fn eq(&self, other: &Self) -> bool {
+        self.path == other.path && self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for DataError {}
+
+fn path_prefix(path: &Option<PathBuf>) -> String {
+    path.as_ref()
+        .map(|p| format!("{}: ", p.display()))
+        .unwrap_or_default()
+}
+
+fn cause_suffix(cause: &Option<Cause>) -> String {
+    cause.as_ref().map(|c| format!(": {c}")).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cause_is_the_source_and_ends_the_message() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let err = DataError::caused(Path::new("a/b.png"), "cannot read image", io);
+        assert_eq!(err.to_string(), "a/b.png: cannot read image: no such file");
+        assert_eq!(err.source().unwrap().to_string(), "no such file");
+        assert!(DataError::invalid("x").source().is_none());
+        assert_eq!(err.clone(), err);
+        assert_ne!(
+            err,
+            DataError::file(Path::new("a/b.png"), "cannot read image")
+        );
     }
 }
