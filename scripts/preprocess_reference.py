@@ -3,7 +3,8 @@
 (issue 44). Run by hand with a Python that has transformers, Pillow and numpy:
     python3 scripts/preprocess_reference.py
 
-Writes crates/data/tests/fixtures/preprocess/: three small images (RGB 23x31, grey 30x19,
+Writes crates/data/tests/fixtures/preprocess/: two 2x2 JPEGs of one grey level (RGB 60, grey
+120) for the image-folder tests, three small images (RGB 23x31, grey 30x19,
 RGBA 17x26; seeded random bytes) as PNG, and reference.json with, per processor (ViT: a
 straight bilinear resize; DeiT: an exact bicubic resize then a centre crop; CLIP: the shorter
 side bicubic then a centre crop), the config `to_dict()` writes and each image's
@@ -44,6 +45,9 @@ def main():
     OUT.mkdir(parents=True, exist_ok=True)
     for name, image in IMAGES.items():
         image.save(OUT / name)
+    # Two 2x2 JPEGs of one level each for the image-folder tests (the crate writes no JPEG).
+    Image.new("RGB", (2, 2), (60, 60, 60)).save(OUT / "rgb60.jpg", quality=95)
+    Image.new("L", (2, 2), 120).save(OUT / "grey120.jpg", quality=95)
     reference = {"transformers": transformers.__version__, "processors": {}}
     for key, processor in PROCESSORS.items():
         config = json.loads(processor.to_json_string())

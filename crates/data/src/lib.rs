@@ -48,6 +48,7 @@ mod catalog;
 mod cifar;
 mod corrupt;
 mod dataset;
+mod decode;
 mod error;
 mod file;
 mod folder;

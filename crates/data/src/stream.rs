@@ -10,6 +10,7 @@ use std::thread::JoinHandle;
 use rayon::prelude::*;
 
 use crate::dataset::{ImageDataset, Pixels};
+use crate::decode::read_rgb;
 use crate::error::{DataError, Result};
 use crate::folder::{ImageIndex, ImageItem};
 use crate::preprocess::Preprocess;
@@ -197,20 +198,7 @@ fn check_size(image: &Bytes, [height, width]: [usize; 2], path: &Path) -> Result
     ))
 }
 
-/// Reads, decodes (format from the content, not the name), converts to RGB, resizes and crops.
+/// Reads, decodes, converts to RGB, resizes and crops.
 fn decode(path: &Path, preprocess: &Preprocess) -> Result<Bytes> {
-    let bytes = std::fs::read(path).map_err(|e| DataError::caused(path, "cannot read", e))?;
-    let image = image::ImageReader::new(std::io::Cursor::new(bytes))
-        .with_guessed_format()
-        .map_err(|e| DataError::caused(path, "cannot read", e))?
-        .decode()
-        .map_err(|e| DataError::caused(path, "cannot decode the image", e))?
-        .into_rgb8();
-    let rgb = Bytes {
-        height: image.height() as usize,
-        width: image.width() as usize,
-        channels: 3,
-        data: image.into_raw(),
-    };
-    Ok(preprocess.geometry(rgb))
+    read_rgb(path).map(|rgb| preprocess.geometry(rgb))
 }

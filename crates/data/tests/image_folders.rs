@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use data::{ImageFolder, ImageIndex, Interpolation, Preprocess, Resize};
-use image::{GrayImage, Luma, Rgb, RgbImage, Rgba, RgbaImage};
+use png::ColorType;
 
 /// No resize, no crop, bytes kept as they are: the output is the decoded RGB image itself.
 fn raw() -> Preprocess {
@@ -24,11 +24,27 @@ fn mkdirs(root: &Path, dirs: &[&str]) {
     }
 }
 
+/// Writes an 8-bit PNG of `width`x`height` pixels from interleaved `data`.
+fn write_png(path: &Path, (width, height): (u32, u32), color: ColorType, data: &[u8]) {
+    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut encoder = png::Encoder::new(file, width, height);
+    encoder.set_color(color);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header().unwrap();
+    writer.write_image_data(data).unwrap();
+}
+
+/// Interleaved RGB bytes of a `width`x`height` image, pixel (x, y) from `f`.
+fn rgb(width: u32, height: u32, f: impl Fn(u32, u32) -> [u8; 3]) -> Vec<u8> {
+    (0..height)
+        .flat_map(|y| (0..width).map(move |x| (x, y)))
+        .flat_map(|(x, y)| f(x, y))
+        .collect()
+}
+
 /// A 2x2 PNG whose every byte is `fill` (so images are told apart after reading).
 fn png(path: &Path, fill: u8) {
-    RgbImage::from_pixel(2, 2, Rgb([fill; 3]))
-        .save(path)
-        .unwrap();
+    write_png(path, (2, 2), ColorType::Rgb, &[fill; 12]);
 }
 
 fn names(index: &ImageIndex, root: &Path) -> Vec<String> {
@@ -139,18 +155,16 @@ fn one_class(write: impl Fn(&Path)) -> (tempfile::TempDir, ImageIndex) {
 
 #[test]
 fn png_pixels_come_back_exactly_as_written_in_channel_planes() {
-    let rgb = RgbImage::from_fn(3, 2, |x, y| {
-        Rgb([(10 * x + y) as u8, 100 + x as u8, 200 + y as u8])
+    let colour = rgb(3, 2, |x, y| {
+        [(10 * x + y) as u8, 100 + x as u8, 200 + y as u8]
     });
+    let grey: Vec<u8> = (0..6).map(|i| i * 40).collect();
+    let rgba: Vec<u8> = (0..6).flat_map(|i| [i % 3, 7, 9, 0]).collect();
     let (_dir, index) = one_class(|c| {
-        rgb.save(c.join("a_rgb.png")).unwrap();
+        write_png(&c.join("a_rgb.png"), (3, 2), ColorType::Rgb, &colour);
         // Grey is replicated to RGB; alpha is dropped.
-        GrayImage::from_fn(3, 2, |x, y| Luma([(x + 3 * y) as u8 * 40]))
-            .save(c.join("b_grey.png"))
-            .unwrap();
-        RgbaImage::from_fn(3, 2, |x, _| Rgba([x as u8, 7, 9, 0]))
-            .save(c.join("c_rgba.png"))
-            .unwrap();
+        write_png(&c.join("b_grey.png"), (3, 2), ColorType::Grayscale, &grey);
+        write_png(&c.join("c_rgba.png"), (3, 2), ColorType::Rgba, &rgba);
     });
     let batch = index.read_batch(&raw(), &[0, 1, 2]).unwrap();
     assert_eq!(batch.dims, [3, 2, 3]);
@@ -171,11 +185,11 @@ fn png_pixels_come_back_exactly_as_written_in_channel_planes() {
 fn crop_then_scale_and_normalise_match_hand_computed_values() {
     // 4x4, R = 16 y + 4 x, G = 255 - R, B = 128; identity resize, centre crop 2x2 = rows and
     // columns 1..3, then (b / 255 - mean) / std per channel.
-    let image = RgbImage::from_fn(4, 4, |x, y| {
+    let image = rgb(4, 4, |x, y| {
         let r = (16 * y + 4 * x) as u8;
-        Rgb([r, 255 - r, 128])
+        [r, 255 - r, 128]
     });
-    let (_dir, index) = one_class(|c| image.save(c.join("x.png")).unwrap());
+    let (_dir, index) = one_class(|c| write_png(&c.join("x.png"), (4, 4), ColorType::Rgb, &image));
     let pre = Preprocess {
         resize: Some(Resize::Exact {
             height: 4,
@@ -206,11 +220,11 @@ fn shortest_edge_resize_is_antialiased_bilinear_then_cropped() {
     // row is 20 brighter -> [70, 180]; vertically 2 -> 1 is the mean: [60, 170]. The 1x1 crop
     // takes column (2 - 1) // 2 = 0.
     let rows = [[0u8, 70, 140, 210], [20, 90, 160, 230]];
-    let image = RgbImage::from_fn(4, 2, |x, y| {
+    let image = rgb(4, 2, |x, y| {
         let v = rows[y as usize][x as usize];
-        Rgb([v, 255 - v, 9])
+        [v, 255 - v, 9]
     });
-    let (_dir, index) = one_class(|c| image.save(c.join("x.png")).unwrap());
+    let (_dir, index) = one_class(|c| write_png(&c.join("x.png"), (4, 2), ColorType::Rgb, &image));
     let mut pre = Preprocess {
         resize: Some(Resize::ShortestEdge(1)),
         ..raw()
@@ -232,11 +246,19 @@ fn a_corrupt_or_missing_image_is_an_error_naming_its_path() {
         png(&c.join("a.png"), 1);
         std::fs::write(c.join("b.png"), b"\x89PNG\r\n\x1a\nnot really").unwrap();
         std::fs::write(c.join("c.jpg"), b"plain text").unwrap();
+        // A JPEG cut short after its start-of-image marker.
+        std::fs::write(c.join("d.jpg"), b"\xff\xd8\xff\xe0\x00\x10JFIF").unwrap();
     });
-    for i in [1, 2] {
+    for (i, what) in [
+        (1, "cannot decode the PNG image: "),
+        (2, "not a PNG or JPEG image"),
+        (3, "cannot decode the JPEG image: "),
+    ] {
         let err = index.read_batch(&raw(), &[0, i]).unwrap_err();
         assert_eq!(err.path.as_ref(), Some(&index.items[i].path));
-        assert!(std::error::Error::source(&err).is_some(), "{err}");
+        assert!(err.to_string().contains(what), "{err}");
+        // The decoder's own error is kept as the source.
+        assert_eq!(std::error::Error::source(&err).is_some(), i != 2, "{err}");
     }
     let pre = Preprocess {
         crop: Some([2, 2]),
@@ -250,7 +272,8 @@ fn a_corrupt_or_missing_image_is_an_error_naming_its_path() {
     assert!(results[0].is_ok());
     let err = results[1].as_ref().unwrap_err();
     assert!(
-        err.to_string().contains("b.png: cannot decode the image"),
+        err.to_string()
+            .contains("b.png: cannot decode the PNG image"),
         "{err}"
     );
     // A file removed after indexing.
@@ -259,7 +282,8 @@ fn a_corrupt_or_missing_image_is_an_error_naming_its_path() {
     assert!(err.contains("a.png: cannot read"), "{err}");
 }
 
-/// Seven images over three classes, PNG and JPEG, 2x2 each of one grey level.
+/// Seven images over three classes, 2x2 each of one grey level 30 i: PNGs written here, and
+/// two JPEGs written by Pillow (scripts/preprocess_reference.py), an RGB one and a grey one.
 fn seven() -> (tempfile::TempDir, ImageIndex) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
@@ -267,9 +291,20 @@ fn seven() -> (tempfile::TempDir, ImageIndex) {
     let files = [
         "a/0.png", "a/1.png", "a/2.jpg", "b/3.png", "b/4.jpeg", "c/5.png", "c/6.png",
     ];
+    let fixtures = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/preprocess"
+    ));
     for (i, f) in files.iter().enumerate() {
-        let image = RgbImage::from_pixel(2, 2, Rgb([30 * i as u8; 3]));
-        image.save(root.join(f)).unwrap();
+        match i {
+            2 => std::fs::copy(fixtures.join("rgb60.jpg"), root.join(f))
+                .map(|_| ())
+                .unwrap(),
+            4 => std::fs::copy(fixtures.join("grey120.jpg"), root.join(f))
+                .map(|_| ())
+                .unwrap(),
+            _ => png(&root.join(f), 30 * i as u8),
+        }
     }
     let index = ImageIndex::open(root, "seven", "all").unwrap();
     (dir, index)
@@ -356,7 +391,7 @@ fn loading_whole_keeps_the_bytes_after_resize_and_crop() {
 fn images_of_different_sizes_need_a_crop_or_exact_resize_to_share_a_batch() {
     let (_dir, index) = one_class(|c| {
         png(&c.join("a.png"), 1);
-        RgbImage::new(3, 2).save(c.join("b.png")).unwrap();
+        write_png(&c.join("b.png"), (3, 2), ColorType::Rgb, &[0; 18]);
     });
     let err = index.read_batch(&raw(), &[0, 1]).unwrap_err();
     assert_eq!(err.path.as_ref(), Some(&index.items[1].path));
