@@ -1,10 +1,15 @@
 //! CIFAR binary batches: CIFAR-10 records are one label byte then 3072 pixel bytes; CIFAR-100
 //! records are a coarse label byte, a fine label byte, then 3072 pixel bytes. Pixels are stored
 //! channel-major (1024 red, 1024 green, 1024 blue, each 32x32 row-major), i.e. already `[C, H, W]`.
+//!
+//! [`load_cifar_dir`] reads the binary archives' extracted folders as their authors distribute
+//! them: `cifar-10-batches-bin/` (`data_batch_1.bin` .. `data_batch_5.bin`, `test_batch.bin`,
+//! class names in `batches.meta.txt`) and `cifar-100-binary/` (`train.bin`, `test.bin`,
+//! `fine_label_names.txt`, `coarse_label_names.txt`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::dataset::{ImageDataset, Pixels};
+use crate::dataset::{ImageDataset, Pixels, WithClasses};
 use crate::error::{DataError, Result};
 use crate::file::read_bytes;
 
@@ -45,6 +50,85 @@ impl CifarKind {
             CifarKind::Cifar100Coarse => 20,
         }
     }
+}
+
+/// The part of a CIFAR folder to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CifarSplit {
+    /// 50,000 images.
+    Train,
+    /// 10,000 images.
+    Test,
+}
+
+impl CifarKind {
+    /// The folder the authors' binary archive extracts to.
+    pub fn folder_name(self) -> &'static str {
+        match self {
+            CifarKind::Cifar10 => "cifar-10-batches-bin",
+            CifarKind::Cifar100Fine | CifarKind::Cifar100Coarse => "cifar-100-binary",
+        }
+    }
+
+    fn files(self, split: CifarSplit) -> Vec<String> {
+        match (self, split) {
+            (CifarKind::Cifar10, CifarSplit::Train) => {
+                (1..=5).map(|i| format!("data_batch_{i}.bin")).collect()
+            }
+            (CifarKind::Cifar10, CifarSplit::Test) => vec!["test_batch.bin".into()],
+            (_, CifarSplit::Train) => vec!["train.bin".into()],
+            (_, CifarSplit::Test) => vec!["test.bin".into()],
+        }
+    }
+
+    fn names_file(self) -> &'static str {
+        match self {
+            CifarKind::Cifar10 => "batches.meta.txt",
+            CifarKind::Cifar100Fine => "fine_label_names.txt",
+            CifarKind::Cifar100Coarse => "coarse_label_names.txt",
+        }
+    }
+}
+
+/// Reads one split of an extracted CIFAR binary archive with its class names. `dir` is the
+/// extracted folder (`cifar-10-batches-bin`, `cifar-100-binary`) or the folder holding it.
+/// The dataset is named after the folder. Errors name the missing or malformed file.
+pub fn load_cifar_dir(
+    dir: &Path,
+    kind: CifarKind,
+    split: CifarSplit,
+) -> Result<WithClasses<ImageDataset>> {
+    let nested = dir.join(kind.folder_name());
+    let dir = if nested.is_dir() {
+        nested
+    } else {
+        dir.to_path_buf()
+    };
+    let files: Vec<PathBuf> = kind.files(split).iter().map(|f| dir.join(f)).collect();
+    let name = dir.file_name().map_or_else(
+        || kind.folder_name().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let set = load_cifar(&files, kind, &name)?;
+    let names_path = dir.join(kind.names_file());
+    let text = String::from_utf8(read_bytes(&names_path)?)
+        .map_err(|e| DataError::caused(&names_path, "not UTF-8 text", e))?;
+    let classes: Vec<String> = (text.lines())
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect();
+    if classes.len() != kind.num_classes() {
+        return Err(DataError::file(
+            &names_path,
+            format!(
+                "{} class names; expected {} (one a line)",
+                classes.len(),
+                kind.num_classes()
+            ),
+        ));
+    }
+    Ok(WithClasses { set, classes })
 }
 
 /// Reads CIFAR binary files (raw or gzip) in order into one `[N, 3, 32, 32]` dataset.
@@ -154,6 +238,57 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("c10.bin") && err.contains("3074"), "{err}");
+    }
+
+    #[test]
+    fn extracted_folders_read_with_their_class_names() {
+        let root = tempfile::tempdir().unwrap();
+        let c10 = root.path().join("cifar-10-batches-bin");
+        std::fs::create_dir(&c10).unwrap();
+        for i in 1..=5u8 {
+            std::fs::write(c10.join(format!("data_batch_{i}.bin")), record(&[i], i)).unwrap();
+        }
+        std::fs::write(c10.join("test_batch.bin"), record(&[9], 0)).unwrap();
+        let names = "airplane\nautomobile\nbird\ncat\ndeer\ndog\nfrog\nhorse\nship\ntruck\n\n";
+        std::fs::write(c10.join("batches.meta.txt"), names).unwrap();
+        // The extracted folder itself, or the folder holding it.
+        for dir in [c10.as_path(), root.path()] {
+            let train = load_cifar_dir(dir, CifarKind::Cifar10, CifarSplit::Train).unwrap();
+            assert_eq!(train.set.labels, vec![1, 2, 3, 4, 5]);
+            assert_eq!(train.set.image_f32(4), vec![5.0 / 255.0; IMAGE_BYTES]);
+            assert_eq!(
+                (train.classes.len(), train.classes[9].as_str()),
+                (10, "truck")
+            );
+            assert_eq!(train.set.name, "cifar-10-batches-bin");
+        }
+        let test = load_cifar_dir(&c10, CifarKind::Cifar10, CifarSplit::Test).unwrap();
+        assert_eq!(test.set.labels, vec![9]);
+
+        let c100 = root.path().join("cifar-100-binary");
+        std::fs::create_dir(&c100).unwrap();
+        std::fs::write(c100.join("test.bin"), record(&[3, 77], 1)).unwrap();
+        let fine: Vec<String> = (0..100).map(|i| format!("fine{i}")).collect();
+        std::fs::write(c100.join("fine_label_names.txt"), fine.join("\n")).unwrap();
+        let test = load_cifar_dir(&c100, CifarKind::Cifar100Fine, CifarSplit::Test).unwrap();
+        assert_eq!(
+            (test.set.labels[0], test.classes[77].as_str()),
+            (77, "fine77")
+        );
+        // Missing files are named: the train records, then the coarse names.
+        let err = load_cifar_dir(&c100, CifarKind::Cifar100Fine, CifarSplit::Train).unwrap_err();
+        assert_eq!(err.path, Some(c100.join("train.bin")));
+        let err = load_cifar_dir(&c100, CifarKind::Cifar100Coarse, CifarSplit::Test).unwrap_err();
+        assert_eq!(err.path, Some(c100.join("coarse_label_names.txt")));
+        // A names file with the wrong count.
+        std::fs::write(c10.join("batches.meta.txt"), "cat\ndog\n").unwrap();
+        let err = load_cifar_dir(&c10, CifarKind::Cifar10, CifarSplit::Test)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("batches.meta.txt: 2 class names; expected 10"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -160,6 +160,15 @@ impl TextDataset {
     }
 }
 
+/// A dataset read from disk with its class names: label `i` is `classes[i]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WithClasses<T> {
+    /// The examples.
+    pub set: T,
+    /// One name per class, in label order.
+    pub classes: Vec<String>,
+}
+
 /// A labelled dataset of either modality, for code that only needs names, labels and subsets.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Dataset {

@@ -1,34 +1,27 @@
 //! The crate's error type: every failure names the file (when there is one) and what was expected.
 
+use std::error::Error;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// An error from reading, validating or transforming data. Its message is the whole story in one
-/// line (the file, then what went wrong, with the underlying error's text); `source()` gives the
-/// underlying error (I/O, JSON) to programs that walk the chain.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{}{message}", path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default())]
+/// The error underneath a [`DataError`] (an I/O, image-decoding, CSV or JSON error), shared so
+/// that the error stays `Clone`.
+pub type Cause = Arc<dyn Error + Send + Sync + 'static>;
+
+/// An error from reading, validating or transforming data. Its message is the whole story in
+/// one line (`file: what: cause`); `source()` gives the underlying error where there is one.
+#[derive(Debug, Clone)]
 pub struct DataError {
     /// The file concerned, if the error comes from a file.
     pub path: Option<PathBuf>,
     /// What went wrong and what was expected.
     pub message: String,
-    /// The error that caused this one, if any (shared, so that the error stays `Clone`).
-    pub source: Option<Arc<dyn std::error::Error + Send + Sync>>,
+    /// The underlying error, kept as the source.
+    cause: Option<Cause>,
 }
 
 /// Result alias for this crate.
 pub type Result<T> = std::result::Result<T, DataError>;
-
-/// Equal when the file and the message are: the source's text is already in the message, and
-/// the source itself (an `io::Error`, say) has no equality.
-impl PartialEq for DataError {
-    fn eq(&self, other: &Self) -> bool {
-        self.path == other.path && self.message == other.message
-    }
-}
-
-impl Eq for DataError {}
 
 impl DataError {
     /// An error about the file at `path`.
@@ -36,7 +29,19 @@ impl DataError {
         Self {
             path: Some(path.to_path_buf()),
             message: message.into(),
-            source: None,
+            cause: None,
+        }
+    }
+
+    /// An error about the file at `path` caused by `cause` (kept as the source).
+    pub fn caused(
+        path: &Path,
+        message: impl Into<String>,
+        cause: impl Error + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            cause: Some(Arc::new(cause)),
+            ..Self::file(path, message)
         }
     }
 
@@ -45,13 +50,56 @@ impl DataError {
         Self {
             path: None,
             message: message.into(),
-            source: None,
+            cause: None,
         }
     }
+}
 
-    /// The same error, keeping `source` as its cause (its text belongs in the message too).
-    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
-        self.source = Some(Arc::new(source));
-        self
+/// Two errors are equal when they say the same thing about the same file.
+impl PartialEq for DataError {
+    fn eq(&self, other: &Self) -> bool {
+        self.path == other.path && self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for DataError {}
+
+impl std::fmt::Display for DataError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(path) = &self.path {
+            write!(f, "{}: ", path.display())?;
+        }
+        f.write_str(&self.message)?;
+        match &self.cause {
+            Some(cause) => write!(f, ": {cause}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Written out rather than derived: thiserror would give the `Arc` itself as the source, which
+/// hides the underlying error's type from `downcast_ref`.
+impl Error for DataError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        self.cause.as_deref().map(|c| c as &(dyn Error + 'static))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cause_is_the_source_and_ends_the_message() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let err = DataError::caused(Path::new("a/b.png"), "cannot read image", io);
+        assert_eq!(err.to_string(), "a/b.png: cannot read image: no such file");
+        assert_eq!(err.source().unwrap().to_string(), "no such file");
+        assert!(DataError::invalid("x").source().is_none());
+        assert_eq!(err.clone(), err);
+        assert_ne!(
+            err,
+            DataError::file(Path::new("a/b.png"), "cannot read image")
+        );
     }
 }

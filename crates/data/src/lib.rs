@@ -8,6 +8,24 @@
 //!   [`read_idx_images`], [`read_idx_labels`], [`load_idx_pair`] and the writers
 //!   [`write_idx_images`], [`write_idx_labels`]; [`load_cifar`] for CIFAR-10/100 binaries;
 //!   [`load_vader_tsv`] for the VADER sentiment ground truth.
+//! - On disk, named by path:
+//!   - image folders `ROOT/{train,val,test}/<class>/<image>` or `ROOT/<class>/<image>` (JPEG,
+//!     PNG): [`ImageFolder::open`] indexes them into [`ImageIndex`]es (classes sorted by name,
+//!     as torchvision's `ImageFolder`; splits must share their class folders), read by
+//!     [`ImageIndex::stream`] / [`ImageIndex::stream_batches`] ([`ImageStream`] of
+//!     [`ImageBatch`]: `[B, 3, H, W]` floats, decoded in parallel two batches ahead, memory
+//!     O(batch)), [`ImageIndex::read_batch`], or [`ImageIndex::load`] (a small set whole, as an
+//!     [`ImageDataset`] of bytes);
+//!   - [`Preprocess`]: a checkpoint's preprocessing (resize, centre crop, mean / std,
+//!     [`Interpolation`]) read from its `preprocessor_config.json`
+//!     ([`Preprocess::from_hf_config`]), resampled as `transformers`' Pillow path does, and
+//!     overridden field by field ([`PreprocessOverrides`]);
+//!   - CIFAR-10/100 as their authors distribute them: [`load_cifar_dir`] on
+//!     `cifar-10-batches-bin/` or `cifar-100-binary/`, with the class names;
+//!   - text sets from `.csv`, `.tsv` or `.jsonl` with caller-named [`TextColumns`]:
+//!     [`load_text_table`] (integer labels or class names).
+//!
+//!   These readers return [`WithClasses`]: the set and its class names.
 //! - [`Catalog`]: named datasets under the repository's `datasets/` folder
 //!   ([`Catalog::names`], [`Catalog::load_images`], [`Catalog::load_image_split`],
 //!   [`Catalog::load_text`]).
@@ -34,32 +52,43 @@ mod cifar;
 mod clip_bpe;
 mod corrupt;
 mod dataset;
+mod decode;
 mod error;
 mod file;
+mod folder;
 mod idx;
 mod noise;
 mod normalize;
+mod preprocess;
+mod resample;
 mod resize;
 mod seed;
 mod sentiment;
 mod specials;
 mod split;
+mod stream;
+mod table;
 mod wordpiece;
 
 pub use atomic::{atomic_write, with_path};
 pub use batch::{AugmentConfig, BatchPlan, Batches, augment};
 pub use catalog::{Catalog, DatasetInfo, ImageSplits, Modality, Source, Split};
-pub use cifar::{CifarKind, load_cifar};
+pub use cifar::{CifarKind, CifarSplit, load_cifar, load_cifar_dir};
 pub use clip_bpe::{CLIP_CONTEXT_LENGTH, ClipBatch, ClipBpe};
 pub use corrupt::{Corruption, corrupt};
-pub use dataset::{Dataset, ImageDataset, Pixels, TextDataset};
-pub use error::{DataError, Result};
+pub use dataset::{Dataset, ImageDataset, Pixels, TextDataset, WithClasses};
+pub use error::{Cause, DataError, Result};
+pub use folder::{IMAGE_EXTENSIONS, ImageFolder, ImageIndex, ImageItem, SPLIT_FOLDERS};
 pub use idx::{
     load_idx_pair, read_idx_images, read_idx_labels, write_idx_images, write_idx_labels,
 };
 pub use normalize::Normalization;
+pub use preprocess::{Preprocess, PreprocessOverrides, Resize};
+pub use resample::Interpolation;
 pub use resize::resize;
 pub use seed::mix;
 pub use sentiment::{NeutralRows, load_vader_tsv};
 pub use split::{SubsetSize, stratified_subset, train_val_split};
+pub use stream::{ImageBatch, ImageStream};
+pub use table::{TextColumns, load_text_table};
 pub use wordpiece::{Encoding, WordPiece};

@@ -83,7 +83,7 @@ impl WordPiece {
     /// `[UNK]` and `[PAD]` must be present.
     pub fn from_vocab_file(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| DataError::file(path, format!("cannot read the vocabulary: {e}")))?;
+            .map_err(|e| DataError::caused(path, "cannot read the vocabulary", e))?;
         let mut vocab = HashMap::new();
         let mut tokens = Vec::new();
         for (line, token) in text.lines().enumerate() {

@@ -277,9 +277,7 @@ fn bad_files_are_named_with_the_line() {
         missing.path.as_deref(),
         Some(dir.path().join("vocab.json").as_path())
     );
-    let io = missing
-        .source
-        .as_deref()
+    let io = std::error::Error::source(&missing)
         .unwrap()
         .downcast_ref::<std::io::Error>()
         .unwrap();
@@ -313,8 +311,12 @@ fn bad_files_are_named_with_the_line() {
     let (dir, _) = tiny(&TEN_TOKENS, TEN_MERGES);
     std::fs::write(dir.path().join("vocab.json"), "{\"a\": 0,\n \"b\": x}").unwrap();
     let err = ClipBpe::from_dir(dir.path()).unwrap_err();
-    assert!(err.message.contains("line 2"), "{err}");
-    assert!(err.source.as_deref().unwrap().is::<serde_json::Error>());
+    assert!(err.to_string().contains("line 2"), "{err}");
+    assert!(
+        std::error::Error::source(&err)
+            .unwrap()
+            .is::<serde_json::Error>()
+    );
     std::fs::write(dir.path().join("vocab.json"), "{\"a\": 0, \"b\": 2}").unwrap();
     let err = ClipBpe::from_dir(dir.path()).unwrap_err();
     assert!(

@@ -30,22 +30,19 @@ pub(super) const ROLES: [&str; 4] = ["bos_token", "eos_token", "unk_token", "pad
 
 fn read_text(path: &Path, what: &str) -> Result<String> {
     std::fs::read_to_string(path)
-        .map_err(|e| DataError::file(path, format!("cannot read {what}: {e}")).with_source(e))
+        .map_err(|e| DataError::caused(path, format!("cannot read {what}"), e))
 }
 
 fn parse_json(path: &Path, text: &str) -> Result<Value> {
-    serde_json::from_str(text)
-        .map_err(|e| DataError::file(path, format!("not valid JSON: {e}")).with_source(e))
+    serde_json::from_str(text).map_err(|e| DataError::caused(path, "not valid JSON", e))
 }
 
 /// `vocab.json` and `merges.txt`. tokenizers' rules for merges.txt: lines starting `#version`
 /// are skipped; every other line is exactly two pieces split by one space.
 pub(super) fn read_vocab_merges(vocab_path: &Path, merges_path: &Path) -> Result<Source> {
     let text = read_text(vocab_path, "the vocabulary")?;
-    let vocab = serde_json::from_str(&text).map_err(|e| {
-        let message = format!("expected a JSON object of token -> id: {e}");
-        DataError::file(vocab_path, message).with_source(e)
-    })?;
+    let vocab = serde_json::from_str(&text)
+        .map_err(|e| DataError::caused(vocab_path, "expected a JSON object of token -> id", e))?;
     let text = read_text(merges_path, "the merges")?;
     let mut merges = Vec::new();
     for (index, line) in text.lines().enumerate() {
@@ -99,8 +96,7 @@ pub(super) fn read_tokenizer_json(path: &Path) -> Result<Source> {
     expect("type", "BPE")?;
     expect("end_of_word_suffix", "</w>")?;
     let vocab = serde_json::from_value(model["vocab"].clone()).map_err(|e| {
-        let message = format!("model.vocab: expected an object of token -> id: {e}");
-        DataError::file(path, message).with_source(e)
+        DataError::caused(path, "model.vocab: expected an object of token -> id", e)
     })?;
     let listed = model["merges"]
         .as_array()
