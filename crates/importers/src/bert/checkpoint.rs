@@ -32,6 +32,11 @@ pub struct BertCheckpoint {
     pub classifier: bool,
 }
 
+/// Pre-training heads a checkpoint may carry beside the encoder (`BertForPreTraining`'s
+/// `cls.*`, `RobertaForMaskedLM`'s `lm_head.*`): left unused, as `transformers` leaves them when
+/// it loads such a checkpoint into `BertModel` or `RobertaModel`.
+const PRETRAINING_HEADS: [&str; 2] = ["cls.", "lm_head."];
+
 /// Where one model type keeps its heads: the pooler and the classifier.
 struct Heads {
     /// The pooler's name and whether it sits under the encoder's prefix.
@@ -43,7 +48,9 @@ struct Heads {
 impl Heads {
     fn of(hf: &HfBertConfig, classifier: bool) -> Self {
         match (hf.is_roberta(), classifier) {
-            // RobertaClassificationHead: dense + tanh over <s>, then out_proj; no pooler.
+            // RobertaClassificationHead: dense + tanh over <s>, then out_proj; no pooler. (Its
+            // dropout before the dense layer is not modelled: the classifier's one dropout sits
+            // after the tanh, which changes only training and MC dropout, not inference.)
             (true, true) => Self {
                 pooler: ("classifier.dense", false),
                 classifier: "classifier.out_proj",
@@ -105,8 +112,13 @@ pub fn load_bert(path: &Path, device: &Device) -> Result<BertCheckpoint, ImportE
         load.prefix = "";
         load.linear(heads.classifier, &mut model.classifier);
     }
-    load.prefix = prefix;
-    load.finish(&["embeddings.position_ids"])?;
+    let mut unused: Vec<String> = (file.names().into_iter())
+        .filter(|name| PRETRAINING_HEADS.iter().any(|head| name.starts_with(head)))
+        .map(String::from)
+        .collect();
+    unused.push(format!("{prefix}embeddings.position_ids"));
+    load.prefix = "";
+    load.finish(&unused.iter().map(String::as_str).collect::<Vec<_>>())?;
     Ok(BertCheckpoint {
         hf,
         config,

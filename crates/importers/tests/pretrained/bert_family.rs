@@ -118,6 +118,25 @@ fn configuration_is_read_from_config_json() {
     assert_eq!(max_diff(&alone, &within), 0.0);
 }
 
+#[test]
+fn pretraining_heads_are_left_unused() {
+    let heads = |t: &mut Vec<Stored>| {
+        t.push(f32_tensor("cls.predictions.bias", &[100], &[0.5; 100]));
+        t.push(f32_tensor("lm_head.dense.weight", &[4], &[0.5; 4]));
+    };
+    let source = fixtures().join("bert_model");
+    let dir = edited_copy(&source, "bert_heads", "pretraining", heads, keep);
+    let with_heads = load_bert(&dir, &test_device()).unwrap_or_else(|e| panic!("{e}"));
+    let plain = load_bert(&source, &test_device()).unwrap();
+    let x = ids("ids");
+    let pooled = |c: &importers::BertCheckpoint| {
+        let mode = Mode::Deterministic;
+        values(&(c.model).features(x.clone(), x.ones_like(), &Gates::none(), mode))
+    };
+    let plain: Vec<f64> = pooled(&plain).iter().map(|&v| f64::from(v)).collect();
+    assert_eq!(max_diff(&pooled(&with_heads), &plain), 0.0);
+}
+
 /// Fixture `name` copied to scratch case `case`, edited; the import's error message.
 fn refusal(
     name: &str,
