@@ -18,9 +18,13 @@ use crate::input::Input;
 use crate::traits::{Architecture, Backbone, Members, StemLayout};
 use kernels::{layer_norm, linear};
 
+mod pooling;
 mod sentence;
 mod stem;
+pub use pooling::{Pooling, cls_pool, mean_pool};
 pub use stem::TokenStem;
+
+use pooling::pool;
 
 /// Configuration of a [`BertModel`]; the defaults are all-MiniLM-L6-v2's shape (`importers`'
 /// `minilm_l6`).
@@ -114,9 +118,23 @@ impl BertConfig {
         num_classes: usize,
         device: &Device,
     ) -> Result<BertClassifier, BackboneError> {
+        self.init_pooled_classifier(num_classes, Pooling::Mean, device)
+    }
+
+    /// Builds the encoder with a sequence classifier reading its output by `pooling` (with
+    /// [`Pooling::Cls`], a pooler `D -> D` before the dropout and the classifier).
+    pub fn init_pooled_classifier(
+        &self,
+        num_classes: usize,
+        pooling: Pooling,
+        device: &Device,
+    ) -> Result<BertClassifier, BackboneError> {
         positive("num_classes", num_classes)?;
+        let pooler = (pooling == Pooling::Cls)
+            .then(|| LinearConfig::new(self.d_model, self.d_model).init(device));
         Ok(BertClassifier {
             bert: self.init(device)?,
+            pooler,
             dropout: Dropout { prob: self.dropout },
             classifier: LinearConfig::new(self.d_model, num_classes).init(device),
         })
@@ -189,20 +207,14 @@ impl BertModel {
     }
 }
 
-/// Masked mean over tokens: `hidden` `[B, T, D]`, `attention_mask` `[B, T]` (1 = token) ->
-/// `[B, D]` (sentence-transformers pooling; an all-padding row gives 0).
-pub fn mean_pool(hidden: Tensor<3>, attention_mask: Tensor<2, Int>) -> Tensor<2> {
-    let mask = attention_mask.float().unsqueeze_dim::<3>(2); // [B, T, 1]
-    let sum = (hidden * mask.clone()).sum_dim(1).squeeze_dim::<2>(1);
-    let count = mask.sum_dim(1).squeeze_dim::<2>(1).clamp_min(1e-9);
-    sum / count
-}
-
-/// Sequence classifier: mean-pooled BERT features -> dropout -> Linear D -> C.
+/// Sequence classifier: pooled BERT features ([`Pooling`]: masked mean, or the first token
+/// through the pooler and tanh) -> dropout -> Linear D -> C.
 #[derive(Module, Debug)]
 pub struct BertClassifier {
     /// The encoder.
     pub bert: BertModel,
+    /// BERT's pooler `D -> D` (tanh over the first token), or `None` for mean pooling.
+    pub pooler: Option<Linear>,
     /// Dropout on the pooled feature.
     pub dropout: Dropout,
     /// Classifier D -> C.
@@ -210,7 +222,15 @@ pub struct BertClassifier {
 }
 
 impl BertClassifier {
-    /// Pooled feature `[B, D]`.
+    /// How the classifier pools: [`Pooling::Cls`] exactly when it has a pooler.
+    pub fn pooling(&self) -> Pooling {
+        match self.pooler {
+            Some(_) => Pooling::Cls,
+            None => Pooling::Mean,
+        }
+    }
+
+    /// Pooled feature `[B, D]` (the pooler output with [`Pooling::Cls`]).
     pub fn features(
         &self,
         ids: Tensor<2, Int>,
@@ -219,7 +239,7 @@ impl BertClassifier {
         mode: Mode,
     ) -> Tensor<2> {
         let hidden = self.bert.forward(ids, attention_mask.clone(), gates, mode);
-        mean_pool(hidden, attention_mask)
+        pool(hidden, attention_mask, self.pooler.as_ref())
     }
 
     /// Logits `[B, C]`.
@@ -251,7 +271,8 @@ impl Backbone for BertClassifier {
         let Input::Tokens { mask, .. } = input else {
             unreachable!("checked by Classifier")
         };
-        self.dropout.forward(mean_pool(tokens, mask.clone()), mode)
+        let pooled = pool(tokens, mask.clone(), self.pooler.as_ref());
+        self.dropout.forward(pooled, mode)
     }
 
     fn encoder(&self) -> &Encoder {
@@ -283,8 +304,12 @@ impl Backbone for BertClassifier {
         text_tokens
     }
 
+    /// The table lookups count 0; the pooler, when there is one, is counted here.
     fn embed_flops(&self) -> u64 {
-        0
+        (self.pooler.as_ref()).map_or(0, |p| {
+            let [d_in, d_out] = p.weight.dims();
+            head_flops(d_in, d_out)
+        })
     }
 
     fn embedding_params(&self) -> usize {
@@ -356,6 +381,7 @@ impl Members for BertClassifier {
 
     fn stems(members: &[&Self]) -> Result<TokenStem, BackboneError> {
         let tables: Vec<_> = members.iter().map(|b| &b.bert.embeddings).collect();
-        TokenStem::of(&tables)
+        let poolers: Vec<_> = members.iter().map(|b| b.pooler.as_ref()).collect();
+        TokenStem::of(&tables, &poolers)
     }
 }

@@ -28,7 +28,7 @@ use kernels::linear;
 pub enum Classifier {
     /// Images: class-token readout after the final LayerNorm.
     Vit(VisionTransformer),
-    /// Token sequences: masked mean pooling, dropout.
+    /// Token sequences: masked mean pooling or BERT's `[CLS]` pooler ([`crate::Pooling`]), dropout.
     Bert(BertClassifier),
 }
 
@@ -146,7 +146,7 @@ impl Classifier {
     }
 
     /// The feature `[B, D]` the head reads from the last block's tokens `[B, T, D]` (ViT: the
-    /// class token after the final norm; BERT: the masked mean, then dropout).
+    /// class token after the final norm; BERT: its pooling, then dropout).
     ///
     /// # Panics
     /// If the input is of the other modality.

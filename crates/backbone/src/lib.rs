@@ -54,7 +54,9 @@ mod vit;
 pub use attention::{
     Attention, AttentionConfig, attend, attend_heads, attention_probs, padding_mask,
 };
-pub use bert::{BertClassifier, BertConfig, BertEmbeddings, BertModel, TokenStem, mean_pool};
+pub use bert::{
+    BertClassifier, BertConfig, BertEmbeddings, BertModel, Pooling, TokenStem, cls_pool, mean_pool,
+};
 pub use block::{Block, BlockConfig, Encoder, residual};
 pub use classifier::{Classifier, MemberStems};
 pub use cost::{BlockShape, block_flops, head_flops, patch_embed_flops};

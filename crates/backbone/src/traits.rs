@@ -74,7 +74,8 @@ pub trait Backbone {
     /// Tokens per sample entering the blocks; text is counted at `text_tokens` tokens.
     fn tokens(&self, text_tokens: usize) -> usize;
 
-    /// FLOPs per sample of the input embedding (a table lookup counts 0).
+    /// FLOPs per sample of the input embedding (a table lookup counts 0) and of any readout layer
+    /// before the head (BERT's pooler).
     fn embed_flops(&self) -> u64;
 
     /// Parameters of the input embedding: what [`Backbone::freeze_embeddings`] freezes.

@@ -174,9 +174,20 @@ pub fn read_floats(path: &Path) -> Result<ArrayD<f64>, String> {
 
 /// An integer array of any width, signed or not, as i128.
 pub fn read_integers(path: &Path) -> Result<ArrayD<i128>, String> {
+    integers(path, "integer labels")
+}
+
+/// Token ids: an integer array (int64 as `transformers` takes `input_ids`, though any width is
+/// read), as i128.
+pub fn read_token_ids(path: &Path) -> Result<ArrayD<i128>, String> {
+    integers(path, "int64 token ids")
+}
+
+/// An integer array as i128; any other element type is an error saying `expected`.
+fn integers(path: &Path, expected: &str) -> Result<ArrayD<i128>, String> {
     read(
         path,
-        "integer labels",
+        expected,
         |kind| !matches!(kind, Kind::Float),
         |kind, raw, width| match kind {
             // Sign-extended from the element's width.

@@ -1,11 +1,14 @@
-//! Hugging Face BERT checkpoints into a [`BertModel`]: a folder with `config.json` and
-//! `model.safetensors` (e.g. all-MiniLM-L6-v2), or one with a single ONNX graph exported from a
-//! `BertModel` ([`graph`], e.g. paraphrase-MiniLM-L3-v2); the config read into
-//! [`HfBertConfig`] or from the graph, the tensors mapped by name.
+//! Hugging Face BERT and RoBERTa checkpoints into a [`BertModel`]: a folder with `config.json`
+//! and `model.safetensors` (e.g. all-MiniLM-L6-v2), or one with a single ONNX graph exported from
+//! a `BertModel` ([`graph`], e.g. paraphrase-MiniLM-L3-v2); the config read into
+//! [`HfBertConfig`] or from the graph, the tensors mapped by name. A whole checkpoint, pooler and
+//! classifier included, is [`load_bert`]'s ([`checkpoint`]).
 
+mod checkpoint;
 mod config;
 mod graph;
 
+pub use checkpoint::{BertCheckpoint, load_bert};
 pub use config::HfBertConfig;
 
 use std::path::{Path, PathBuf};
@@ -15,21 +18,21 @@ use burn::nn::Embedding;
 use burn::tensor::Device;
 
 use crate::error::ImportError;
-use crate::mapping::{Loader, Source};
+use crate::mapping::{Loader, Source, set};
 use crate::onnx::OnnxGraph;
 use crate::onnx_structure::onnx_files;
 use crate::safetensors::SafeTensors;
 use graph::GraphTensors;
 
-/// Checkpoint tensors the encoder has no use for: the next-sentence pooler and a buffer of
-/// position ids.
+/// Checkpoint tensors the encoder has no use for: the pooler and a buffer of position ids.
 const IGNORED: [&str; 3] = [
     "pooler.dense.weight",
     "pooler.dense.bias",
     "embeddings.position_ids",
 ];
 
-/// Reads a BERT checkpoint folder (see [`BertWeights::find`]) into its configuration and model.
+/// Reads a BERT or RoBERTa checkpoint folder (see [`BertWeights::find`]) into its encoder's
+/// configuration and model (the pooler and any classifier ignored; [`load_bert`] reads them).
 pub fn load_hf_bert(dir: &Path, device: &Device) -> Result<(BertConfig, BertModel), ImportError> {
     let weights = BertWeights::find(dir)?;
     let config = weights.config()?;
@@ -55,7 +58,9 @@ fn load_bert_onnx(
     config: &BertConfig,
     device: &Device,
 ) -> Result<BertModel, ImportError> {
-    load_bert(&graph.path, config, device, || Ok(GraphTensors::new(graph)))
+    load_encoder(&graph.path, config, 0, device, || {
+        Ok(GraphTensors::new(graph))
+    })
 }
 
 /// The weights of a BERT checkpoint folder, in one of the two layouts it may have.
@@ -103,7 +108,9 @@ impl BertWeights {
     ) -> Result<BertModel, ImportError> {
         match self {
             Self::Safetensors(dir) => {
-                load_bert_safetensors(&dir.join("model.safetensors"), config, device)
+                let offset = HfBertConfig::read(&dir.join("config.json"))?.position_offset();
+                let path = &dir.join("model.safetensors");
+                load_encoder(path, config, offset, device, || SafeTensors::read(path))
             }
             Self::Onnx(graph) => load_bert_onnx(graph, config, device),
         }
@@ -120,14 +127,23 @@ pub fn load_bert_safetensors(
     config: &BertConfig,
     device: &Device,
 ) -> Result<BertModel, ImportError> {
-    load_bert(path, config, device, || SafeTensors::read(path))
+    load_encoder(path, config, 0, device, || SafeTensors::read(path))
+}
+
+/// The checkpoint's common prefix (`bert.`, `roberta.`, or none), found before its word table.
+fn prefix(file: &dyn Source) -> &str {
+    (file.names().into_iter())
+        .find_map(|name| name.strip_suffix("embeddings.word_embeddings.weight"))
+        .unwrap_or("")
 }
 
 /// The mapping onto a model of `config` (checkpoint `path`), which is validated before `read`
-/// reads the tensors.
-fn load_bert<S: Source>(
+/// reads the tensors; the first `offset` rows of the position table are dropped
+/// ([`HfBertConfig::position_offset`]).
+fn load_encoder<S: Source>(
     path: &Path,
     config: &BertConfig,
+    offset: usize,
     device: &Device,
     read: impl FnOnce() -> Result<S, ImportError>,
 ) -> Result<BertModel, ImportError> {
@@ -136,23 +152,32 @@ fn load_bert<S: Source>(
         error,
     })?;
     let file = &read()?;
-    let names = file.names();
-    let prefix = (names.iter())
-        .find_map(|name| name.strip_suffix("embeddings.word_embeddings.weight"))
-        .unwrap_or("");
-    let mut load = Loader::new(file, prefix);
+    let mut load = Loader::new(file, prefix(file));
+    map_encoder(&mut load, &mut model, offset);
+    load.finish(&IGNORED)?;
+    Ok(model)
+}
+
+/// Loads the embeddings and blocks under the loader's prefix (`embeddings.*`,
+/// `encoder.layer.N.*`), the position table from row `offset` on.
+fn map_encoder(load: &mut Loader, model: &mut BertModel, offset: usize) {
     let e = &mut model.embeddings;
-    let embeddings: [(&str, &mut Embedding); 3] = [
+    let tables: [(&str, &mut Embedding); 2] = [
         ("word_embeddings", &mut e.word_embeddings),
-        ("position_embeddings", &mut e.position_embeddings),
         ("token_type_embeddings", &mut e.token_type_embeddings),
     ];
-    for (name, embedding) in embeddings {
+    for (name, table) in tables {
         load.param(
             &format!("embeddings.{name}.weight"),
-            &mut embedding.weight,
+            &mut table.weight,
             false,
         );
+    }
+    let positions = &mut e.position_embeddings.weight;
+    let [rows, width] = positions.dims();
+    let stored = [offset + rows, width];
+    if let Some(values) = load.take("embeddings.position_embeddings.weight", &stored) {
+        set(positions, values[offset * width..].to_vec());
     }
     load.layer_norm("embeddings.LayerNorm", &mut e.layer_norm);
     for (i, block) in model.encoder.layer.iter_mut().enumerate() {
@@ -167,6 +192,4 @@ fn load_bert<S: Source>(
         load.linear(&name("output.dense"), &mut block.mlp.fc2);
         load.layer_norm(&name("output.LayerNorm"), &mut block.norm2);
     }
-    load.finish(&IGNORED)?;
-    Ok(model)
 }

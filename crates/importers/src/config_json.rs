@@ -1,8 +1,10 @@
 //! A checkpoint's `config.json` read into a typed struct (the BERT and ViT-family imports), an
-//! error naming the file and the field.
+//! error naming the file and the field; where a checkpoint's files are ([`locate`]) and its
+//! `model_type` ([`model_type`]).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::ImportError;
@@ -41,4 +43,40 @@ pub(crate) fn check_supported(
             quoted.join(" or ")
         ),
     ))
+}
+
+/// `(config.json, weights)` of a checkpoint folder or of a `.safetensors` file.
+pub(crate) fn locate(path: &Path) -> Result<(PathBuf, PathBuf), ImportError> {
+    let (dir, weights) = if path.is_dir() {
+        (path.to_path_buf(), path.join("model.safetensors"))
+    } else {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        (dir.to_path_buf(), path.to_path_buf())
+    };
+    let config = dir.join("config.json");
+    for (file, what) in [(&weights, "the weights"), (&config, "the configuration")] {
+        if !file.is_file() {
+            return Err(ImportError::file(
+                file,
+                format!(
+                    "no such file ({what}); expected a folder with config.json and \
+                     model.safetensors, or a .safetensors file with config.json beside it"
+                ),
+            ));
+        }
+    }
+    Ok((config, weights))
+}
+
+/// The `model_type` of a checkpoint's `config.json` (a folder with `config.json` and
+/// `model.safetensors`, or a `.safetensors` file with `config.json` beside it): `transformers`
+/// writes it ("vit", "deit", "bert", "roberta", ...), timm does not. What tells a checkpoint's
+/// family before it is imported (`uqformer predict`).
+pub fn model_type(checkpoint: &Path) -> Result<Option<String>, ImportError> {
+    #[derive(Deserialize)]
+    struct ModelType {
+        model_type: Option<String>,
+    }
+    let (config, _) = locate(checkpoint)?;
+    Ok(read_json::<ModelType>(&config)?.model_type)
 }

@@ -3,7 +3,12 @@
 //! change to an importer rebuilds only this crate and those that load checkpoints (experiment,
 //! the CLI).
 //!
-//! - Hugging Face BERT ([`load_hf_bert`], a checkpoint folder): e.g. all-MiniLM-L6-v2,
+//! - Hugging Face BERT and RoBERTa ([`load_bert`], a folder or a `.safetensors` file with
+//!   `config.json`): `BertModel`, `BertForSequenceClassification`, `RobertaModel` and
+//!   `RobertaForSequenceClassification` into a [`backbone::BertClassifier`] with its pooler
+//!   ([`backbone::Pooling::Cls`]) and classifier, told apart by the tensors ([`BertCheckpoint`]);
+//!   RoBERTa's positions, which start after its padding id, by dropping those rows of the table.
+//! - Their encoders alone ([`load_hf_bert`], a checkpoint folder): e.g. all-MiniLM-L6-v2,
 //!   `config.json` deserialised into [`HfBertConfig`] (turned into a [`backbone::BertConfig`]),
 //!   `model.safetensors` read by [`SafeTensors`] (the `safetensors` crate's header parsing) and
 //!   mapped by name onto a [`backbone::BertModel`] by [`load_bert_safetensors`]; or e.g.
@@ -42,7 +47,10 @@ mod pretrained;
 mod safetensors;
 mod vit;
 
-pub use bert::{HfBertConfig, bert_from_onnx, load_bert_safetensors, load_hf_bert};
+pub use bert::{
+    BertCheckpoint, HfBertConfig, bert_from_onnx, load_bert, load_bert_safetensors, load_hf_bert,
+};
+pub use config_json::model_type;
 pub use dinov2::{dinov2_from_onnx, load_dinov2_onnx};
 pub use error::ImportError;
 pub use onnx::{Attribute, Dim, Node, ONNX_DOUBLE, ONNX_FLOAT, OnnxGraph, OnnxTensor, ValueInfo};

@@ -111,6 +111,7 @@ fn hf_bert(dir: &Path, _name: &str, target: &Target) -> Result<Checkpoint, Impor
         let encoder = weights.load(&bert, device)?;
         Ok(BertClassifier {
             bert: encoder,
+            pooler: None,
             dropout: Dropout { prob: bert.dropout },
             classifier: LinearConfig::new(bert.d_model, classes).init(device),
         }

@@ -14,13 +14,13 @@ mod timm;
 
 pub use hf::HfVitConfig;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use backbone::{ViTConfig, VisionTransformer};
 use burn::tensor::Device;
 use serde::Deserialize;
 
-use crate::config_json::read_json;
+use crate::config_json::{locate, read_json};
 use crate::error::ImportError;
 use crate::mapping::Loader;
 
@@ -68,29 +68,6 @@ pub fn load_vit(path: &Path, device: &Device) -> Result<VitCheckpoint, ImportErr
              expected the config.json of a ViT or DeiT checkpoint",
         )),
     }
-}
-
-/// `(config.json, weights)` of a checkpoint folder or of a `.safetensors` file.
-fn locate(path: &Path) -> Result<(PathBuf, PathBuf), ImportError> {
-    let (dir, weights) = if path.is_dir() {
-        (path.to_path_buf(), path.join("model.safetensors"))
-    } else {
-        let dir = path.parent().unwrap_or(Path::new("."));
-        (dir.to_path_buf(), path.to_path_buf())
-    };
-    let config = dir.join("config.json");
-    for (file, what) in [(&weights, "the weights"), (&config, "the configuration")] {
-        if !file.is_file() {
-            return Err(ImportError::file(
-                file,
-                format!(
-                    "no such file ({what}); expected a folder with config.json and \
-                     model.safetensors, or a .safetensors file with config.json beside it"
-                ),
-            ));
-        }
-    }
-    Ok((config, weights))
 }
 
 /// A model of `config` (validated), its parameters to be overwritten by the checkpoint's.

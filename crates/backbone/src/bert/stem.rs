@@ -1,19 +1,20 @@
-//! Fused BERT members' input end: the embedding tables read by one gather, and masked mean
-//! pooling per member.
+//! Fused BERT members' input end: the embedding tables read by one gather, and each member's
+//! pooling (masked mean, or the first token through its own pooler and tanh).
 
 use burn::module::{Module, Param};
+use burn::nn::Linear;
 use burn::tensor::{Int, Tensor};
 
 use crate::bert::{BertEmbeddings, mean_pool};
 use crate::error::BackboneError;
-use crate::grouped::{GroupedLayerNorm, all_equal};
+use crate::grouped::{GroupedLayerNorm, GroupedLinear, all_equal};
 use crate::input::Input;
 use crate::traits::GroupedStem;
 
 /// BERT members: the embedding tables and LayerNorm stored once (G = 1) when every member has
 /// the same ones (members whose embeddings stayed frozen), else each member's own (G = M;
 /// members fine-tuned apart differ there), stacked and read by one gather; readout = masked
-/// mean pooling.
+/// mean pooling, or with BERT's pooler each member's pooler over its first token.
 #[derive(Module, Debug)]
 pub struct TokenStem {
     /// Token tables `[G, V, D]`.
@@ -24,11 +25,28 @@ pub struct TokenStem {
     pub token_type: Param<Tensor<3>>,
     /// The embedding LayerNorms (G groups).
     pub norm: GroupedLayerNorm,
+    /// The members' poolers `[M, D, D]` ([`crate::Pooling::Cls`]), or `None` for mean pooling.
+    pub pooler: Option<GroupedLinear>,
 }
 
 impl TokenStem {
-    /// The members' embedding tables and LayerNorms.
-    pub(crate) fn of(members: &[&BertEmbeddings]) -> Result<Self, BackboneError> {
+    /// The members' embedding tables and LayerNorms, and their poolers (all members have one,
+    /// or none has).
+    pub(crate) fn of(
+        members: &[&BertEmbeddings],
+        poolers: &[Option<&Linear>],
+    ) -> Result<Self, BackboneError> {
+        let pooler = match poolers.iter().copied().collect::<Option<Vec<_>>>() {
+            Some(poolers) => Some(GroupedLinear::of(&poolers)),
+            None if poolers.iter().all(Option::is_none) => None,
+            None => {
+                return Err(BackboneError::invalid(
+                    "members' pooling",
+                    "some with a pooler and some without",
+                    "members of one pooling (all mean, or all the [CLS] pooler)",
+                ));
+            }
+        };
         let shared = all_equal(members, |e| {
             let norm = &e.layer_norm;
             let tables = [
@@ -51,6 +69,7 @@ impl TokenStem {
             position: stack(|e| e.position_embeddings.weight.val()),
             token_type: stack(|e| e.token_type_embeddings.weight.val()),
             norm: GroupedLayerNorm::of(&norms, "embeddings layer_norm")?,
+            pooler,
         })
     }
 }
@@ -89,8 +108,15 @@ impl GroupedStem for TokenStem {
         };
         let [members, rows, d] = x.dims();
         let batch = input.batch_size();
+        let tokens = rows / batch;
+        if let Some(pooler) = &self.pooler {
+            // Each sample's first token (row b·T of its member's stream), through the member's
+            // pooler: as `cls_pool` per member.
+            let first = x.reshape([members, batch, tokens, d]).narrow(2, 0, 1);
+            return pooler.forward(first.reshape([members, batch, d])).tanh();
+        }
         // [M, B·T, D] is [M·B, T, D]; the mask repeated member-major matches its rows.
-        let x = x.reshape([members * batch, rows / batch, d]);
+        let x = x.reshape([members * batch, tokens, d]);
         mean_pool(x, mask.clone().repeat_dim(0, members)).reshape([members, batch, d])
     }
 

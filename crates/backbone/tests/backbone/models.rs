@@ -1,4 +1,4 @@
-use backbone::{BackboneError, Gates, Mode, ViTConfig, mean_pool};
+use backbone::{BackboneError, Gates, Mode, Pooling, ViTConfig, mean_pool};
 use burn::module::Module;
 use burn::tensor::{Int, Tensor};
 
@@ -100,6 +100,47 @@ fn padding_does_not_change_real_tokens_or_the_pooled_feature() {
     let expected = alone.clone().mean_dim(1).squeeze_dim::<2>(1);
     assert_close(&pooled, &expected, 1e-5);
     assert_close(&mean_pool(alone, alone_mask), &expected, 1e-5);
+}
+
+#[test]
+fn cls_pooling_is_the_first_token_through_the_pooler_and_tanh() {
+    let device = test_device();
+    let config = tiny_bert();
+    let model = (config.init_pooled_classifier(2, Pooling::Cls, &device)).unwrap();
+    assert_eq!(model.pooling(), Pooling::Cls);
+    assert_eq!(
+        config.init_classifier(2, &device).unwrap().pooling(),
+        Pooling::Mean
+    );
+    let (gates, mode) = (&Gates::none(), Mode::Deterministic);
+    let ids = Tensor::<2, Int>::from_ints([[3, 4, 5, 0], [7, 8, 9, 10]], &device);
+    let mask = Tensor::<2, Int>::from_ints([[1, 1, 1, 0], [1, 1, 1, 1]], &device);
+    let hidden = model.bert.forward(ids.clone(), mask.clone(), gates, mode);
+    let pooled = model.features(ids, mask, gates, mode);
+    // By hand: tanh(h[b, 0] · W + bias), W stored [in, out].
+    let pooler = model.pooler.as_ref().unwrap();
+    let [d_in, d_out] = pooler.weight.dims();
+    let w = pooler.weight.val().into_data().try_to_vec::<f32>().unwrap();
+    let bias = pooler
+        .bias
+        .as_ref()
+        .unwrap()
+        .val()
+        .into_data()
+        .try_to_vec::<f32>()
+        .unwrap();
+    let h = hidden.into_data().try_to_vec::<f32>().unwrap();
+    let tokens = h.len() / (2 * d_in);
+    let expected: Vec<f32> = (0..2)
+        .flat_map(|b| (0..d_out).map(move |o| (b, o)))
+        .map(|(b, o)| {
+            let first = &h[b * tokens * d_in..][..d_in];
+            let dot: f32 = (0..d_in).map(|i| first[i] * w[i * d_out + o]).sum();
+            (dot + bias[o]).tanh()
+        })
+        .collect();
+    let expected = Tensor::<1>::from_floats(expected.as_slice(), &device).reshape([2, d_out]);
+    assert_close(&pooled, &expected, 1e-5);
 }
 
 #[test]

@@ -9,7 +9,9 @@ use seam::EnsembleModel;
 
 use crate::fused::{assert_shared_embedding, averaged, embedding_groups, member, pruned_from};
 use crate::taylor::assert_matches_finite_differences;
-use crate::{assert_close, device, logits, text_calibration, tiny, tiny_bert, tokens};
+use crate::{
+    assert_close, device, logits, text_calibration, tiny, tiny_bert, tiny_bert_cls, tokens,
+};
 
 /// Three members from different weights (embeddings included), keeping different head counts
 /// in each block, so the fused blocks are zero-padded.
@@ -198,4 +200,42 @@ fn rejects_mixed_modalities_and_no_text_length() {
         .unwrap();
     let err = fuse(&[tiny_bert(1), small.into()], Merge::None, 6).unwrap_err();
     assert!(err.to_string().contains("vocab: 40"), "{err}");
+}
+
+#[test]
+fn cls_pooled_members_fuse_like_the_members_one_by_one() {
+    let x = tokens(5, 3);
+    // Members of different weights, then members of one model (a shared embedding).
+    for members in [
+        crate::fused::members_of(tiny_bert_cls),
+        pruned_from(&tiny_bert_cls(7)),
+    ] {
+        let fused = fuse(&members, Merge::None, 6).unwrap();
+        let out = fused.member_logits(x.clone());
+        for (m, model) in members.iter().enumerate() {
+            assert_close(&member(&out, m), &logits(model, &x), 1e-5);
+        }
+        // The first token is never padding: other ids in the padded slots change nothing.
+        assert_close(&fused.member_logits(repad(&x, 7)), &out, 1e-6);
+        let stored: usize = members.iter().map(Module::num_params).sum();
+        let shared = fused.stem.stem().shared();
+        let embedding = members[0].backbone().embedding_params();
+        let expected = stored - if shared { 2 * embedding } else { 0 };
+        assert_eq!(EnsembleModel::num_params(&fused), expected);
+    }
+    // The pooler is read: the [CLS] readout differs from the mean of the same weights.
+    let (cls, mean) = (tiny_bert_cls(4), tiny_bert(4));
+    let gap = (logits(&cls, &x) - logits(&mean, &x)).abs().max();
+    assert!(gap.into_scalar::<f32>() > 1e-2);
+}
+
+#[test]
+fn members_of_different_pooling_are_refused() {
+    let err = fuse(&[tiny_bert(1), tiny_bert_cls(2)], Merge::None, 6).unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("members' pooling"), "{text}");
+    assert!(
+        text.contains("some with a pooler and some without"),
+        "{text}"
+    );
 }

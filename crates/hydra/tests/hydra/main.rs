@@ -11,7 +11,7 @@ mod registry;
 mod select;
 mod taylor;
 
-use backbone::{BertConfig, Classifier, Gates, Input, Mode, ViTConfig};
+use backbone::{BertConfig, Classifier, Gates, Input, Mode, Pooling, ViTConfig};
 use burn::module::{Module, ModuleMapper, Param};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use hydra::Calibration;
@@ -73,6 +73,14 @@ pub fn bert_config() -> BertConfig {
 pub fn tiny_bert(seed: u64) -> Classifier {
     let model = bert_config()
         .init_classifier(3, &device())
+        .expect("valid config");
+    Classifier::from(model).map(&mut Fill(StdRng::seed_from_u64(seed)))
+}
+
+/// As [`tiny_bert`], read out by BERT's `[CLS]` pooler (dense + tanh over the first token).
+pub fn tiny_bert_cls(seed: u64) -> Classifier {
+    let model = bert_config()
+        .init_pooled_classifier(3, Pooling::Cls, &device())
         .expect("valid config");
     Classifier::from(model).map(&mut Fill(StdRng::seed_from_u64(seed)))
 }

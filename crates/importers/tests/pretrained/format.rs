@@ -410,9 +410,9 @@ fn hf_config_json() {
         ),
         (
             variant(&|m| {
-                m.insert("model_type".into(), json!("roberta"));
+                m.insert("model_type".into(), json!("xlm-roberta"));
             }),
-            "model_type",
+            "model_type: = \"xlm-roberta\": only \"bert\" or \"roberta\"",
         ),
     ];
     for (i, (value, message)) in cases.iter().enumerate() {

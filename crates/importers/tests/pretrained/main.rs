@@ -6,9 +6,12 @@
 //! (`onnx_format`), DINOv2-S/14 against onnxruntime running the ONNX graph itself
 //! (`dinov2`, needs `datasets/fetch dinov2-s`), the checkpoints' shapes (`presets`), and the
 //! ViT family (`transformers`' ViT and DeiT, timm's ViT and DeiT) against the libraries' own
-//! outputs on the random checkpoints of scripts/vit_reference_fixtures.py (`vit_family`).
+//! outputs on the random checkpoints of scripts/vit_reference_fixtures.py (`vit_family`), and
+//! `transformers`' BERT and RoBERTa, pooler and classifiers included, on those of
+//! scripts/bert_reference_fixtures.py (`bert_family`).
 
 mod bert_checks;
+mod bert_family;
 mod dinov2;
 mod format;
 mod minilm;
@@ -30,6 +33,11 @@ pub fn values<const D: usize>(t: &Tensor<D>) -> Vec<f32> {
         .convert::<f32>()
         .try_into_vec::<f32>()
         .expect("f32 values")
+}
+
+/// A JSON file, read.
+pub fn json(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 /// A JSON array of numbers (fixture values).

@@ -10,14 +10,10 @@ use importers::{ImportError, SafeTensors, load_vit};
 use serde_json::Value;
 
 use crate::format::{Stored, encode, f32_tensor};
-use crate::{max_diff, numbers, test_device, values};
+use crate::{json, max_diff, numbers, test_device, values};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/vit")
-}
-
-fn json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 /// The fixtures' shared input `[2, 3, 16, 16]`.
@@ -97,19 +93,31 @@ fn configuration_is_read_from_config_and_shapes() {
     assert_eq!(architecture(&timm.config), ([16, 4, 32, 2, 2, 64, 4], 1e-6));
 }
 
-/// A copy of fixture `name` in a scratch folder `case`, its tensors passed through `edit` and
-/// its config.json through `config`; the import's error message.
+/// Fixture `name` copied to scratch case `case`, edited; the import's error message.
 fn refusal(
     name: &str,
     case: &str,
     edit: impl FnOnce(&mut Vec<Stored>),
     config: impl FnOnce(&mut Value),
 ) -> String {
+    let dir = edited_copy(&fixtures().join(name), "vit_refusals", case, edit, config);
+    let error: ImportError = load_vit(&dir, &test_device()).unwrap_err();
+    error.to_string()
+}
+
+/// A copy of the checkpoint folder `source` in the scratch folder `group/case`, its tensors
+/// (as f32) passed through `edit` and its config.json through `config`.
+pub fn edited_copy(
+    source: &Path,
+    group: &str,
+    case: &str,
+    edit: impl FnOnce(&mut Vec<Stored>),
+    config: impl FnOnce(&mut Value),
+) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join("vit_refusals")
+        .join(group)
         .join(case);
     std::fs::create_dir_all(&dir).unwrap();
-    let source = fixtures().join(name);
     let file = SafeTensors::read(&source.join("model.safetensors")).unwrap();
     let mut tensors: Vec<Stored> = (file.tensors())
         .map(|(key, info)| f32_tensor(key, &info.shape, &file.to_f32(key).unwrap()))
@@ -119,8 +127,7 @@ fn refusal(
     let mut json = json(&source.join("config.json"));
     config(&mut json);
     std::fs::write(dir.join("config.json"), json.to_string()).unwrap();
-    let error: ImportError = load_vit(&dir, &test_device()).unwrap_err();
-    error.to_string()
+    dir
 }
 
 fn remove(key: &str) -> impl FnOnce(&mut Vec<Stored>) + '_ {
@@ -180,7 +187,20 @@ fn missing_unknown_and_mis_shaped_keys_are_named() {
 }
 
 /// An edit of a config.json.
-type Edit = fn(&mut Value);
+pub type Edit = fn(&mut Value);
+
+/// Each case's fixture, its config.json passed through the edit, is refused with a message
+/// naming config.json and holding the case's text; `refused(name, case, edit)` imports it.
+pub fn assert_settings_refused(
+    cases: &[(&str, Edit, &str)],
+    refused: impl Fn(&str, &str, Edit) -> String,
+) {
+    for (i, &(name, edit, expected)) in cases.iter().enumerate() {
+        let message = refused(name, &format!("setting{i}"), edit);
+        assert!(message.contains(expected), "{message}");
+        assert!(message.contains("config.json"), "{message}");
+    }
+}
 
 #[test]
 fn unsupported_settings_are_named() {
@@ -211,11 +231,9 @@ fn unsupported_settings_are_named() {
             "model_args.num_heads: missing",
         ),
     ];
-    for (i, (name, edit, expected)) in cases.into_iter().enumerate() {
-        let message = refusal(name, &format!("setting{i}"), unchanged, edit);
-        assert!(message.contains(expected), "{message}");
-        assert!(message.contains("config.json"), "{message}");
-    }
+    assert_settings_refused(&cases, |name, case, edit| {
+        refusal(name, case, unchanged, edit)
+    });
 }
 
 #[test]
