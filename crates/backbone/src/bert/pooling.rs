@@ -6,7 +6,7 @@ use burn::nn::Linear;
 use burn::tensor::{Int, Tensor};
 use serde::{Deserialize, Serialize};
 
-use crate::kernels::linear;
+use kernels::linear;
 
 /// The readout of a [`BertClassifier`](crate::BertClassifier).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
