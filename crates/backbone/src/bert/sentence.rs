@@ -2,7 +2,8 @@
 
 use burn::tensor::{Int, Tensor, TensorData};
 
-use super::{BertModel, mean_pool};
+use super::model::BertModel;
+use super::pooling::mean_pool;
 use crate::dropout::Mode;
 use crate::error::BackboneError;
 use crate::gates::Gates;

@@ -5,7 +5,8 @@ use burn::module::{Module, Param};
 use burn::nn::Linear;
 use burn::tensor::{Int, Tensor};
 
-use crate::bert::{BertEmbeddings, mean_pool};
+use super::embeddings::BertEmbeddings;
+use super::pooling::mean_pool;
 use crate::error::BackboneError;
 use crate::grouped::{GroupedLayerNorm, GroupedLinear, all_equal};
 use crate::input::Input;
