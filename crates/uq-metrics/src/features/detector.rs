@@ -1,6 +1,7 @@
 //! The detectors by name: what each scores, and the error a fit names it in.
 
-use crate::error::MetricsError;
+use crate::error::{MetricsError, Result};
+use crate::names::Names;
 
 /// A feature-space OOD detector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -12,27 +13,46 @@ pub enum Detector {
 }
 
 impl Detector {
+    /// Each detector's name (configs and the command line use it) and what it scores, in a line.
+    pub(crate) const NAMES: Names<Self, 4> = Names([
+        (
+            Self::Mahalanobis,
+            "mahalanobis",
+            "smallest Mahalanobis distance to a class mean (one shared covariance)",
+        ),
+        (
+            Self::RelativeMahalanobis,
+            "relative_mahalanobis",
+            "Mahalanobis distance to the nearest class minus that to one Gaussian of all classes",
+        ),
+        (
+            Self::Vim,
+            "vim",
+            "norm outside the features' principal subspace as a virtual logit, against the energy",
+        ),
+        (
+            Self::Knn,
+            "knn",
+            "distance to the k-th (50th in runs) nearest training feature, features L2-normalised",
+        ),
+    ]);
+
     /// Every variant, in declaration order.
-    pub const ALL: [Self; 4] = [
-        Self::Mahalanobis,
-        Self::RelativeMahalanobis,
-        Self::Vim,
-        Self::Knn,
-    ];
+    pub const ALL: [Self; 4] = Self::NAMES.values();
 
     /// The name configs and the command line use.
     pub fn name(self) -> &'static str {
-        match self {
-            Self::Mahalanobis => "mahalanobis",
-            Self::RelativeMahalanobis => "relative_mahalanobis",
-            Self::Vim => "vim",
-            Self::Knn => "knn",
-        }
+        Self::NAMES.name(self)
     }
 
-    /// Every name, in the order of [`Self::ALL`], joined for an error message.
-    pub(crate) fn listed() -> String {
-        Self::ALL.map(Self::name).join(", ")
+    /// What the detector scores, in a line.
+    pub fn describe(self) -> &'static str {
+        Self::NAMES.describe(self)
+    }
+
+    /// Whether the detector reads logits beside the features.
+    pub fn needs_logits(self) -> bool {
+        self == Self::Vim
     }
 }
 
@@ -43,36 +63,10 @@ impl std::fmt::Display for Detector {
 }
 
 impl std::str::FromStr for Detector {
-    type Err = crate::error::MetricsError;
+    type Err = MetricsError;
 
-    fn from_str(s: &str) -> crate::error::Result<Self> {
-        (Self::ALL.into_iter().find(|v| v.name() == s))
-            .ok_or_else(|| crate::error::MetricsError::UnknownDetector(s.to_string()))
-    }
-}
-
-impl Detector {
-    /// What the detector scores, in a line.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Self::Mahalanobis => {
-                "smallest Mahalanobis distance to a class mean (one shared covariance)"
-            }
-            Self::RelativeMahalanobis => {
-                "Mahalanobis distance to the nearest class minus that to one Gaussian of all classes"
-            }
-            Self::Vim => {
-                "norm outside the features' principal subspace as a virtual logit, against the energy"
-            }
-            Self::Knn => {
-                "distance to the k-th (50th in runs) nearest training feature, features L2-normalised"
-            }
-        }
-    }
-
-    /// Whether the detector reads logits beside the features.
-    pub fn needs_logits(self) -> bool {
-        self == Self::Vim
+    fn from_str(s: &str) -> Result<Self> {
+        Self::NAMES.parse(s, MetricsError::UnknownDetector)
     }
 }
 
