@@ -6,7 +6,7 @@
 //!   and one report serve every method; [`mean_probs`] is the ensemble's prediction;
 //! - [`Trainable`]: a model `train::fit` can train (member logits with dropout on, and without
 //!   for the validation pass). The Vision
-//!   Transformer and the backbone [`Classifier`] are trainable as they are.
+//!   Transformer and the backbone [`Classifier`](backbone::Classifier) are trainable as they are.
 //!
 //! [`timing`] times models side by side (interleaved rounds, quartiles), for every cost figure;
 //! [`precision`] evaluates a model in bf16 ([`EnsembleModel::in_precision`]).

@@ -3,7 +3,8 @@
 /// How the covariance of the Mahalanobis detectors is estimated.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum Shrinkage {
-    /// Ledoit-Wolf below [`AUTO_SHRINK_BELOW`](super::AUTO_SHRINK_BELOW) degrees of freedom per dimension, none above.
+    /// Ledoit-Wolf below [`AUTO_SHRINK_BELOW`](super::AUTO_SHRINK_BELOW) degrees of freedom per
+    /// dimension, none above.
     #[default]
     Auto,
     /// The empirical covariance (an error when the samples cannot support it).

@@ -19,6 +19,7 @@ pub(super) const CHART: (u32, u32) = (760, 500);
 pub(super) const PANEL: (u32, u32) = (380, 320);
 pub(super) const COLUMNS: usize = 3;
 
+/// A figure of `panels`, [`COLUMNS`] to a row.
 pub(super) fn grid(
     file: &str,
     title: &str,
@@ -33,6 +34,7 @@ pub(super) fn grid(
     })
 }
 
+/// A figure of one chart.
 pub(super) fn chart(
     file: &str,
     title: &str,

@@ -14,7 +14,8 @@ pub(super) fn seeds_note(summary: &Summary) -> String {
     }
 }
 
-/// [`seeds_note`] for a chart of many lines, whose bands [`bands_if_few`] may drop.
+/// [`seeds_note`] for a chart of many lines, whose bands
+/// [`bands_if_few`](super::series::bands_if_few) may drop.
 pub(super) fn lines_note(summary: &Summary) -> String {
     match summary.seeds.len() {
         1 => seeds_note(summary),
