@@ -1,18 +1,38 @@
 #!/usr/bin/env python3
-"""Import loops between the files of each crate: prints every loop and exits 1 if there is one.
+"""The house's layering: import loops between the files of each crate, imports that run back up
+inside a crate (a file taking an item its parent module defines) and between crates (a crate
+depending on one of its own layer or above, in LAYERS). Prints each and exits 1 if there is one.
 
 A file imports another when its code (not its comments or its `#[cfg(test)]` part) names a path
 `crate::a::b` or `super::b` that resolves to that file's module (the longest prefix that is a
 module file). Loops are looked for among the children of every module (the crate root's
 top-level modules, then the files of each folder), each child standing for itself and all its
 descendants: so `a.rs -> b/c.rs -> a.rs` is a loop between `a` and `b`, while a parent and its own
-children (`mod x;`, `super::`) are one unit. Run from the repository root:
+children (`mod x;`, `super::`) are one unit for loops. A parent module is a front door: a child
+that takes an item the parent itself defines (not one it re-exports) runs back up. Run from the
+repository root:
     python3 scripts/import_cycles.py
 """
 
 import os
 import re
 import sys
+import tomllib
+
+# The workspace's crates from the top down; a crate may depend only on crates of lower layers.
+LAYERS = [
+    ["cli"],
+    ["experiment"],
+    ["hetdpt"],
+    ["hydra"],
+    ["ensembles", "lora-ensemble"],
+    ["train"],
+    ["importers", "seam"],
+    ["backbone", "report"],
+    ["data", "kernels", "plots", "uq-metrics"],
+]
+
+ITEM = r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:fn|struct|enum|trait|const|static|type|union)\s+{}\b"
 
 PATH = re.compile(r"\b(crate|super)((?:::[a-z_][a-z0-9_]*)+)")
 GROUP = re.compile(r"\b(crate|super)((?:::[a-z_][a-z0-9_]*)*)::\{([^;]*?)\};", re.S)
@@ -61,6 +81,62 @@ def imports(mods, module, text):
     return {n for n in names if n and n != module}
 
 
+def item_paths(mods, module, text):
+    """(ancestor module, item name) for every path of `text` that names an item of an ancestor
+    of `module` (its parent, its parent's parent, ..., the crate root)."""
+    found = set()
+    paths = [(m.group(1), m.group(2).split("::")[1:]) for m in PATH.finditer(text)]
+    for m in GROUP.finditer(text):
+        prefix = m.group(2).split("::")[1:] if m.group(2) else []
+        for inner in re.split(r"[{},]", m.group(3)):
+            name = inner.strip().split(" as ")[0].split("::")
+            if name[0]:
+                paths.append((m.group(1), prefix + name))
+    for kind, segments in paths:
+        target = resolve(mods, module, kind, segments) if segments else None
+        full = (() if kind == "crate" else module[:-1]) + tuple(segments)
+        if target is None:
+            target, rest = (), list(full)
+        else:
+            rest = list(full[len(target) :])
+        if target != module[: len(target)] or target == module or not rest:
+            continue
+        found.add((target, rest[0]))
+    return found
+
+
+def back_up(crate, mods):
+    """`crate: child -> parent: item` for each item a file takes from a module above it that
+    the module itself defines."""
+    lines = []
+    for module, path in sorted(mods.items()):
+        text = code(path)
+        for target, name in sorted(item_paths(mods, module, text)):
+            if re.search(ITEM.format(re.escape(name)), code(mods[target]), re.M):
+                parent = "::".join(target) or "crate root"
+                lines.append(f"{crate}: {'::'.join(module)} -> {parent}: {name} runs back up")
+    return lines
+
+
+def crate_layers():
+    """`a -> b` for each dependency of a workspace crate on a crate not below it in LAYERS, and
+    each crate LAYERS does not place."""
+    layer = {c: i for i, names in enumerate(LAYERS) for c in names}
+    lines = []
+    for crate in sorted(os.listdir("crates")):
+        manifest = os.path.join("crates", crate, "Cargo.toml")
+        if not os.path.isfile(manifest):
+            continue
+        if crate not in layer:
+            lines.append(f"{crate}: not placed in LAYERS (scripts/import_cycles.py)")
+            continue
+        deps = tomllib.load(open(manifest, "rb")).get("dependencies", {})
+        for dep in sorted(d for d in deps if d in layer):
+            if layer[dep] <= layer[crate]:
+                lines.append(f"{crate} -> {dep}: depends on a crate of its own layer or above")
+    return lines
+
+
 def sibling_graph(parent, edges):
     """The children of `parent`, each with its descendants contracted into it, and the imports
     between them."""
@@ -98,13 +174,19 @@ def loops(graph):
 
 
 def main():
-    bad = 0
+    problems = crate_layers()
+    for line in problems:
+        print(line)
+    bad = len(problems)
     for crate in sorted(os.listdir("crates")):
         src = os.path.join("crates", crate, "src")
         if not os.path.isdir(src):
             continue
         mods = modules(src)
         edges = {m: imports(mods, m, code(p)) for m, p in mods.items()}
+        for line in back_up(crate, mods):
+            bad += 1
+            print(line)
         for parent in sorted({m[:-1] for m in mods if m}):
             graph = sibling_graph(parent, edges)
             for loop in loops(graph):
@@ -112,7 +194,7 @@ def main():
                 print(f"{crate}: " + " -> ".join("::".join(parent + (m,)) for m in loop))
     if bad:
         sys.exit(1)
-    print("no import loops")
+    print("no import loops, nothing runs back up")
 
 
 if __name__ == "__main__":

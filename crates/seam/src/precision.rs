@@ -6,7 +6,7 @@ use backbone::Input;
 use burn::module::{Module, ModuleMapper, Param};
 use burn::tensor::{FloatDType, Tensor};
 
-use crate::{EnsembleModel, MemberOutputs};
+use crate::ensemble::{EnsembleModel, MemberOutputs};
 
 /// `module` with every float parameter cast to `dtype`.
 pub fn cast_floats<M: Module>(module: M, dtype: FloatDType) -> M {

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::classification::check_labels;
 use crate::error::{MetricsError, Result};
 use crate::input::Probs;
+use crate::names::Names;
 use crate::nonfinite::inf_if_null;
 
 /// A non-conformity score `s(x, y)`, higher = less like the training data. Sets are
@@ -66,21 +67,37 @@ impl Default for Raps {
 }
 
 impl ConformalScore {
+    /// Each score's name, without parameters, and what it measures, in a line; RAPS's row holds
+    /// its default parameters.
+    pub(crate) const NAMES: Names<Self, 3> = Names([
+        (
+            Self::Thr,
+            "thr",
+            "one minus the probability of the class (threshold, LAC)",
+        ),
+        (
+            Self::Aps,
+            "aps",
+            "probability mass of the classes ranked at or above the class (adaptive sets)",
+        ),
+        (
+            Self::Raps(Raps::DEFAULT),
+            "raps",
+            "the APS score plus a penalty for every rank past k_reg (regularised APS)",
+        ),
+    ]);
+
     /// Every score, RAPS with its default parameters, in declaration order.
-    pub const ALL: [Self; 3] = [Self::Thr, Self::Aps, Self::Raps(Raps::DEFAULT)];
+    pub const ALL: [Self; 3] = Self::NAMES.values();
 
     /// The score's name, without parameters.
     pub fn name(self) -> &'static str {
-        match self {
-            Self::Thr => "thr",
-            Self::Aps => "aps",
-            Self::Raps(_) => "raps",
-        }
+        Self::NAMES.name(self)
     }
 
-    /// Every name, in the order of [`Self::ALL`], joined for an error message.
-    pub(crate) fn listed() -> String {
-        Self::ALL.map(Self::name).join(", ")
+    /// What the score measures, in a line.
+    pub fn describe(self) -> &'static str {
+        Self::NAMES.describe(self)
     }
 
     /// The score of every class of one row of probabilities.
@@ -115,7 +132,7 @@ impl std::str::FromStr for ConformalScore {
         if let Some(args) = s.strip_prefix("raps(").and_then(|a| a.strip_suffix(')')) {
             return parse_raps(args).map(Self::Raps).ok_or_else(unknown);
         }
-        (Self::ALL.into_iter().find(|v| v.name() == s)).ok_or_else(unknown)
+        Self::NAMES.parse(s, |_| unknown())
     }
 }
 

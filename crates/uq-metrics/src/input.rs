@@ -1,5 +1,7 @@
 //! Validated row-major inputs: probabilities `[N, C]`, member probabilities `[M, N, C]`, logits.
 
+use std::marker::PhantomData;
+
 use ndarray::{ArrayView2, ArrayView3};
 
 use crate::error::{MetricsError, Result};
@@ -8,72 +10,122 @@ use crate::error::{MetricsError, Result};
 pub const DEFAULT_SUM_TOL: f64 = 1e-4;
 
 /// Class probabilities `[N, C]`, row-major, every row a distribution (checked on construction).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Probs {
-    data: Vec<f64>,
-    n: usize,
-    c: usize,
-}
-
-/// Member class probabilities `[M, N, C]` (member-major), every row a distribution.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MemberProbs {
-    data: Vec<f64>,
-    m: usize,
-    n: usize,
-    c: usize,
-}
+pub type Probs = Matrix<Distributions>;
 
 /// Logits `[N, C]`, row-major, all finite. For an ensemble pass the member-mean logits.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Logits {
-    data: Vec<f64>,
-    n: usize,
-    c: usize,
-}
+pub type Logits = Matrix<LogitValues>;
 
 /// Feature vectors `[N, D]`, row-major, all finite: what a classifier's head reads, for the
 /// feature-space OOD detectors.
+pub type Features = Matrix<FeatureValues>;
+
+/// Values `[N, C]`, row-major, all finite, and whatever else `K` checks: what [`Probs`],
+/// [`Logits`] and [`Features`] share, written once.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Features {
+pub struct Matrix<K> {
     data: Vec<f64>,
     n: usize,
-    d: usize,
+    c: usize,
+    kind: PhantomData<K>,
 }
 
-impl Probs {
-    /// Checks shape, finiteness, range [0, 1] and row sums within [`DEFAULT_SUM_TOL`].
+/// What sets one kind of [`Matrix`] apart: its name in error messages and what it checks beyond
+/// shape and finiteness.
+pub trait Kind {
+    /// The input's name in error messages.
+    const WHAT: &'static str;
+
+    /// Checks `data`, rows of `c`, already of the right shape and finite.
+    fn check(_data: &[f64], _c: usize) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// The [`Kind`] of [`Probs`]: every value in [0, 1], every row summing to 1 within
+/// [`DEFAULT_SUM_TOL`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Distributions;
+
+/// The [`Kind`] of [`Logits`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LogitValues;
+
+/// The [`Kind`] of [`Features`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FeatureValues;
+
+impl Kind for Distributions {
+    const WHAT: &'static str = "probs";
+
+    fn check(data: &[f64], c: usize) -> Result<()> {
+        check_distributions(Self::WHAT, data, c, DEFAULT_SUM_TOL)
+    }
+}
+
+impl Kind for LogitValues {
+    const WHAT: &'static str = "logits";
+}
+
+impl Kind for FeatureValues {
+    const WHAT: &'static str = "features";
+}
+
+impl<K: Kind> Matrix<K> {
+    /// Checks shape and finiteness, and what the kind checks ([`Probs`]: range [0, 1] and row
+    /// sums within [`DEFAULT_SUM_TOL`]).
     pub fn new(data: Vec<f64>, n: usize, c: usize) -> Result<Self> {
-        Self::with_tolerance(data, n, c, DEFAULT_SUM_TOL)
+        check_matrix(K::WHAT, &data, &[n, c])?;
+        K::check(&data, c)?;
+        Ok(Self::trusted(data, n, c))
     }
 
-    /// As [`Probs::new`] with an explicit row-sum tolerance.
-    pub fn with_tolerance(data: Vec<f64>, n: usize, c: usize, tol: f64) -> Result<Self> {
-        check_matrix("probs", &data, &[n, c])?;
-        check_distributions("probs", &data, c, tol)?;
-        Ok(Self { data, n, c })
-    }
-
-    /// As [`Probs::new`] from f32 data (widened exactly to f64).
+    /// As [`Matrix::new`] from f32 data (widened exactly to f64).
     pub fn from_f32(data: &[f32], n: usize, c: usize) -> Result<Self> {
         Self::new(widen(data), n, c)
     }
 
-    /// As [`Probs::new`] from an `[N, C]` array (f32 or f64, any memory layout: read in
+    /// As [`Matrix::new`] from an `[N, C]` array (f32 or f64, any memory layout: read in
     /// logical order).
-    pub fn from_array<A: Copy + Into<f64>>(probs: ArrayView2<'_, A>) -> Result<Self> {
-        let (n, c) = probs.dim();
-        Self::new(probs.iter().map(|&p| p.into()).collect(), n, c)
+    pub fn from_array<A: Copy + Into<f64>>(values: ArrayView2<'_, A>) -> Result<Self> {
+        let (n, c) = values.dim();
+        Self::new(values.iter().map(|&x| x.into()).collect(), n, c)
     }
 
-    /// The probabilities as an `[N, C]` array view (no copy).
+    /// The values as an `[N, C]` array view (no copy).
     pub fn view(&self) -> ArrayView2<'_, f64> {
-        view2(&self.data, self.n, self.c)
+        ArrayView2::from_shape((self.n, self.c), &self.data)
+            .unwrap_or_else(|_| unreachable!("the shape was checked on construction"))
     }
 
     /// Number of samples N.
     pub fn n(&self) -> usize {
         self.n
+    }
+
+    /// Iterates over the N rows.
+    pub fn rows(&self) -> std::slice::ChunksExact<'_, f64> {
+        self.data.chunks_exact(self.c)
+    }
+
+    /// For values the caller has built to pass the checks (a softmax, a mean of
+    /// distributions): no re-check needed.
+    pub(crate) fn trusted(data: Vec<f64>, n: usize, c: usize) -> Self {
+        debug_assert_eq!(data.len(), n * c);
+        Self {
+            data,
+            n,
+            c,
+            kind: PhantomData,
+        }
+    }
+}
+
+impl Probs {
+    /// As [`Probs::new`] with an explicit row-sum tolerance.
+    pub fn with_tolerance(data: Vec<f64>, n: usize, c: usize, tol: f64) -> Result<Self> {
+        check_matrix(Distributions::WHAT, &data, &[n, c])?;
+        check_distributions(Distributions::WHAT, &data, c, tol)?;
+        Ok(Self::trusted(data, n, c))
     }
 
     /// Number of classes C.
@@ -85,17 +137,34 @@ impl Probs {
     pub fn row(&self, i: usize) -> &[f64] {
         &self.data[i * self.c..(i + 1) * self.c]
     }
+}
 
-    /// Iterates over the N rows.
-    pub fn rows(&self) -> std::slice::ChunksExact<'_, f64> {
-        self.data.chunks_exact(self.c)
+impl Logits {
+    /// Number of classes C.
+    pub fn c(&self) -> usize {
+        self.c
+    }
+}
+
+impl Features {
+    /// Feature width D.
+    pub fn d(&self) -> usize {
+        self.c
     }
 
-    /// For rows the caller has built as distributions (a softmax): no re-check needed.
-    pub(crate) fn trusted(data: Vec<f64>, n: usize, c: usize) -> Self {
-        debug_assert_eq!(data.len(), n * c);
-        Self { data, n, c }
+    /// The row-major values.
+    pub fn as_slice(&self) -> &[f64] {
+        &self.data
     }
+}
+
+/// Member class probabilities `[M, N, C]` (member-major), every row a distribution.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemberProbs {
+    data: Vec<f64>,
+    m: usize,
+    n: usize,
+    c: usize,
 }
 
 impl MemberProbs {
@@ -160,96 +229,8 @@ impl MemberProbs {
         let inv = 1.0 / self.m as f64;
         data.iter_mut().for_each(|p| *p *= inv);
         // A mean of distributions within tolerance is one too: no re-check needed.
-        Probs {
-            data,
-            n: self.n,
-            c: self.c,
-        }
+        Probs::trusted(data, self.n, self.c)
     }
-}
-
-impl Logits {
-    /// Checks shape and finiteness.
-    pub fn new(data: Vec<f64>, n: usize, c: usize) -> Result<Self> {
-        check_matrix("logits", &data, &[n, c])?;
-        Ok(Self { data, n, c })
-    }
-
-    /// As [`Logits::new`] from f32 data (widened exactly to f64).
-    pub fn from_f32(data: &[f32], n: usize, c: usize) -> Result<Self> {
-        Self::new(widen(data), n, c)
-    }
-
-    /// As [`Logits::new`] from an `[N, C]` array (f32 or f64, any memory layout).
-    pub fn from_array<A: Copy + Into<f64>>(logits: ArrayView2<'_, A>) -> Result<Self> {
-        let (n, c) = logits.dim();
-        Self::new(logits.iter().map(|&x| x.into()).collect(), n, c)
-    }
-
-    /// The logits as an `[N, C]` array view (no copy).
-    pub fn view(&self) -> ArrayView2<'_, f64> {
-        view2(&self.data, self.n, self.c)
-    }
-
-    /// Number of samples N.
-    pub fn n(&self) -> usize {
-        self.n
-    }
-
-    /// Number of classes C.
-    pub fn c(&self) -> usize {
-        self.c
-    }
-
-    /// Iterates over the N rows of C logits.
-    pub fn rows(&self) -> std::slice::ChunksExact<'_, f64> {
-        self.data.chunks_exact(self.c)
-    }
-}
-
-impl Features {
-    /// Checks shape and finiteness.
-    pub fn new(data: Vec<f64>, n: usize, d: usize) -> Result<Self> {
-        check_matrix("features", &data, &[n, d])?;
-        Ok(Self { data, n, d })
-    }
-
-    /// As [`Features::new`] from f32 data (widened exactly to f64).
-    pub fn from_f32(data: &[f32], n: usize, d: usize) -> Result<Self> {
-        Self::new(widen(data), n, d)
-    }
-
-    /// As [`Features::new`] from an `[N, D]` array (f32 or f64, any memory layout).
-    pub fn from_array<A: Copy + Into<f64>>(features: ArrayView2<'_, A>) -> Result<Self> {
-        let (n, d) = features.dim();
-        Self::new(features.iter().map(|&x| x.into()).collect(), n, d)
-    }
-
-    /// The features as an `[N, D]` array view (no copy).
-    pub fn view(&self) -> ArrayView2<'_, f64> {
-        view2(&self.data, self.n, self.d)
-    }
-
-    /// Number of samples N.
-    pub fn n(&self) -> usize {
-        self.n
-    }
-
-    /// Feature width D.
-    pub fn d(&self) -> usize {
-        self.d
-    }
-
-    /// The row-major values.
-    pub fn as_slice(&self) -> &[f64] {
-        &self.data
-    }
-}
-
-/// `data` (checked on construction to hold `n * c` values) as a row-major `[n, c]` view.
-fn view2(data: &[f64], n: usize, c: usize) -> ArrayView2<'_, f64> {
-    ArrayView2::from_shape((n, c), data)
-        .unwrap_or_else(|_| unreachable!("the shape was checked on construction"))
 }
 
 fn widen(data: &[f32]) -> Vec<f64> {

@@ -50,6 +50,7 @@ mod diversity;
 mod error;
 mod features;
 mod input;
+mod names;
 mod nonfinite;
 mod ood;
 mod report;

@@ -5,6 +5,7 @@ use serde::Serialize;
 use crate::classification::top_label;
 use crate::error::{MetricsError, Result};
 use crate::input::{Logits, MemberProbs, Probs};
+use crate::names::Names;
 
 /// An uncertainty score. Natural logs throughout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -30,33 +31,56 @@ pub enum Score {
 }
 
 impl Score {
+    /// Each score's name (configs and the command line use it) and what it measures, in a line.
+    pub(crate) const NAMES: Names<Self, 7> = Names([
+        (
+            Self::Msp,
+            "msp",
+            "one minus the largest class probability of the ensemble's prediction",
+        ),
+        (
+            Self::Entropy,
+            "entropy",
+            "entropy of the ensemble's predicted distribution",
+        ),
+        (
+            Self::MutualInfo,
+            "mutual_info",
+            "predictive entropy minus the members' mean entropy",
+        ),
+        (
+            Self::MaxLogit,
+            "max_logit",
+            "minus the largest (member-mean) logit",
+        ),
+        (
+            Self::Energy,
+            "energy",
+            "minus the log-sum-exp of the (member-mean) logits",
+        ),
+        (
+            Self::Disagreement,
+            "disagreement",
+            "fraction of member pairs whose predicted classes differ",
+        ),
+        (
+            Self::MemberVariance,
+            "member_variance",
+            "variance of the members' probabilities, summed over classes",
+        ),
+    ]);
+
     /// Every variant, in declaration order.
-    pub const ALL: [Self; 7] = [
-        Self::Msp,
-        Self::Entropy,
-        Self::MutualInfo,
-        Self::MaxLogit,
-        Self::Energy,
-        Self::Disagreement,
-        Self::MemberVariance,
-    ];
+    pub const ALL: [Self; 7] = Self::NAMES.values();
 
     /// The name configs and the command line use.
     pub fn name(self) -> &'static str {
-        match self {
-            Self::Msp => "msp",
-            Self::Entropy => "entropy",
-            Self::MutualInfo => "mutual_info",
-            Self::MaxLogit => "max_logit",
-            Self::Energy => "energy",
-            Self::Disagreement => "disagreement",
-            Self::MemberVariance => "member_variance",
-        }
+        Self::NAMES.name(self)
     }
 
-    /// Every name, in the order of [`Self::ALL`], joined for an error message.
-    pub(crate) fn listed() -> String {
-        Self::ALL.map(Self::name).join(", ")
+    /// What the score measures, in a line.
+    pub fn describe(self) -> &'static str {
+        Self::NAMES.describe(self)
     }
 }
 
@@ -67,26 +91,10 @@ impl std::fmt::Display for Score {
 }
 
 impl std::str::FromStr for Score {
-    type Err = crate::error::MetricsError;
+    type Err = MetricsError;
 
-    fn from_str(s: &str) -> crate::error::Result<Self> {
-        (Self::ALL.into_iter().find(|v| v.name() == s))
-            .ok_or_else(|| crate::error::MetricsError::UnknownScore(s.to_string()))
-    }
-}
-
-impl Score {
-    /// What the score measures, in a line.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Self::Msp => "one minus the largest class probability of the ensemble's prediction",
-            Self::Entropy => "entropy of the ensemble's predicted distribution",
-            Self::MutualInfo => "predictive entropy minus the members' mean entropy",
-            Self::MaxLogit => "minus the largest (member-mean) logit",
-            Self::Energy => "minus the log-sum-exp of the (member-mean) logits",
-            Self::Disagreement => "fraction of member pairs whose predicted classes differ",
-            Self::MemberVariance => "variance of the members' probabilities, summed over classes",
-        }
+    fn from_str(s: &str) -> Result<Self> {
+        Self::NAMES.parse(s, MetricsError::UnknownScore)
     }
 }
 

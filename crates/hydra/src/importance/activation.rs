@@ -4,33 +4,20 @@
 
 use backbone::{Classifier, Mode, attend};
 
-use super::{HeadImportance, HeadScores, NoParams, ScoreContext, Strategy, read_params};
-use super::{attention_input, token_means};
+use super::shared::{attention_input, token_means};
+use super::strategy::{Parameterless, ScoreContext, Scored, Strategy, no_params};
 use crate::calibration::Calibration;
-use crate::error::HydraError;
 
-pub(super) const STRATEGY: Strategy = Strategy {
-    name: "activation",
-    about: "mean L2 norm of each head's context vector over the calibration data",
-    build: |params| {
-        read_params::<NoParams>("activation", params)?;
-        Ok(Box::new(Activation))
-    },
-};
+pub(super) const STRATEGY: Strategy = no_params::<Activation>();
 
 struct Activation;
 
-impl HeadImportance for Activation {
-    fn name(&self) -> &'static str {
-        STRATEGY.name
-    }
+impl Parameterless for Activation {
+    const NAME: &'static str = "activation";
+    const ABOUT: &'static str =
+        "mean L2 norm of each head's context vector over the calibration data";
 
-    fn scores(
-        &self,
-        model: &Classifier,
-        data: &Calibration,
-        _ctx: &ScoreContext,
-    ) -> Result<HeadScores, HydraError> {
+    fn scores(model: &Classifier, data: &Calibration, _ctx: &ScoreContext) -> Scored {
         token_means(model, data, |block, x, key_padding| {
             // Recompute the block's attention core to see the per-head context (twice the
             // attention cost, but no change to the backbone).

@@ -22,7 +22,9 @@ use burn::tensor::{Device, Tensor, TensorData};
 use serde::Deserialize;
 use train::cross_entropy;
 
-use super::{HeadImportance, HeadScores, ScoreContext, Strategy, grid, read_params};
+use super::scores::HeadScores;
+use super::shared::{grid, read_params};
+use super::strategy::{HeadImportance, ScoreContext, Strategy};
 use crate::calibration::Calibration;
 use crate::error::HydraError;
 

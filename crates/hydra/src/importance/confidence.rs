@@ -5,33 +5,20 @@
 
 use backbone::{Classifier, attention_probs};
 
-use super::{HeadImportance, HeadScores, NoParams, ScoreContext, Strategy, read_params};
-use super::{attention_input, token_means};
+use super::shared::{attention_input, token_means};
+use super::strategy::{Parameterless, ScoreContext, Scored, Strategy, no_params};
 use crate::calibration::Calibration;
-use crate::error::HydraError;
 
-pub(super) const STRATEGY: Strategy = Strategy {
-    name: "confidence",
-    about: "mean over the calibration tokens of each head's largest attention weight",
-    build: |params| {
-        read_params::<NoParams>("confidence", params)?;
-        Ok(Box::new(Confidence))
-    },
-};
+pub(super) const STRATEGY: Strategy = no_params::<Confidence>();
 
 struct Confidence;
 
-impl HeadImportance for Confidence {
-    fn name(&self) -> &'static str {
-        STRATEGY.name
-    }
+impl Parameterless for Confidence {
+    const NAME: &'static str = "confidence";
+    const ABOUT: &'static str =
+        "mean over the calibration tokens of each head's largest attention weight";
 
-    fn scores(
-        &self,
-        model: &Classifier,
-        data: &Calibration,
-        _ctx: &ScoreContext,
-    ) -> Result<HeadScores, HydraError> {
+    fn scores(model: &Classifier, data: &Calibration, _ctx: &ScoreContext) -> Scored {
         token_means(model, data, |block, x, key_padding| {
             let a = &block.attention;
             let input = attention_input(block, x);

@@ -4,32 +4,21 @@ use backbone::Classifier;
 use burn::nn::Linear;
 use burn::tensor::Tensor;
 
-use super::{HeadImportance, HeadScores, NoParams, ScoreContext, Strategy, grid, read_params};
+use super::scores::HeadScores;
+use super::shared::grid;
+use super::strategy::{Parameterless, ScoreContext, Scored, Strategy, no_params};
 use crate::calibration::Calibration;
-use crate::error::HydraError;
 
-pub(super) const STRATEGY: Strategy = Strategy {
-    name: "magnitude",
-    about: "L1 norm of the head's Q/K/V columns and output rows (data-free baseline)",
-    build: |params| {
-        read_params::<NoParams>("magnitude", params)?;
-        Ok(Box::new(Magnitude))
-    },
-};
+pub(super) const STRATEGY: Strategy = no_params::<Magnitude>();
 
 struct Magnitude;
 
-impl HeadImportance for Magnitude {
-    fn name(&self) -> &'static str {
-        STRATEGY.name
-    }
+impl Parameterless for Magnitude {
+    const NAME: &'static str = "magnitude";
+    const ABOUT: &'static str =
+        "L1 norm of the head's Q/K/V columns and output rows (data-free baseline)";
 
-    fn scores(
-        &self,
-        model: &Classifier,
-        _data: &Calibration,
-        _ctx: &ScoreContext,
-    ) -> Result<HeadScores, HydraError> {
+    fn scores(model: &Classifier, _data: &Calibration, _ctx: &ScoreContext) -> Scored {
         let (_, heads) = grid(model)?;
         let rows = model
             .encoder()

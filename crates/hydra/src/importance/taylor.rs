@@ -4,32 +4,22 @@ use backbone::{Classifier, Gates, Mode};
 use burn::tensor::Tensor;
 use train::cross_entropy;
 
-use super::{HeadImportance, HeadScores, NoParams, ScoreContext, Strategy, grid, read_params};
+use super::scores::HeadScores;
+use super::shared::grid;
+use super::strategy::{Parameterless, ScoreContext, Scored, Strategy, no_params};
 use crate::calibration::Calibration;
 use crate::error::HydraError;
 
-pub(super) const STRATEGY: Strategy = Strategy {
-    name: "taylor",
-    about: "sum over calibration batches of (dLoss/dg)^2 for a gate g = 1 on each head",
-    build: |params| {
-        read_params::<NoParams>("taylor", params)?;
-        Ok(Box::new(Taylor))
-    },
-};
+pub(super) const STRATEGY: Strategy = no_params::<Taylor>();
 
 struct Taylor;
 
-impl HeadImportance for Taylor {
-    fn name(&self) -> &'static str {
-        STRATEGY.name
-    }
+impl Parameterless for Taylor {
+    const NAME: &'static str = "taylor";
+    const ABOUT: &'static str =
+        "sum over calibration batches of (dLoss/dg)^2 for a gate g = 1 on each head";
 
-    fn scores(
-        &self,
-        model: &Classifier,
-        data: &Calibration,
-        _ctx: &ScoreContext,
-    ) -> Result<HeadScores, HydraError> {
+    fn scores(model: &Classifier, data: &Calibration, _ctx: &ScoreContext) -> Scored {
         let (layers, heads) = grid(model)?;
         let device = data.check(model)?;
         // Only the gates are tracked: the plain-device weights and inputs enter the graph as

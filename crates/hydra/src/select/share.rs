@@ -1,7 +1,9 @@
 //! How closely members follow a ranking (the share of kept heads in each block's top-k), and how
 //! much members overlap (Jaccard).
 
-use super::{HeadSet, MemberPlan, check_scores, top_in_block};
+use super::choose::{check_scores, top_in_block};
+use super::head_set::HeadSet;
+use super::plan::MemberPlan;
 use crate::error::HydraError;
 use crate::importance::HeadScores;
 

@@ -7,7 +7,8 @@ use backbone::{Block, VisionTransformer};
 use burn::module::Param;
 use burn::tensor::{Tensor, TensorData};
 
-use super::{Layout, bicubic};
+use super::bicubic;
+use super::layout::Layout;
 use crate::error::ImportError;
 use crate::onnx::{OnnxGraph, OnnxTensor};
 

@@ -10,7 +10,7 @@ use backbone::ViTConfig;
 use burn::tensor::Device;
 use serde::Deserialize;
 
-use super::{OuterNames, VitCheckpoint, init, load_outer};
+use super::checkpoint::{OuterNames, VitCheckpoint, init, load_outer};
 use crate::config_json::{check_supported, read_json};
 use crate::error::ImportError;
 use crate::mapping::{Loader, Source};
@@ -121,7 +121,7 @@ const NAMES: OuterNames = OuterNames {
     distillation_head: "distillation_classifier",
 };
 
-/// Imports a `transformers` checkpoint (`config` and `weights` located by `super::load_vit`).
+/// Imports a `transformers` checkpoint (`config` and `weights` located by `super::format::load_vit`).
 pub(super) fn load(
     config: &Path,
     weights: &Path,

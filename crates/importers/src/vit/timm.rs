@@ -19,7 +19,7 @@ use burn::tensor::Device;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::{OuterNames, VitCheckpoint, init, load_outer};
+use super::checkpoint::{OuterNames, VitCheckpoint, init, load_outer};
 use crate::config_json::{check_supported, read_json};
 use crate::error::ImportError;
 use crate::mapping::{Loader, Source, set, transposed};
@@ -46,7 +46,7 @@ struct TimmConfig {
     model_args: Map<String, Value>,
 }
 
-/// Imports a timm state dict (`config` and `weights` located by `super::load_vit`).
+/// Imports a timm state dict (`config` and `weights` located by `super::format::load_vit`).
 pub(super) fn load(
     config: &Path,
     weights: &Path,

@@ -3,8 +3,9 @@
 
 use std::fmt::Write;
 
+use super::cells::{NA, Unit, cell};
+use super::groups::{Group, keys};
 use super::table::{header_with, md_table, md_text, method_rows};
-use super::{Group, NA, Unit, cell, keys};
 use crate::summary::{Cost, Summary};
 
 /// Appends every evidence section the summary has data for.
@@ -91,7 +92,7 @@ fn training(out: &mut String, groups: &[Group]) {
         for (_, unit, f) in TRAINING {
             let value = |g: &Group| g.stat(|r| r.train_cost.as_ref().map(f));
             let stat = value(g);
-            let ratio = base.map(|b| super::ratio(stat.as_ref(), value(b).as_ref()));
+            let ratio = base.map(|b| super::groups::ratio(stat.as_ref(), value(b).as_ref()));
             row.push(cell(stat, unit));
             if let Some(ratio) = ratio {
                 row.push(ratio.map_or(NA.to_string(), |x| Unit::Times.show(x)));
@@ -114,7 +115,7 @@ pub(super) fn budget_note(out: &mut String, groups: &[Group]) {
     let fewer: Vec<String> = (groups.iter())
         .filter(|g| g.variant_of().is_none() && g.kind != super::BASELINE_KIND)
         .filter_map(|g| {
-            let r = super::ratio(steps(g).as_ref(), base_steps.as_ref())?;
+            let r = super::groups::ratio(steps(g).as_ref(), base_steps.as_ref())?;
             (r < 1.0).then(|| format!("`{}` {r:.2}×", g.name))
         })
         .collect();

@@ -2,8 +2,10 @@
 
 use std::fmt::Write;
 
+use super::cells::{NA, Unit, cell};
+use super::figures::FigureFile;
+use super::groups::{BASELINE_KIND, Group, groups, keys, latency_ratio, ratio};
 use super::table::{header_with, md_table, md_text, method_rows};
-use super::{BASELINE_KIND, FigureFile, Group, NA, Unit, cell, groups, keys, latency_ratio, ratio};
 use uq_metrics::OodScore;
 
 use crate::summary::{

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::Group;
+use super::groups::Group;
 
 /// A header row: `first`, then `rest`.
 pub(super) fn header_with<'a>(first: &'a str, rest: impl Iterator<Item = &'a str>) -> Vec<String> {

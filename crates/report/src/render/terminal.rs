@@ -2,7 +2,8 @@
 
 use std::fmt::Write;
 
-use super::{BASELINE_KIND, NA, Unit, groups, keys, latency_ratio, mean_cell, ratio};
+use super::cells::{NA, Unit, mean_cell};
+use super::groups::{BASELINE_KIND, groups, keys, latency_ratio, ratio};
 use crate::summary::{MethodResult, Summary};
 
 /// A compact fixed-width table of the headline means per method, for the end of a run: accuracy,

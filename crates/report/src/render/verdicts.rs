@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use uq_metrics::{ALPHA, MAX_SEEDS, POWER, Verdict};
 
-use super::NA;
+use super::cells::NA;
 use super::table::{header_with, md_table, md_text};
 use crate::summary::{Comparison, Summary};
 

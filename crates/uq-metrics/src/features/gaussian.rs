@@ -4,8 +4,9 @@
 
 use ndarray::{Array2, ArrayView2};
 
+use super::detector::fit_error;
 use super::linalg::{centred, group_means, product, rows, scatter, symmetric_eigen};
-use super::{Shrinkage, fit_error};
+use super::options::Shrinkage;
 use crate::error::Result;
 
 /// Below this many samples per feature dimension (degrees of freedom over D), the covariance

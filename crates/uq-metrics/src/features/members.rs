@@ -1,8 +1,9 @@
 //! A detector per ensemble member: each member's features are scored by the detector fitted on
 //! that member's training features, and a sample's score is the mean over members.
 
-use super::{DetectorOptions, Fitted, fit};
-use crate::Detector;
+use super::detector::Detector;
+use super::fit::{Fitted, fit};
+use super::options::DetectorOptions;
 use crate::error::{MetricsError, Result};
 use crate::input::{Features, Logits};
 

@@ -3,7 +3,7 @@
 
 use ndarray::{Array2, ArrayView2, s};
 
-use super::fit_error;
+use super::detector::fit_error;
 use super::linalg::{centred, group_means, product, scatter, symmetric_eigen};
 use crate::classification::top_label;
 use crate::error::Result;

@@ -2,10 +2,10 @@
 
 use plots::{Figure, Legend, Mark, PlotError, Point, Series};
 
-use super::{
-    FigureFile, Inputs, NO_CURVES, bands_if_few, chart, grid, lines_note, linspace, mean_std,
-    percent, seed_series, seeds_note,
-};
+use super::file::{FigureFile, chart, grid};
+use super::inputs::Inputs;
+use super::notes::{NO_CURVES, lines_note, seeds_note};
+use super::series::{bands_if_few, linspace, mean_std, percent, seed_series};
 use crate::curves::MethodCurves;
 
 /// One panel per entry: accuracy per confidence bin (pooled over seeds) against the diagonal,

@@ -3,7 +3,10 @@
 
 use plots::{Figure, Legend, Mark, PlotError, Point, Series};
 
-use super::{FigureFile, Inputs, mean_std, seeds_note};
+use super::file::FigureFile;
+use super::inputs::Inputs;
+use super::notes::seeds_note;
+use super::series::mean_std;
 use crate::summary::MethodResult;
 
 /// Two panels, OOD AUROC (%, mean over OOD sets) and test NLL against latency at the
@@ -31,7 +34,7 @@ pub fn pareto(inputs: &Inputs<'_>) -> Result<FigureFile, PlotError> {
     );
     let svg = plots::render_grid(&[left, right], 2, (560, 440))?;
     Ok(FigureFile {
-        file: super::PARETO.into(),
+        file: super::file::PARETO.into(),
         title: "Cost against uncertainty quality".into(),
         caption: format!(
             "Each method once (no `+ts` or `+bf16` variants); up-left is better on the left panel, \

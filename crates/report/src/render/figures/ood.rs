@@ -2,10 +2,10 @@
 
 use plots::{Figure, Legend, Mark, PlotError, Point, Series};
 
-use super::{
-    FigureFile, Inputs, NO_CURVES, bands_if_few, chart, grid, lines_note, linspace, percent,
-    seed_series,
-};
+use super::file::{FigureFile, chart, grid};
+use super::inputs::Inputs;
+use super::notes::{NO_CURVES, lines_note};
+use super::series::{bands_if_few, linspace, percent, seed_series};
 
 /// One panel per method (variants left out): the density of the OOD score on the test set and on each
 /// OOD set (first seed).

@@ -4,7 +4,8 @@
 
 use plots::{Figure, Legend, Mark, PlotError, Point, Series};
 
-use super::{FigureFile, Inputs};
+use super::file::FigureFile;
+use super::inputs::Inputs;
 use crate::curves::PredictorGrid;
 
 /// Colours past those of the n_g lines (one per number of GELUs removed, from 0; the search

@@ -2,7 +2,8 @@
 
 use plots::{Figure, Legend, Mark, PlotError, Point, Series};
 
-use super::{CHART, COLUMNS, FigureFile, Inputs, PANEL};
+use super::file::{CHART, COLUMNS, FigureFile, PANEL};
+use super::inputs::Inputs;
 use crate::summary::MethodResult;
 
 /// Width of the band of bars one score's group of methods fills, in x units (a score is 1).

@@ -3,7 +3,10 @@
 
 use plots::{Figure, Legend, Mark, PlotError, Point, Series};
 
-use super::{Entry, FigureFile, Inputs, grid, mean_std, seeds_note};
+use super::file::{FigureFile, grid};
+use super::inputs::{Entry, Inputs};
+use super::notes::seeds_note;
+use super::series::mean_std;
 use crate::curves::SweepTable;
 
 /// One figure per sweep name, one panel per metric, one line per method (mean ± std over

@@ -3,7 +3,10 @@
 
 use plots::{Figure, Legend, Mark, PlotError, Point, Series};
 
-use super::{FigureFile, Inputs, mean_std, seeds_note};
+use super::file::FigureFile;
+use super::inputs::Inputs;
+use super::notes::seeds_note;
+use super::series::mean_std;
 use crate::curves::{Epoch, TrainingLog};
 use crate::summary::Summary;
 

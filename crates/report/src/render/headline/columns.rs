@@ -1,6 +1,7 @@
 //! The compact table's columns: which the run has, and how each reads a method's mean.
 
-use super::super::{Group, Unit, keys, latency_ratio, ratio};
+use super::super::cells::Unit;
+use super::super::groups::{Group, keys, latency_ratio, ratio};
 use crate::summary::Summary;
 
 /// A method's mean of a column's value over its seeds.

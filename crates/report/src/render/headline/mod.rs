@@ -12,7 +12,7 @@ use std::fmt::Write;
 
 use uq_metrics::Verdict;
 
-use super::{BASELINE_KIND, Group};
+use super::groups::{BASELINE_KIND, Group};
 use crate::summary::Summary;
 
 /// The verdict marks, as the table writes them and the page colours them (`render_html`).

@@ -4,8 +4,9 @@ use std::fmt::Write;
 
 use uq_metrics::Verdict;
 
+use super::super::cells::Unit;
+use super::super::groups::{BASELINE_KIND, Group};
 use super::super::table::md_text;
-use super::super::{BASELINE_KIND, Group, Unit};
 use super::columns::Column;
 use crate::summary::{Comparison, Summary};
 

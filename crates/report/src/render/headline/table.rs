@@ -2,8 +2,9 @@
 
 use std::fmt::Write;
 
+use super::super::cells::{NA, Unit};
+use super::super::groups::Group;
 use super::super::table::{md_table, md_text};
-use super::super::{Group, NA, Unit};
 use super::MARKS;
 use super::columns::Column;
 use crate::summary::Summary;
