@@ -2,45 +2,20 @@
 //! against another implementation (e.g. `transformers` or `timm` on the same array): a ViT-family
 //! checkpoint on pixel values, a BERT or RoBERTa one on token ids ([`tokens`]).
 
+mod args;
 mod tokens;
 
-use std::path::{Path, PathBuf};
+use args::Outputs;
+pub use args::PredictArgs;
+
+use std::path::Path;
 
 use backbone::{Gates, Mode};
 use burn::tensor::{Device, Tensor, TensorData};
-use clap::Args;
-use experiment::device::Backend;
 use experiment::eval::npy;
 use importers::{load_vit, model_type};
 
 use crate::npy::read_floats;
-
-#[derive(Args, Debug)]
-pub struct PredictArgs {
-    /// A checkpoint, told apart by its config.json: a `transformers` ViT, DeiT, BERT or RoBERTa
-    /// folder (config.json + model.safetensors; `model_type` vit, deit, bert or roberta) or a
-    /// timm ViT / DeiT state dict (a folder, or its .safetensors file, with timm's config.json
-    /// beside it).
-    #[arg(long)]
-    checkpoint: PathBuf,
-    /// A .npy of inputs. ViT / DeiT: pixel values `[N, C, H, W]` (float32 or float64), already
-    /// preprocessed as the checkpoint expects (as `transformers` takes `pixel_values`). BERT /
-    /// RoBERTa: token ids `[N, L]` (int64; any integer type is read), unpadded: the attention
-    /// mask is all ones.
-    #[arg(long)]
-    input: PathBuf,
-    /// Where to write the outputs (float32 .npy): the logits `[N, K]` of a checkpoint with a
-    /// classifier, else the pooled features `[N, D]` (ViT: the class token after the final norm;
-    /// BERT / RoBERTa: the pooler output).
-    #[arg(long)]
-    out: PathBuf,
-    /// Inputs per forward pass.
-    #[arg(long, default_value_t = 64)]
-    batch_size: usize,
-    /// Compute device: flex, ndarray, wgpu, cuda, tch or tch-cuda (as compiled in).
-    #[arg(long, default_value = "flex")]
-    backend: Backend,
-}
 
 pub fn run(args: &PredictArgs) -> crate::error::Result<()> {
     if args.batch_size == 0 {
@@ -61,40 +36,6 @@ pub fn run(args: &PredictArgs) -> crate::error::Result<()> {
         .map_err(|e| format!("{}: cannot write the outputs: {e}", args.out.display()))?;
     println!("{}: {} [{n}, {width}]", args.out.display(), outputs.what);
     Ok(())
-}
-
-/// A checkpoint's outputs `[rows, width]`, row-major, gathered batch by batch.
-struct Outputs {
-    /// What they are ("logits", "pooled features").
-    what: &'static str,
-    rows: usize,
-    width: usize,
-    values: Vec<f32>,
-}
-
-impl Outputs {
-    /// No outputs yet, of a checkpoint with or without a classifier.
-    fn new(classifier: bool) -> Self {
-        Self {
-            what: match classifier {
-                true => "logits",
-                false => "pooled features",
-            },
-            rows: 0,
-            width: 0,
-            values: Vec::new(),
-        }
-    }
-
-    /// Appends one batch's outputs `[B, width]`.
-    fn push(&mut self, batch: Tensor<2>) -> Result<(), String> {
-        let [rows, width] = batch.dims();
-        let values = batch.into_data().convert::<f32>().try_into_vec::<f32>();
-        self.values
-            .extend(values.map_err(|e| format!("reading the outputs back: {e:?}"))?);
-        (self.rows, self.width) = (self.rows + rows, width);
-        Ok(())
-    }
 }
 
 /// A ViT-family checkpoint's outputs on the pixel values of `--input`.

@@ -6,6 +6,7 @@
 
 mod checkpoint;
 mod config;
+mod encoder;
 mod graph;
 
 pub use checkpoint::{BertCheckpoint, load_bert};
@@ -14,14 +15,14 @@ pub use config::HfBertConfig;
 use std::path::{Path, PathBuf};
 
 use backbone::{BertConfig, BertModel};
-use burn::nn::Embedding;
 use burn::tensor::Device;
 
 use crate::error::ImportError;
-use crate::mapping::{Loader, Source, set};
+use crate::mapping::{Loader, Source};
 use crate::onnx::OnnxGraph;
 use crate::onnx_structure::onnx_files;
 use crate::safetensors::SafeTensors;
+use encoder::{map_encoder, prefix};
 use graph::GraphTensors;
 
 /// Checkpoint tensors the encoder has no use for: the pooler and a buffer of position ids.
@@ -130,13 +131,6 @@ pub fn load_bert_safetensors(
     load_encoder(path, config, 0, device, || SafeTensors::read(path))
 }
 
-/// The checkpoint's common prefix (`bert.`, `roberta.`, or none), found before its word table.
-fn prefix(file: &dyn Source) -> &str {
-    (file.names().into_iter())
-        .find_map(|name| name.strip_suffix("embeddings.word_embeddings.weight"))
-        .unwrap_or("")
-}
-
 /// The mapping onto a model of `config` (checkpoint `path`), which is validated before `read`
 /// reads the tensors; the first `offset` rows of the position table are dropped
 /// ([`HfBertConfig::position_offset`]).
@@ -156,40 +150,4 @@ fn load_encoder<S: Source>(
     map_encoder(&mut load, &mut model, offset);
     load.finish(&IGNORED)?;
     Ok(model)
-}
-
-/// Loads the embeddings and blocks under the loader's prefix (`embeddings.*`,
-/// `encoder.layer.N.*`), the position table from row `offset` on.
-fn map_encoder(load: &mut Loader, model: &mut BertModel, offset: usize) {
-    let e = &mut model.embeddings;
-    let tables: [(&str, &mut Embedding); 2] = [
-        ("word_embeddings", &mut e.word_embeddings),
-        ("token_type_embeddings", &mut e.token_type_embeddings),
-    ];
-    for (name, table) in tables {
-        load.param(
-            &format!("embeddings.{name}.weight"),
-            &mut table.weight,
-            false,
-        );
-    }
-    let positions = &mut e.position_embeddings.weight;
-    let [rows, width] = positions.dims();
-    let stored = [offset + rows, width];
-    if let Some(values) = load.take("embeddings.position_embeddings.weight", &stored) {
-        set(positions, values[offset * width..].to_vec());
-    }
-    load.layer_norm("embeddings.LayerNorm", &mut e.layer_norm);
-    for (i, block) in model.encoder.layer.iter_mut().enumerate() {
-        let name = |suffix: &str| format!("encoder.layer.{i}.{suffix}");
-        let attention = &mut block.attention;
-        load.linear(&name("attention.self.query"), &mut attention.query);
-        load.linear(&name("attention.self.key"), &mut attention.key);
-        load.linear(&name("attention.self.value"), &mut attention.value);
-        load.linear(&name("attention.output.dense"), &mut attention.output);
-        load.layer_norm(&name("attention.output.LayerNorm"), &mut block.norm1);
-        load.linear(&name("intermediate.dense"), &mut block.mlp.fc1);
-        load.linear(&name("output.dense"), &mut block.mlp.fc2);
-        load.layer_norm(&name("output.LayerNorm"), &mut block.norm2);
-    }
 }

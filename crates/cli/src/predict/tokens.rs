@@ -7,7 +7,7 @@ use backbone::{Gates, Mode};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use importers::load_bert;
 
-use super::{Outputs, PredictArgs};
+use super::args::{Outputs, PredictArgs};
 use crate::npy::read_token_ids;
 
 /// The checkpoint's outputs on the ids of `--input` (attention mask all ones).

@@ -8,7 +8,8 @@ use std::path::Path;
 use backbone::{BertClassifier, BertConfig, Pooling};
 use burn::tensor::Device;
 
-use super::{HfBertConfig, map_encoder, prefix};
+use super::config::HfBertConfig;
+use super::encoder::{map_encoder, prefix};
 use crate::config_json::locate;
 use crate::error::ImportError;
 use crate::mapping::{Loader, Source};
