@@ -26,6 +26,7 @@ pub mod prep;
 mod provenance;
 pub mod runner;
 pub mod sets;
+mod sources;
 pub mod workers;
 
 pub use base::{PRETRAINED, Pretrained};

@@ -13,6 +13,7 @@ pub use crate::prep::Prep;
 use crate::cache::Splits;
 use crate::config::ExperimentConfig;
 use crate::error::{ErrorContext, ExperimentError, Result};
+use crate::sources;
 
 /// The data sets every seed draws from, loaded once.
 pub struct Loaded {
@@ -24,30 +25,38 @@ pub struct Loaded {
 /// The seed of the fixed test split of single-file datasets: the same for every experiment seed.
 const TEST_SPLIT_SEED: u64 = 0x7E57;
 
-/// Loads the in-distribution and OOD sets named by `[data]` from `data_root`.
+/// Loads the in-distribution and OOD sets `[data]` names: catalog names from `data_root`, sets
+/// on disk from their paths.
 pub fn load(config: &ExperimentConfig, data_root: &std::path::Path) -> Result<Loaded> {
     let catalog = Catalog::new(data_root);
-    let name = &config.data.dataset;
+    let data = &config.data;
+    let name = data.dataset.name();
     match config.modality()? {
         Modality::Image => {
-            let splits = catalog.load_images(name)?;
+            let side = data.image_size;
+            let splits = sources::images(&catalog, &data.dataset, side)?;
             let train_full = splits.train.ok_or_else(|| {
                 ExperimentError::invalid(format!("data.dataset: `{name}` has no training split"))
             })?;
-            let mut ood = Vec::with_capacity(config.data.ood.len());
-            for name in &config.data.ood {
-                let set = catalog.load_images(name)?.test;
+            let mut ood = Vec::with_capacity(data.ood.len());
+            for source in &data.ood {
+                let set = sources::images(&catalog, source, side)?.test;
                 if set.dims != train_full.dims {
                     return Err(ExperimentError::invalid(format!(
-                        "data.ood: `{name}` has images {:?}, the training set {:?}",
-                        set.dims, train_full.dims
+                        "data.ood: `{}` has images {:?}, the training set {:?}",
+                        source.name(),
+                        set.dims,
+                        train_full.dims
                     )));
                 }
                 ood.push(set);
             }
-            let sized = |set: ImageDataset| match config.data.image_size {
-                Some(side) => data::resize(&set, side, set.dims[0]).context("data.image_size"),
-                None => Ok(set),
+            // Sets read from an image tree are already at `side`.
+            let sized = |set: ImageDataset| match side {
+                Some(side) if set.dims[1..] != [side, side] => {
+                    data::resize(&set, side, set.dims[0]).context("data.image_size")
+                }
+                _ => Ok(set),
             };
             Ok(Loaded {
                 train_full: Dataset::Images(sized(train_full)?),
@@ -58,20 +67,22 @@ pub fn load(config: &ExperimentConfig, data_root: &std::path::Path) -> Result<Lo
             })
         }
         Modality::Text => {
-            let full = catalog.load_text(name)?;
-            let (train, test) = train_val_split(
-                &full.labels,
-                config.data.test_fraction,
-                TEST_SPLIT_SEED,
-                true,
-            )
-            .context(format!("data.test_fraction: {name}"))?;
-            let ood = (config.data.ood.iter())
-                .map(|ood| catalog.load_text(ood).map(Dataset::Text))
-                .collect::<Result<Vec<_>, _>>()?;
+            let (full, test) = sources::texts(&catalog, &data.dataset)?;
+            let (train_full, test) = match test {
+                Some(test) => (full, test),
+                None => {
+                    let (train, test) =
+                        train_val_split(&full.labels, data.test_fraction, TEST_SPLIT_SEED, true)
+                            .context(format!("data.test_fraction: {name}"))?;
+                    (full.subset(&train), full.subset(&test))
+                }
+            };
+            let ood = (data.ood.iter())
+                .map(|ood| Ok(Dataset::Text(sources::texts(&catalog, ood)?.0)))
+                .collect::<Result<Vec<_>>>()?;
             Ok(Loaded {
-                train_full: Dataset::Text(full.subset(&train)),
-                test: Dataset::Text(full.subset(&test)),
+                train_full: Dataset::Text(train_full),
+                test: Dataset::Text(test),
                 ood,
             })
         }

@@ -404,3 +404,16 @@ fn devices_are_distinct_and_one_on_a_cpu_backend() {
         "{e}"
     );
 }
+
+/// `[data] dataset` is a catalog name or a table naming a set on disk; a table's unknown key is
+/// named with the valid ones, and any other value says what is expected.
+#[test]
+fn a_data_source_is_a_name_or_a_table() {
+    let e = error_of(&VALID.replace(
+        "dataset = \"fashion_mnist_small\"",
+        "dataset = { paht = \"x\" }",
+    ));
+    assert!(e.contains("paht") && e.contains("path"), "{e}");
+    let e = error_of(&VALID.replace("dataset = \"fashion_mnist_small\"", "dataset = 3"));
+    assert!(e.contains("a catalog name or a table"), "{e}");
+}

@@ -2,9 +2,12 @@
 //! all-MiniLM-L6-v2 checkpoint (`datasets/fetch all-minilm-l6-v2`; CI fetches it first), every
 //! kind that takes text, and the refusals of kinds and settings that do not.
 
+mod common;
+
+use common::options;
 use std::path::Path;
 
-use experiment::{ExperimentConfig, RunOptions, run};
+use experiment::{ExperimentConfig, run};
 
 const POSITIVE: [&str; 6] = [
     "a wonderful, moving film",
@@ -131,17 +134,6 @@ members = 2
 rank = 2
 backbone = "base"
 "#;
-
-fn options(root: &Path, out: &Path) -> RunOptions {
-    RunOptions {
-        data_root: root.to_path_buf(),
-        results_root: out.join("results"),
-        cache_root: out.join("cache"),
-        quiet: true,
-        workers: None,
-        no_train: false,
-    }
-}
 
 #[test]
 fn every_text_kind_runs_on_a_pretrained_bert() {

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use backbone::Architecture;
-use data::{Catalog, Modality};
+use data::Modality;
 use importers::{PRETRAINED, Pretrained};
 use serde::{Deserialize, Serialize};
 use train::TrainConfig;
@@ -148,18 +148,6 @@ impl ExperimentConfig {
 
     /// Whether the in-distribution dataset holds images or texts (an error for unknown names).
     pub fn modality(&self) -> Result<Modality, ConfigError> {
-        modality_of(&self.data.dataset).map_err(|e| ConfigError::msg(format!("data.dataset: {e}")))
+        (self.data.dataset.modality()).map_err(|e| ConfigError::msg(format!("data.dataset: {e}")))
     }
-}
-
-/// The modality of a catalog dataset, or the list of known names.
-pub(super) fn modality_of(name: &str) -> Result<Modality, String> {
-    Catalog::names()
-        .iter()
-        .find(|d| d.name == name)
-        .map(|d| d.modality())
-        .ok_or_else(|| {
-            let known: Vec<&str> = Catalog::names().iter().map(|d| d.name).collect();
-            format!("unknown dataset `{name}`; known: {}", known.join(", "))
-        })
 }

@@ -6,6 +6,7 @@
 
 mod experiment;
 mod sections;
+mod source;
 mod validate;
 
 pub use experiment::{ExperimentConfig, Overrides};
@@ -13,3 +14,4 @@ pub use sections::{
     BackboneSection, DataSection, EvalSection, ExperimentSection, OodGroups, Precision, ScoreList,
     ShiftSpec,
 };
+pub use source::{DataSource, DiskFormat, DiskSet};

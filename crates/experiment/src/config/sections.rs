@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use uq_metrics::{ConformalScore, OodScore};
 
+use super::source::DataSource;
 use crate::device::Backend;
 use crate::methods::Recalibration;
 
@@ -83,14 +84,15 @@ pub struct ExperimentSection {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DataSection {
-    /// A catalog name (`uqformer list` shows them).
-    pub dataset: String,
+    /// A catalog name (`uqformer list` shows them) or a set on disk (`{ path = "..." }`).
+    pub dataset: DataSource,
     /// Fraction of the training set held out for validation (seeded split).
     #[serde(default = "default_val_fraction")]
     pub val_fraction: f64,
-    /// OOD sets evaluated against the in-distribution test set.
+    /// OOD sets evaluated against the in-distribution test set, each a catalog name or a set
+    /// on disk (its test split, else its validation split, else the whole tree).
     #[serde(default)]
-    pub ood: Vec<String>,
+    pub ood: Vec<DataSource>,
     /// OOD sets by group (`near`, `far`): the report adds each group's mean AUROC and FPR95.
     #[serde(default)]
     pub ood_groups: OodGroups,

@@ -4,8 +4,9 @@
 use backbone::InputKind;
 use data::Modality;
 
-use super::experiment::{ExperimentConfig, modality_of};
+use super::experiment::ExperimentConfig;
 use super::sections::Precision;
+use super::source::{DataSource, DiskFormat};
 use crate::device::Backend;
 use crate::error::ConfigError;
 use crate::methods::Recalibration;
@@ -203,15 +204,16 @@ impl ExperimentConfig {
 
     /// Every grouped OOD set is one of `[data] ood`, in one group.
     fn validate_groups(&self) -> Result<(), ConfigError> {
+        let names = self.ood_names();
         let mut seen: Vec<&str> = Vec::new();
         for (group, sets) in self.data.ood_groups.groups() {
             for set in sets {
-                if !self.data.ood.contains(set) {
+                if !names.contains(set) {
                     return fail(
                         &format!("data.ood_groups.{group}"),
                         format!(
-                            "`{set}` is not an OOD set of the run; expected one of data.ood: {:?}",
-                            self.data.ood
+                            "`{set}` is not an OOD set of the run; expected one of data.ood: \
+                             {names:?}"
                         ),
                     );
                 }
@@ -234,7 +236,7 @@ impl ExperimentConfig {
                 || (metric
                     .strip_prefix("ood.")
                     .and_then(|m| m.strip_suffix(".auroc")))
-                .is_some_and(|set| set == "mean" || self.data.ood.iter().any(|s| s == set));
+                .is_some_and(|set| set == "mean" || self.ood_names().iter().any(|s| s == set));
             if !known {
                 let families: Vec<&str> = DEFAULT_MARGINS.iter().map(|(k, _)| *k).collect();
                 return fail(
@@ -259,10 +261,11 @@ impl ExperimentConfig {
     /// The OOD sets hold the dataset's modality, and the backbone fits it.
     fn validate_modality(&self) -> Result<(), ConfigError> {
         let modality = self.modality()?;
-        for name in &self.data.ood {
-            match modality_of(name) {
+        for source in &self.data.ood {
+            match source.modality() {
                 Ok(m) if m == modality => {}
                 Ok(m) => {
+                    let name = source.name();
                     return fail(
                         "data.ood",
                         format!("`{name}` holds {m:?} data, the dataset {modality:?} data"),
@@ -271,6 +274,7 @@ impl ExperimentConfig {
                 Err(e) => return fail("data.ood", e),
             }
         }
+        self.validate_disk_sets()?;
         let b = &self.backbone;
         let overrides = [
             b.preset.is_some(),
@@ -300,7 +304,7 @@ impl ExperimentConfig {
                         "`{name}` is {architecture}, which reads {}; the dataset `{}` holds \
                          {modality:?} data",
                         architecture.reads(),
-                        self.data.dataset
+                        self.data.dataset.name()
                     ),
                 );
             }
@@ -309,6 +313,40 @@ impl ExperimentConfig {
             Modality::Image => self.validate_image_backbone(),
             Modality::Text => self.validate_text(),
         }
+    }
+
+    /// The OOD sets' names, as results and `ood_groups` give them.
+    fn ood_names(&self) -> Vec<String> {
+        self.data.ood.iter().map(DataSource::name).collect()
+    }
+
+    /// Sets on disk: OOD names distinct, and `[data] image_size` given when an image tree is
+    /// read (its images are resized and cropped to one side).
+    fn validate_disk_sets(&self) -> Result<(), ConfigError> {
+        let names = self.ood_names();
+        if let Some((i, name)) = (names.iter().enumerate()).find(|(i, n)| names[..*i].contains(n)) {
+            return fail(
+                "data.ood",
+                format!("two sets are named `{name}` (the second at {i}); give one a `name`"),
+            );
+        }
+        let sources = std::iter::once(&self.data.dataset).chain(&self.data.ood);
+        for source in sources {
+            let DataSource::Disk(set) = source else {
+                continue;
+            };
+            if set.format() == DiskFormat::ImageFolder && self.data.image_size.is_none() {
+                return fail(
+                    "data.image_size",
+                    format!(
+                        "missing: the image folder {} is read at one side, resized and \
+                         centre-cropped to it",
+                        set.path.display()
+                    ),
+                );
+            }
+        }
+        Ok(())
     }
 
     /// Images: a ViT preset unless the backbone is pretrained.
@@ -339,7 +377,7 @@ impl ExperimentConfig {
                 format!(
                     "missing: the text dataset `{}` needs a BERT checkpoint folder under the data \
                      root (e.g. \"all-minilm-l6-v2\", from `datasets/fetch`)",
-                    self.data.dataset
+                    self.data.dataset.name()
                 ),
             );
         }

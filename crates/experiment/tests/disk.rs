@@ -1,0 +1,181 @@
+//! Data read from disk end to end: an image tree (PNG, written here) with an OOD tree beside it,
+//! and a CSV of texts with a JSON-lines OOD set, each named in the experiment file by path.
+
+mod common;
+
+use common::options;
+use std::path::Path;
+
+use experiment::{ExperimentConfig, run};
+
+/// A `width`x`width` RGB PNG whose pixel (x, y) is `f(x, y)`.
+fn png(path: &Path, width: u32, f: impl Fn(u32, u32) -> [u8; 3]) {
+    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut encoder = png::Encoder::new(file, width, width);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let pixels: Vec<u8> = (0..width * width)
+        .flat_map(|i| f(i % width, i / width))
+        .collect();
+    encoder
+        .write_header()
+        .unwrap()
+        .write_image_data(&pixels)
+        .unwrap();
+}
+
+/// `root/{train,test}/{red,green,blue}/`: 12x12 images of one dominant colour per class, with a
+/// little per-image texture; and `root-ood/`: grey stripes, no split folders.
+fn image_trees(root: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let shapes = root.join("shapes");
+    for (split, n) in [("train", 12), ("test", 4)] {
+        for (c, class) in ["red", "green", "blue"].iter().enumerate() {
+            let dir = shapes.join(split).join(class);
+            std::fs::create_dir_all(&dir).unwrap();
+            for i in 0..n {
+                png(&dir.join(format!("{i}.png")), 12, |x, y| {
+                    let mut rgb = [((x * 7 + y * 3 + i) % 40) as u8; 3];
+                    rgb[c] = 200 + ((x + y) % 50) as u8;
+                    rgb
+                });
+            }
+        }
+    }
+    let ood = root.join("stripes");
+    std::fs::create_dir_all(ood.join("any")).unwrap();
+    for i in 0..6 {
+        png(&ood.join("any").join(format!("{i}.png")), 10, |x, _| {
+            [((x + i) % 2 * 255) as u8; 3]
+        });
+    }
+    (shapes, ood)
+}
+
+/// Runs `config` with data and results under `dir`: every method scores its test set and the
+/// OOD set `ood`.
+fn runs_with_ood(config: &ExperimentConfig, dir: &Path, ood: &str) {
+    let out = run(config, &options(dir, dir)).unwrap();
+    for result in &out.summary.methods {
+        assert!(
+            result.id.nll.is_finite(),
+            "{}: {:?}",
+            result.name,
+            result.id
+        );
+        assert!(result.ood.contains_key(ood), "{:?}", result.ood.keys());
+    }
+}
+
+const METHODS: &str = r#"
+[[method]]
+kind = "single"
+
+[[method]]
+kind = "deep_ensemble"
+members = 2
+"#;
+
+#[test]
+fn an_image_folder_with_an_ood_folder_runs_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let (shapes, stripes) = image_trees(dir.path());
+    let text = format!(
+        r#"
+[experiment]
+name = "disk_images"
+seeds = [1]
+
+[data]
+dataset = {{ path = "{}" }}
+ood = [{{ path = "{}", name = "stripes" }}]
+image_size = 8
+val_fraction = 0.25
+eval_batch_size = 16
+
+[backbone]
+preset = "vit_tiny_28"
+patch_size = 4
+
+[train]
+epochs = 2
+batch_size = 9
+{METHODS}"#,
+        shapes.display(),
+        stripes.display()
+    );
+    let config = ExperimentConfig::parse(&text).unwrap();
+    runs_with_ood(&config, dir.path(), "stripes");
+    // Without an image size the tree cannot be read at one size: refused when the file is read.
+    let e = ExperimentConfig::parse(&text.replace("image_size = 8\n", ""))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("data.image_size") && e.contains("shapes"), "{e}");
+}
+
+#[test]
+fn a_csv_of_texts_with_a_json_lines_ood_set_runs_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = [
+        "a wonderful, moving film",
+        "great acting and a lovely story",
+    ];
+    let bad = ["a dull and tedious mess", "terrible acting, awful script"];
+    let mut csv = String::from("id,sentence,label\n");
+    for i in 0..32 {
+        let (text, label) = match i % 2 {
+            0 => (good[i / 2 % 2], "pos"),
+            _ => (bad[i / 2 % 2], "neg"),
+        };
+        // Quoted: the texts hold commas.
+        csv += &format!("{i},\"{text} #{i}\",{label}\n");
+    }
+    let csv_path = dir.path().join("reviews.csv");
+    std::fs::write(&csv_path, csv).unwrap();
+    let jsonl: String = (0..8)
+        .map(|i| format!("{{\"sentence\": \"the weather on day {i}\", \"label\": \"pos\"}}\n"))
+        .collect();
+    let ood_path = dir.path().join("weather.jsonl");
+    std::fs::write(&ood_path, jsonl).unwrap();
+    let minilm = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/all-minilm-l6-v2");
+    assert!(
+        minilm.join("model.safetensors").is_file(),
+        "{} is missing: run `datasets/fetch all-minilm-l6-v2`",
+        minilm.display()
+    );
+    std::os::unix::fs::symlink(&minilm, dir.path().join("all-minilm-l6-v2")).unwrap();
+    let text = |column: &str| {
+        format!(
+            r#"
+[experiment]
+name = "disk_texts"
+seeds = [2]
+
+[data]
+dataset = {{ path = "{}", text = "{column}" }}
+ood = [{{ path = "{}", text = "sentence" }}]
+test_fraction = 0.25
+val_fraction = 0.25
+max_tokens = 16
+eval_batch_size = 16
+
+[backbone]
+pretrained = "all-minilm-l6-v2"
+
+[train]
+epochs = 1
+batch_size = 8
+lr = 1e-4
+{METHODS}"#,
+            csv_path.display(),
+            ood_path.display()
+        )
+    };
+    let config = ExperimentConfig::parse(&text("sentence")).unwrap();
+    runs_with_ood(&config, dir.path(), "weather");
+    // A column the file lacks is named with the file.
+    let config = ExperimentConfig::parse(&text("review")).unwrap();
+    let e = run(&config, &options(dir.path(), dir.path()))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("reviews.csv") && e.contains("review"), "{e}");
+}
