@@ -8,12 +8,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use backbone::{Classifier, InputKind, ViTConfig};
+use backbone::{Architecture, Classifier, InputKind, ViTConfig};
 use burn::module::Module;
 use burn::tensor::Device;
 use data::mix;
 use data::{Dataset, ImageDataset, WordPiece};
-use importers::Target;
+use importers::{Checkpoint, ImportError, Target, open_checkpoint};
 
 use crate::cache::{Fit, Splits, Trainer, fingerprint};
 use crate::config::ExperimentConfig;
@@ -54,8 +54,17 @@ impl std::fmt::Debug for BaseSpec {
 impl BaseSpec {
     /// The base model of `[backbone]` for the training set `train_full`.
     pub fn new(config: &ExperimentConfig, data_root: &Path, train_full: &Dataset) -> Result<Self> {
+        if let Some(path) = &config.backbone.checkpoint {
+            let name = path.display().to_string();
+            let architecture = config.architecture()?;
+            let open = |target: &Target| open_checkpoint(path, target);
+            return load_pretrained(config, (&name, architecture), open, train_full);
+        }
         match (config.pretrained()?, train_full) {
-            (Some(entry), data) => load_pretrained(config, data_root, entry, data),
+            (Some(entry), data) => {
+                let open = |target: &Target| entry.open(data_root, target);
+                load_pretrained(config, (entry.name, entry.architecture), open, data)
+            }
             (None, Dataset::Images(images)) => {
                 let vit = vit_config(config, images)?;
                 let init = vit.clone();
@@ -248,20 +257,20 @@ fn vit_config(config: &ExperimentConfig, train: &ImageDataset) -> Result<ViTConf
     Ok(vit)
 }
 
-/// The base-model recipe of the pretrained backbone `entry` for the training set `data`.
+/// The base-model recipe of the pretrained backbone `name` of family `architecture`, which
+/// `open` reads fitted to a target, for the training set `data`.
 fn load_pretrained(
     config: &ExperimentConfig,
-    data_root: &Path,
-    entry: &Pretrained,
+    (name, architecture): (&str, Architecture),
+    open: impl FnOnce(&Target) -> std::result::Result<Checkpoint, ImportError>,
     data: &Dataset,
 ) -> Result<BaseSpec> {
-    let images = match (entry.architecture.reads(), data) {
+    let images = match (architecture.reads(), data) {
         (InputKind::Images, Dataset::Images(train)) => Some([train.dims[0], image_side(train)?]),
         (InputKind::Tokens, Dataset::Text(_)) => None,
         (serves, _) => {
             return Err(ExperimentError::invalid(format!(
-                "backbone.pretrained: `{}` is a backbone for {serves}, not this dataset's",
-                entry.name
+                "backbone.pretrained: `{name}` is a backbone for {serves}, not this dataset's"
             )));
         }
     };
@@ -271,15 +280,13 @@ fn load_pretrained(
         dropout: config.backbone.dropout,
         attention_dropout: config.backbone.attention_dropout,
     };
-    let checkpoint = entry
-        .open(data_root, &target)
-        .context("backbone.pretrained")?;
+    let checkpoint = open(&target).context("backbone.pretrained")?;
     let tokenizer = (checkpoint.vocab.as_deref())
         .map(WordPiece::from_vocab_file)
         .transpose()
         .context("backbone.pretrained")?;
     let init = checkpoint.init;
-    let mut spec = BaseSpec::pretrained(entry.name, checkpoint.config, move |seed, device| {
+    let mut spec = BaseSpec::pretrained(name, checkpoint.config, move |seed, device| {
         init(seed, device).context("backbone.pretrained")
     });
     spec.vit = checkpoint.vit;

@@ -417,3 +417,26 @@ fn a_data_source_is_a_name_or_a_table() {
     let e = error_of(&VALID.replace("dataset = \"fashion_mnist_small\"", "dataset = 3"));
     assert!(e.contains("a catalog name or a table"), "{e}");
 }
+
+/// `[backbone] checkpoint`: its family read from its `config.json` when the file is read (a
+/// RoBERTa, whose tokenizer experiments do not read, refused naming the field and the type), and
+/// not together with `pretrained`.
+#[test]
+fn a_checkpoint_path_is_checked_when_the_file_is_read() {
+    let fixtures =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../importers/tests/fixtures");
+    let roberta = fixtures.join("bert/roberta_model_small");
+    let with = |backbone: String| VALID.replace("preset = \"vit_tiny_28\"", &backbone);
+    let e = error_of(&with(format!("checkpoint = \"{}\"", roberta.display())));
+    assert!(
+        e.contains("backbone.checkpoint") && e.contains("roberta"),
+        "{e}"
+    );
+    let vit = fixtures.join("vit/hf_vit_model");
+    let both = format!(
+        "checkpoint = \"{}\"\npretrained = \"dinov2-s\"",
+        vit.display()
+    );
+    let e = error_of(&with(both));
+    assert!(e.contains("not both"), "{e}");
+}

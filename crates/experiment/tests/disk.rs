@@ -179,3 +179,62 @@ lr = 1e-4
         .to_string();
     assert!(e.contains("reviews.csv") && e.contains("review"), "{e}");
 }
+
+/// `[backbone] checkpoint` names a checkpoint by path: a `transformers` ViT (the importers'
+/// random fixture, 16x16 images) fine-tuned with a fresh head on an image tree, and the methods
+/// built on it; data of another size are refused naming the size the checkpoint reads.
+#[test]
+fn a_checkpoint_named_by_path_is_fine_tuned_on_an_image_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let (shapes, stripes) = image_trees(dir.path());
+    let checkpoint = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../importers/tests/fixtures/vit/hf_vit_model")
+        .canonicalize()
+        .unwrap();
+    let text = |side: usize| {
+        format!(
+            r#"
+[experiment]
+name = "disk_checkpoint"
+seeds = [4]
+
+[data]
+dataset = {{ path = "{}" }}
+ood = [{{ path = "{}", name = "stripes" }}]
+image_size = {side}
+val_fraction = 0.25
+
+[backbone]
+checkpoint = "{}"
+dropout = 0.1
+
+[train]
+epochs = 1
+batch_size = 9
+
+[[method]]
+kind = "single"
+
+[[method]]
+kind = "mc_dropout"
+samples = 2
+
+[[method]]
+kind = "hydra"
+members = 2
+keep = 2
+calibration_samples = 6
+"#,
+            shapes.display(),
+            stripes.display(),
+            checkpoint.display()
+        )
+    };
+    let config = ExperimentConfig::parse(&text(16)).unwrap();
+    runs_with_ood(&config, dir.path(), "stripes");
+    let config = ExperimentConfig::parse(&text(8)).unwrap();
+    let e = run(&config, &options(dir.path(), dir.path()))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("image_size = 16"), "{e}");
+}

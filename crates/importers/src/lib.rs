@@ -40,6 +40,7 @@ mod bert;
 mod config_json;
 mod dinov2;
 mod error;
+mod local;
 mod mapping;
 mod onnx;
 mod onnx_structure;
@@ -53,6 +54,7 @@ pub use bert::{
 pub use config_json::model_type;
 pub use dinov2::{dinov2_from_onnx, load_dinov2_onnx};
 pub use error::ImportError;
+pub use local::{checkpoint_architecture, open_checkpoint};
 pub use onnx::{Attribute, Dim, Node, ONNX_DOUBLE, ONNX_FLOAT, OnnxGraph, OnnxTensor, ValueInfo};
 pub use pretrained::{Checkpoint, CheckpointInit, PRETRAINED, Pretrained, Target, minilm_l6};
 pub use safetensors::{SafeTensors, TensorInfo};

@@ -97,7 +97,7 @@ pub fn minilm_l6() -> BertConfig {
 
 /// A Hugging Face BERT folder: `vocab.txt` (checked first) and either `config.json` with
 /// `model.safetensors` or one ONNX graph ([`BertWeights::find`]).
-fn hf_bert(dir: &Path, _name: &str, target: &Target) -> Result<Checkpoint, ImportError> {
+pub(crate) fn hf_bert(dir: &Path, _name: &str, target: &Target) -> Result<Checkpoint, ImportError> {
     let vocab = dir.join("vocab.txt");
     std::fs::metadata(&vocab)
         .map_err(|e| ImportError::file(&vocab, format!("cannot read the vocabulary: {e}")))?;

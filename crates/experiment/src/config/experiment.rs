@@ -5,7 +5,7 @@ use std::path::Path;
 
 use backbone::Architecture;
 use data::Modality;
-use importers::{PRETRAINED, Pretrained};
+use importers::{PRETRAINED, Pretrained, checkpoint_architecture};
 use serde::{Deserialize, Serialize};
 use train::TrainConfig;
 
@@ -113,7 +113,7 @@ impl ExperimentConfig {
         Setting {
             dropout: self.backbone.dropout,
             val_fraction: self.data.val_fraction,
-            pretrained: self.backbone.pretrained.is_some(),
+            pretrained: self.backbone.is_pretrained(),
         }
     }
 
@@ -139,8 +139,14 @@ impl ExperimentConfig {
         })
     }
 
-    /// The backbone's family: the pretrained checkpoint's, else a ViT (every preset is one).
+    /// The backbone's family: the pretrained checkpoint's (a registered one, or the one
+    /// `[backbone] checkpoint` names, told by its `config.json`), else a ViT (every preset is
+    /// one).
     pub fn architecture(&self) -> Result<Architecture, ConfigError> {
+        if let Some(path) = &self.backbone.checkpoint {
+            return checkpoint_architecture(path)
+                .map_err(|e| ConfigError::msg(format!("backbone.checkpoint: {e}")));
+        }
         Ok(self
             .pretrained()?
             .map_or(Architecture::Vit, |p| p.architecture))

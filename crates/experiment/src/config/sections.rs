@@ -1,6 +1,7 @@
 //! The sections of an experiment file, each rejecting unknown keys, with their defaults.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 use uq_metrics::{ConformalScore, OodScore};
@@ -234,6 +235,11 @@ pub struct BackboneSection {
     /// (a multiple of its patch size).
     #[serde(default)]
     pub pretrained: Option<String>,
+    /// Pretrained weights from a path: a `transformers` ViT, DeiT or BERT folder (`config.json`
+    /// with `model.safetensors`; BERT with its `vocab.txt`) or a timm ViT / DeiT state dict,
+    /// fine-tuned with a fresh head like `pretrained`; images at the checkpoint's own size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<PathBuf>,
     #[serde(default)]
     pub dropout: f64,
     #[serde(default)]
@@ -262,4 +268,11 @@ fn default_test_fraction() -> f64 {
 }
 fn default_max_tokens() -> usize {
     128
+}
+
+impl BackboneSection {
+    /// Whether the backbone starts from pretrained weights (`pretrained` or `checkpoint`).
+    pub fn is_pretrained(&self) -> bool {
+        self.pretrained.is_some() || self.checkpoint.is_some()
+    }
 }

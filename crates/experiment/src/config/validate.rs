@@ -284,14 +284,22 @@ impl ExperimentConfig {
             b.n_heads.is_some(),
             b.d_mlp.is_some(),
         ];
-        if b.pretrained.is_some() && overrides.contains(&true) {
+        if b.pretrained.is_some() && b.checkpoint.is_some() {
+            return fail(
+                "backbone.checkpoint",
+                "give `pretrained` (a registered backbone) or `checkpoint` (a path), not both",
+            );
+        }
+        if b.is_pretrained() && overrides.contains(&true) {
             return fail(
                 "backbone",
                 "preset and shape overrides describe a ViT trained from scratch; a pretrained \
                  backbone has the shape of its pretrained checkpoint",
             );
         }
-        if let Some(name) = &b.pretrained {
+        if let Some(name) = (b.pretrained.clone())
+            .or_else(|| b.checkpoint.as_ref().map(|p| p.display().to_string()))
+        {
             let architecture = self.architecture()?;
             let fits = match modality {
                 Modality::Image => architecture.reads() == InputKind::Images,
@@ -351,7 +359,7 @@ impl ExperimentConfig {
 
     /// Images: a ViT preset unless the backbone is pretrained.
     fn validate_image_backbone(&self) -> Result<(), ConfigError> {
-        if self.backbone.pretrained.is_some() {
+        if self.backbone.is_pretrained() {
             return Ok(());
         }
         let Some(preset) = &self.backbone.preset else {
@@ -371,7 +379,7 @@ impl ExperimentConfig {
 
     /// Texts: a pretrained BERT, no image corruptions or resizing.
     fn validate_text(&self) -> Result<(), ConfigError> {
-        if self.backbone.pretrained.is_none() {
+        if !self.backbone.is_pretrained() {
             return fail(
                 "backbone.pretrained",
                 format!(
