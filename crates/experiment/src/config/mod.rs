@@ -8,6 +8,7 @@ mod experiment;
 mod sections;
 mod source;
 mod validate;
+mod validate_data;
 
 pub use experiment::{ExperimentConfig, Overrides};
 pub use sections::{
