@@ -1,4 +1,5 @@
-//! What the end-to-end tests share.
+//! What the end-to-end tests share. Each test binary uses part of it.
+#![allow(dead_code)]
 
 use std::path::Path;
 
@@ -15,4 +16,47 @@ pub fn options(root: &Path, out: &Path) -> RunOptions {
         workers: None,
         no_train: false,
     }
+}
+
+/// A `width`x`width` RGB PNG whose pixel (x, y) is `f(x, y)`.
+pub fn png(path: &Path, width: u32, f: impl Fn(u32, u32) -> [u8; 3]) {
+    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut encoder = png::Encoder::new(file, width, width);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let pixels: Vec<u8> = (0..width * width)
+        .flat_map(|i| f(i % width, i / width))
+        .collect();
+    encoder
+        .write_header()
+        .unwrap()
+        .write_image_data(&pixels)
+        .unwrap();
+}
+
+/// `root/{train,test}/{red,green,blue}/`: 12x12 images of one dominant colour per class, with a
+/// little per-image texture; and `root-ood/`: grey stripes, no split folders.
+pub fn image_trees(root: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let shapes = root.join("shapes");
+    for (split, n) in [("train", 12), ("test", 4)] {
+        for (c, class) in ["red", "green", "blue"].iter().enumerate() {
+            let dir = shapes.join(split).join(class);
+            std::fs::create_dir_all(&dir).unwrap();
+            for i in 0..n {
+                png(&dir.join(format!("{i}.png")), 12, |x, y| {
+                    let mut rgb = [((x * 7 + y * 3 + i) % 40) as u8; 3];
+                    rgb[c] = 200 + ((x + y) % 50) as u8;
+                    rgb
+                });
+            }
+        }
+    }
+    let ood = root.join("stripes");
+    std::fs::create_dir_all(ood.join("any")).unwrap();
+    for i in 0..6 {
+        png(&ood.join("any").join(format!("{i}.png")), 10, |x, _| {
+            [((x + i) % 2 * 255) as u8; 3]
+        });
+    }
+    (shapes, ood)
 }
