@@ -563,3 +563,39 @@ fn image_size_resizes_every_set_for_the_model() {
     let resolved = std::fs::read_to_string(out.dir.join("config.toml")).unwrap();
     assert!(resolved.contains("image_size = 56"), "{resolved}");
 }
+
+/// `[eval] baseline`: the run records it, with its reference, and pairs latency with it (the
+/// baseline's own ratio is exactly 1); the report's ratios are to it.
+#[test]
+fn the_baseline_chosen_pairs_the_latency_and_is_recorded() {
+    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let text = TINY.replace(
+        "[backbone]",
+        "[eval]\nbaseline = \"mc_dropout\"\n\n[backbone]",
+    );
+    let config = ExperimentConfig::parse(&text).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(&config, &options(dir.path())).unwrap();
+    let s = &out.summary;
+    assert_eq!(
+        (s.baseline.as_deref(), s.reference.as_deref()),
+        (Some("mc_dropout"), Some("deep_ensemble"))
+    );
+    for m in &s.methods {
+        let paired = [m.cost.latency_x_single, m.cost.latency_b1_x_single];
+        if m.name == "mc_dropout" {
+            assert_eq!(paired, [Some(1.0), Some(1.0)]);
+        } else {
+            assert!(
+                paired.iter().all(|x| x.is_some_and(|x| x > 0.0)),
+                "{paired:?}"
+            );
+        }
+    }
+    let back = redraw(&out.dir).unwrap();
+    assert!(
+        back.markdown.contains("against `mc_dropout`"),
+        "{}",
+        back.markdown
+    );
+}
