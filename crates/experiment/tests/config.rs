@@ -440,3 +440,30 @@ fn a_checkpoint_path_is_checked_when_the_file_is_read() {
     let e = error_of(&with(both));
     assert!(e.contains("not both"), "{e}");
 }
+
+/// `[eval] baseline`: left out, the method named `single`; else a `[[method]]` name, and a name
+/// that is none of them is refused with the field and the names there are.
+#[test]
+fn the_baseline_is_a_method_of_the_run() {
+    let c = ExperimentConfig::parse(VALID).unwrap();
+    assert_eq!(
+        (c.eval.baseline.as_deref(), c.eval.baseline()),
+        (None, "single")
+    );
+    let with_baseline = |name: &str| {
+        VALID.replace(
+            "[[method]]\nkind = \"single\"",
+            &format!("[eval]\nbaseline = \"{name}\"\n\n[[method]]\nkind = \"single\""),
+        )
+    };
+    let c = ExperimentConfig::parse(&with_baseline("mcd")).unwrap();
+    assert_eq!(c.eval.baseline(), "mcd");
+    // A kind is not a name: `mc_dropout` is the method `mcd`'s kind.
+    let e = error_of(&with_baseline("mc_dropout"));
+    assert!(
+        e.contains("eval.baseline")
+            && e.contains("`mc_dropout`")
+            && e.contains("single, deep_ensemble, mcd"),
+        "{e}"
+    );
+}

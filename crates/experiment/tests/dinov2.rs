@@ -91,7 +91,10 @@ fn dinov2_fine_tunes_through_the_runner() {
     assert!(results[2].cost.flops < 2 * single.cost.flops);
     // LoRA-Ensemble on the pretrained DINOv2 as loaded: its adapters are its only training.
     let lora = &results[3];
-    assert_eq!(lora.extra["frozen"], "pretrained");
+    assert!(matches!(
+        &lora.extra.outputs,
+        Some(report::MethodOutputs::LoraEnsemble(l)) if l.frozen == report::outputs::Frozen::Pretrained
+    ));
     assert_eq!(lora.train_cost.unwrap().trainings, 1);
 }
 

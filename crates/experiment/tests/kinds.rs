@@ -4,8 +4,9 @@
 use std::path::Path;
 
 use experiment::{ExperimentConfig, KINDS, RunOptions, run};
-use report::RunCurves;
 use report::Summary;
+use report::outputs::{Frozen, LoraOutputs};
+use report::{MethodOutputs, RunCurves};
 
 const BASE: &str = r#"
 [experiment]
@@ -160,25 +161,41 @@ fn every_kind_runs_and_its_resolved_config_parses_back() {
         hetdpt.samples,
         single.samples + own["samples"].as_u64().unwrap()
     );
+    // HetDPT's typed outputs are its report's choice and budget.
+    let het = (out.summary.methods.iter())
+        .find(|m| m.name == "hetdpt")
+        .unwrap();
+    let Some(MethodOutputs::HetDpt(h)) = &het.extra.outputs else {
+        panic!("hetdpt hands back HetDPT's outputs");
+    };
+    assert_eq!(
+        (h.choice.n_attn as u64, h.choice.n_act as u64, h.budget_met),
+        (
+            report["choice"]["n_attn"].as_u64().unwrap(),
+            report["choice"]["n_act"].as_u64().unwrap(),
+            report["budget_met"].as_bool()
+        )
+    );
     // On a ViT trained from scratch LoRA-Ensemble can only freeze the seed's base model.
     let lora = (out.summary.methods.iter()).find(|m| m.kind == "lora_ensemble");
-    assert_eq!(lora.unwrap().extra["frozen"], "base");
+    assert_eq!(
+        lora.unwrap().extra.outputs,
+        Some(MethodOutputs::LoraEnsemble(LoraOutputs {
+            frozen: Frozen::Base
+        }))
+    );
     // Method-specific results: head scores, the pruning analysis, the HetDPT report.
-    let hydra = &out.summary.methods[7];
-    assert!(hydra.extra.contains_key("head_scores") && hydra.extra.contains_key("kept_heads"));
+    let Some(MethodOutputs::Hydra(hydra)) = &out.summary.methods[7].extra.outputs else {
+        panic!("hydra_taylor hands back Hydra's outputs");
+    };
+    assert_eq!((hydra.head_scores.len(), hydra.kept_heads.len()), (2, 2));
     // Temperature 0 (the default) keeps each block's top heads: a top-k share of exactly 1.
-    assert_eq!(hydra.extra["topk_share"], 1.0);
+    assert_eq!(hydra.topk_share, Some(1.0));
     // Without bootstrap the whole-set ranking is the members' own, and Taylor is the criterion:
     // both shares 1 for each member; the two members keep the same heads (Jaccard 1).
-    assert_eq!(
-        hydra.extra["topk_share_whole"],
-        serde_json::json!([1.0, 1.0])
-    );
-    assert_eq!(
-        hydra.extra["topk_share_taylor"],
-        serde_json::json!([1.0, 1.0])
-    );
-    assert_eq!(hydra.extra["head_jaccard"], serde_json::json!([1.0]));
+    assert_eq!(hydra.topk_share_whole, Some(vec![1.0, 1.0]));
+    assert_eq!(hydra.topk_share_taylor, Some(vec![1.0, 1.0]));
+    assert_eq!(hydra.head_jaccard, Some(vec![1.0]));
     let analysis = std::fs::read_to_string(out.dir.join("hydra_taylor-seed1-pruning.csv")).unwrap();
     assert_eq!(
         analysis.lines().count(),

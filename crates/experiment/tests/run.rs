@@ -219,7 +219,6 @@ fn calibrated_entries_diversity_and_comparisons() {
             }
             let t = ts.temperature.unwrap();
             assert!(t.is_finite() && t > 0.0, "{t}");
-            assert_eq!(ts.calibration.as_deref(), Some("temperature"));
             // The entries say what they are; the name follows from that.
             assert_eq!((ts.method.as_str(), ts.variant), (name, Some(Variant::Ts)));
             assert_eq!((plain.method.as_str(), plain.variant), (name, None));
@@ -231,7 +230,7 @@ fn calibrated_entries_diversity_and_comparisons() {
                 ts.cost, plain.cost,
                 "a calibrated entry costs what its method does"
             );
-            assert!(plain.temperature.is_none() && plain.calibration.is_none());
+            assert!(plain.temperature.is_none());
         }
         assert!(find("single", seed).diversity.is_none());
         for name in ["deep_ensemble", "deep_ensemble+ts", "mc_dropout"] {
@@ -410,8 +409,6 @@ fn bf16_entries_sit_beside_the_f32_ones() {
     let find = |name: &str| s.methods.iter().find(|m| m.name == name).unwrap();
     for name in ["single", "deep_ensemble", "mc_dropout"] {
         let (plain, low) = (find(name), find(&format!("{name}+bf16")));
-        assert_eq!(plain.precision, None);
-        assert_eq!(low.precision.as_deref(), Some("bf16"));
         assert_eq!(
             (low.method.as_str(), low.variant),
             (name, Some(Variant::Bf16))
@@ -565,4 +562,40 @@ fn image_size_resizes_every_set_for_the_model() {
     assert!(single.ood.contains_key("mnist_small") && single.id.nll.is_finite());
     let resolved = std::fs::read_to_string(out.dir.join("config.toml")).unwrap();
     assert!(resolved.contains("image_size = 56"), "{resolved}");
+}
+
+/// `[eval] baseline`: the run records it, with its reference, and pairs latency with it (the
+/// baseline's own ratio is exactly 1); the report's ratios are to it.
+#[test]
+fn the_baseline_chosen_pairs_the_latency_and_is_recorded() {
+    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let text = TINY.replace(
+        "[backbone]",
+        "[eval]\nbaseline = \"mc_dropout\"\n\n[backbone]",
+    );
+    let config = ExperimentConfig::parse(&text).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(&config, &options(dir.path())).unwrap();
+    let s = &out.summary;
+    assert_eq!(
+        (s.baseline.as_deref(), s.reference.as_deref()),
+        (Some("mc_dropout"), Some("deep_ensemble"))
+    );
+    for m in &s.methods {
+        let paired = [m.cost.latency_x_single, m.cost.latency_b1_x_single];
+        if m.name == "mc_dropout" {
+            assert_eq!(paired, [Some(1.0), Some(1.0)]);
+        } else {
+            assert!(
+                paired.iter().all(|x| x.is_some_and(|x| x > 0.0)),
+                "{paired:?}"
+            );
+        }
+    }
+    let back = redraw(&out.dir).unwrap();
+    assert!(
+        back.markdown.contains("against `mc_dropout`"),
+        "{}",
+        back.markdown
+    );
 }

@@ -178,8 +178,12 @@ fn every_text_kind_runs_on_a_pretrained_bert() {
     // LoRA-Ensemble freezes the pretrained weights by default on a pretrained backbone: its
     // training is the adapters' alone; on the seed's base model it also pays that model's.
     let (lora, lora_base) = (&results[5], &results[6]);
-    assert_eq!(lora.extra["frozen"], "pretrained");
-    assert_eq!(lora_base.extra["frozen"], "base");
+    let frozen = |r: &report::MethodResult| match &r.extra.outputs {
+        Some(report::MethodOutputs::LoraEnsemble(l)) => Some(l.frozen),
+        _ => None,
+    };
+    assert_eq!(frozen(lora), Some(report::outputs::Frozen::Pretrained));
+    assert_eq!(frozen(lora_base), Some(report::outputs::Frozen::Base));
     let trainings = |r: &report::MethodResult| r.train_cost.unwrap().trainings;
     assert_eq!(trainings(lora), 1);
     assert_eq!(trainings(lora_base), 1 + trainings(single));

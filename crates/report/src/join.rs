@@ -13,7 +13,7 @@ use crate::compare::compare;
 use crate::curves::{CURVES_FILE, RunCurves};
 use crate::error::{ReportError, Result};
 use crate::render::{Rendered, render};
-use crate::summary::{MethodResult, Summary};
+use crate::summary::Summary;
 
 /// The report, figures and page of one run directory, drawn again from its `summary.json` and
 /// `curves.json` (after the figures' code changed, say).
@@ -21,9 +21,6 @@ pub fn redraw(dir: &Path) -> Result<Rendered> {
     let run = Run::read(dir)?;
     render(&run.summary, &run.curves, &run.score())
 }
-
-/// The reference of runs whose `config.toml` predates `[eval] reference`.
-pub const DEFAULT_REFERENCE: &str = "deep_ensemble";
 
 /// `[data]` fields that may differ between joined runs (they change no number but latency).
 const MAY_DIFFER: [&str; 1] = ["eval_batch_size"];
@@ -54,8 +51,9 @@ struct StoredEval {
     margins: BTreeMap<String, f64>,
 }
 
+/// The reference of runs whose `config.toml` predates `[eval] reference`.
 fn default_reference() -> String {
-    DEFAULT_REFERENCE.into()
+    crate::DEFAULT_REFERENCE.into()
 }
 
 impl StoredConfig {
@@ -100,22 +98,11 @@ impl Run {
             ))
         })?;
         let config = StoredConfig::read(&dir.join("config.toml"))?;
-        let mut summary: Summary = serde_json::from_str(&text)
+        let summary: Summary = serde_json::from_str(&text)
             .map_err(|e| ReportError::parse(&path, "a run summary", e))?;
-        summary
-            .methods
-            .iter_mut()
-            .for_each(MethodResult::fill_identity);
-        let id = (dir
-            .canonicalize()
-            .ok()
-            .as_deref()
-            .unwrap_or(dir)
-            .file_name())
-        .map_or_else(
-            || dir.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
+        let canonical = dir.canonicalize().ok();
+        let name = canonical.as_deref().unwrap_or(dir).file_name();
+        let id = name.map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into());
         Ok(Self {
             dir: dir.to_path_buf(),
             id,
@@ -123,6 +110,12 @@ impl Run {
             summary,
             curves: RunCurves::read(dir)?,
         })
+    }
+
+    /// The reference the run chose: the one its summary records, else (runs older than that
+    /// field) its config's.
+    fn reference(&self) -> &str {
+        (self.summary.reference.as_deref()).unwrap_or(&self.config.eval.reference)
     }
 
     /// The headline OOD score: the summary's first, else the config's; runs older than both
@@ -166,20 +159,16 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
     for run in &runs[1..] {
         check_same_data(first, run)?;
     }
-    // The title names the experiments joined, each once.
-    let mut names: Vec<&str> = Vec::new();
-    for run in &runs {
-        if !names.contains(&run.summary.experiment.as_str()) {
-            names.push(&run.summary.experiment);
-        }
-    }
     let mut summary = Summary {
-        experiment: names.join(" + "),
+        experiment: title(&runs),
         seeds: Vec::new(),
         methods: Vec::new(),
         comparisons: Vec::new(),
         ood_scores: first.summary.ood_scores.clone(),
         provenance: None,
+        // The first run's choices, as for the data and the margins.
+        baseline: first.summary.baseline.clone(),
+        reference: None,
     };
     let mut curves = RunCurves::default();
     let mut preface = String::from(
@@ -221,8 +210,9 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
             warnings.join("; ")
         );
     }
-    let reference = reference.unwrap_or(&first.config.eval.reference);
+    let reference = reference.unwrap_or(first.reference());
     summary.comparisons = compare(&summary.methods, reference, &first.config.eval.margins);
+    summary.reference = Some(reference.to_string());
     Ok(Joined {
         summary,
         curves,
@@ -230,6 +220,14 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
         preface,
         warnings,
     })
+}
+
+/// The experiments joined, each named once: the joined report's title.
+fn title(runs: &[Run]) -> String {
+    let mut seen = BTreeSet::new();
+    let names = runs.iter().map(|r| r.summary.experiment.as_str());
+    let first_times: Vec<&str> = names.filter(|n| seen.insert(*n)).collect();
+    first_times.join(" + ")
 }
 
 /// For each run after the first whose provenance differs from the first's (or that records

@@ -13,21 +13,26 @@
 
 pub mod compare;
 pub mod curves;
+mod entry;
 mod error;
 mod join;
+mod legacy;
+pub mod outputs;
 pub mod provenance;
 mod render;
+mod roles;
 mod store;
 pub mod summary;
 
 pub use compare::{DEFAULT_MARGINS, compare};
 pub use curves::{CURVES_FILE, RunCurves};
+pub use entry::{Identity, Measured};
 pub use error::{ReportError, Result};
-pub use join::{DEFAULT_REFERENCE, Joined, join_runs, redraw};
+pub use join::{Joined, join_runs, redraw};
+pub use outputs::{Extra, MethodOutputs};
 pub use provenance::Provenance;
-pub use render::{
-    BASELINE_KIND, FigureFile, Rendered, render, render_html, render_markdown, render_terminal,
-};
+pub use render::{FigureFile, Rendered, render, render_html, render_markdown, render_terminal};
+pub use roles::{DEFAULT_BASELINE, DEFAULT_REFERENCE};
 pub use store::{JOINED, timestamp, write_joined, write_run};
 pub use summary::{
     Comparison, Cost, Decision, DiversityMetrics, GroupMetrics, IdMetrics, MethodResult,

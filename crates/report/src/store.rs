@@ -210,6 +210,8 @@ mod tests {
             comparisons: vec![],
             ood_scores: vec![],
             provenance: None,
+            baseline: None,
+            reference: None,
         }
     }
 

@@ -9,12 +9,23 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use uq_metrics::{AurocBootstrap, ConformalReport, Diversity, Verdict};
 
+use crate::outputs::Extra;
+
 /// Everything a run measured: one [`MethodResult`] per method and seed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub experiment: String,
     pub seeds: Vec<u64>,
+    /// Entries written before `method` and `variant` existed get them from what they record.
+    #[serde(deserialize_with = "crate::legacy::methods")]
     pub methods: Vec<MethodResult>,
+    /// The `[[method]]` whose cost and accuracy the report's ratios and gains are relative to,
+    /// and the one every method is compared with (`[eval] baseline`, `reference`); absent in
+    /// runs older than the fields, which used the defaults (`DEFAULT_BASELINE`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
     /// The OOD scores listed, the headline score (each entry's `ood`) first; absent in runs
     /// older than the field.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -120,19 +131,12 @@ pub struct MethodResult {
     /// Keyed by `<corruption>-<severity>`.
     pub shift: BTreeMap<String, ShiftMetrics>,
     pub cost: Cost,
-    /// Method-specific data (wall time, ...), free-form.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub extra: BTreeMap<String, serde_json::Value>,
-    /// `temperature` for a post-hoc calibrated entry (`<method>+ts`); absent otherwise.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub calibration: Option<String>,
-    /// The fitted temperature of a calibrated entry.
+    /// The runner's wall times and the method's own outputs, typed ([`Extra`]).
+    #[serde(default, skip_serializing_if = "Extra::is_empty")]
+    pub extra: Extra,
+    /// The fitted temperature of a calibrated entry (`<method>+ts`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
-    /// `bf16` for an entry evaluated with weights and inputs in bf16 (`<method>+bf16`); absent
-    /// for f32.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub precision: Option<String>,
     /// How the members differ (methods with M >= 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diversity: Option<DiversityMetrics>,
@@ -222,24 +226,6 @@ impl MethodResult {
     pub fn name_for(&mut self, method: &str) {
         self.method = method.to_string();
         self.name = Variant::name(self.variant, method);
-    }
-
-    /// Fills `method` and `variant` in an entry read from a summary written before they
-    /// existed: its `calibration` or `precision` says which variant it is.
-    pub(crate) fn fill_identity(&mut self) {
-        if !self.method.is_empty() {
-            return;
-        }
-        self.variant = match (&self.calibration, self.precision.as_deref()) {
-            (Some(_), _) => Some(Variant::Ts),
-            (None, Some("bf16")) => Some(Variant::Bf16),
-            _ => None,
-        };
-        let suffix = self.variant.map(|v| format!("+{}", v.suffix()));
-        self.method = (suffix.as_deref())
-            .and_then(|s| self.name.strip_suffix(s))
-            .unwrap_or(&self.name)
-            .to_string();
     }
 
     /// The mean of a shift metric over all shifted sets; `None` without shifted sets.
@@ -358,10 +344,10 @@ pub struct Cost {
     pub latency_ms_q3: f64,
     /// `None` (`null`) where the backend cannot measure it.
     pub peak_mem_bytes: Option<u64>,
-    /// Latency at the evaluation batch and at batch 1 as a ratio to the seed's `single` model,
-    /// paired: the median over the timed rounds of this model's time divided by `single`'s in
-    /// the same round, so that a slow spell of the machine cancels. Absent without a `single`
-    /// method (and in runs older than the field).
+    /// Latency at the evaluation batch and at batch 1 as a ratio to the seed's baseline model
+    /// (named for the default baseline, `single`), paired: the median over the timed rounds of
+    /// this model's time divided by the baseline's in the same round, so that a slow spell of
+    /// the machine cancels. Absent without a baseline (and in runs older than the field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_x_single: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -376,47 +362,10 @@ fn nan() -> f64 {
 mod tests {
     use super::*;
 
-    /// An entry as a summary written before `method` and `variant` existed holds it.
-    fn old(name: &str, calibration: Option<&str>, precision: Option<&str>) -> MethodResult {
-        serde_json::from_value(serde_json::json!({
-            "name": name, "kind": "single", "members": 1, "seed": 0,
-            "id": {"accuracy": 0.8, "nll": 0.5, "brier": 0.3, "ece": 0.05, "aece": 0.06,
-                   "aurc": 0.1},
-            "ood": {}, "shift": {},
-            "cost": {"params": 10, "flops": 100, "latency_ms_b1": 1.0, "latency_ms": 2.0,
-                     "peak_mem_bytes": null},
-            "calibration": calibration, "precision": precision,
-        }))
-        .unwrap()
-    }
-
-    #[test]
-    fn an_old_entry_gets_its_method_and_variant_from_what_it_records() {
-        let cases = [
-            (
-                old("hydra+ts", Some("temperature"), None),
-                "hydra",
-                Some(Variant::Ts),
-            ),
-            (
-                old("hydra+bf16", None, Some("bf16")),
-                "hydra",
-                Some(Variant::Bf16),
-            ),
-            // A `+` in a method's own name is not a variant: only what the entry records is.
-            (old("a+b", None, None), "a+b", None),
-        ];
-        for (mut entry, method, variant) in cases {
-            entry.fill_identity();
-            assert_eq!((entry.method.as_str(), entry.variant), (method, variant));
-            // The display name derived from them is the one stored.
-            assert_eq!(Variant::name(entry.variant, &entry.method), entry.name);
-        }
-    }
-
     #[test]
     fn names_follow_from_method_and_variant() {
-        let mut entry = old("x", None, None);
+        let mut entry: MethodResult =
+            serde_json::from_value(crate::legacy::old_entry("x", None, None)).unwrap();
         entry.variant = Some(Variant::Bf16);
         entry.name_for("single@run");
         assert_eq!(

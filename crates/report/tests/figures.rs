@@ -5,7 +5,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::summary;
+use common::{summary, with_hetdpt};
 use report::{OodMetrics, Summary};
 
 /// The figure `file` of `s` as drawn by the report (no curves).
@@ -239,7 +239,7 @@ fn the_pruning_sweep_says_what_is_pruned_in_percent() {
 #[test]
 fn ten_predictor_seeds_are_small_multiples() {
     let seeds: Vec<u64> = (0..10).collect();
-    let rendered = report::render(&summary(), &swept(&seeds), "msp").unwrap();
+    let rendered = report::render(&with_hetdpt(&seeds), &swept(&seeds), "msp").unwrap();
     let svg = &rendered
         .figures
         .iter()

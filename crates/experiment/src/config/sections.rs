@@ -17,8 +17,14 @@ pub struct EvalSection {
     /// `temperature` adds a temperature-scaled entry `<method>+ts` for every method (a method's
     /// own `calibration` key does it for that method alone).
     pub calibration: Recalibration,
-    /// The method every other is compared with, paired by seed (absent from the run: none).
+    /// The method every other is compared with, paired by seed (a `[[method]]` name, default
+    /// [`report::DEFAULT_REFERENCE`]; absent from the run: none).
     pub reference: String,
+    /// The method the report's ratios (cost, training) and gains are relative to, a
+    /// `[[method]]` name; left out, [`report::DEFAULT_BASELINE`] where the run has it, else
+    /// none ([`EvalSection::baseline`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
     /// Equivalence margins by metric (`id.accuracy`, `ood.auroc`, `ood.<set>.auroc`, ...),
     /// overriding [`report::compare::DEFAULT_MARGINS`].
     pub margins: BTreeMap<String, f64>,
@@ -37,6 +43,13 @@ pub struct EvalSection {
     pub save_predictions: bool,
 }
 
+impl EvalSection {
+    /// The baseline's name: the one written, else the default.
+    pub fn baseline(&self) -> &str {
+        self.baseline.as_deref().unwrap_or(report::DEFAULT_BASELINE)
+    }
+}
+
 /// The floating-point precision evaluation adds beside f32.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -53,6 +66,7 @@ impl Default for EvalSection {
         Self {
             calibration: Recalibration::None,
             reference: report::DEFAULT_REFERENCE.into(),
+            baseline: None,
             margins: BTreeMap::new(),
             conformal_alpha: 0.1,
             conformal_score: ConformalScore::Thr,

@@ -27,7 +27,27 @@ impl ExperimentConfig {
         self.validate_backbone()?;
         self.train.check().map_err(ConfigError::msg)?;
         self.validate_methods()?;
-        self.validate_names()
+        self.validate_names()?;
+        self.validate_baseline()
+    }
+
+    /// A baseline the file names is one of its methods (left out, it is the method named
+    /// `single` where there is one, and none otherwise).
+    fn validate_baseline(&self) -> Result<(), ConfigError> {
+        let Some(baseline) = &self.eval.baseline else {
+            return Ok(());
+        };
+        if self.methods.iter().any(|m| &m.name == baseline) {
+            return Ok(());
+        }
+        let names: Vec<&str> = self.methods.iter().map(|m| m.name.as_str()).collect();
+        fail(
+            "eval.baseline",
+            format!(
+                "`{baseline}` is not a method of the run; expected a [[method]] name: {}",
+                names.join(", ")
+            ),
+        )
     }
 
     /// `[experiment]` and `[eval]`, and a validation split for temperature scaling.

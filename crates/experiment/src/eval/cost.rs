@@ -19,14 +19,14 @@ const B1_BLOCK: usize = 10;
 const B1_BLOCKS: usize = 6;
 
 /// The cost of each model on `sample` (one evaluation batch of `batch` inputs), its latency from
-/// `rounds` round-robin rounds, and with `single` (an index into `models`) its latency ratios to
+/// `rounds` round-robin rounds, and with `baseline` (an index into `models`) its latency ratios to
 /// that model, paired by round.
 pub fn costs(
     models: &[&dyn EnsembleModel],
     sample: &Input,
     batch: usize,
     rounds: usize,
-    single: Option<usize>,
+    baseline: Option<usize>,
 ) -> Vec<Cost> {
     let heap = crate::device::on_rust_heap(&sample.device());
     let one = sample.clone().narrow(0, 1);
@@ -55,7 +55,7 @@ pub fn costs(
     // Each batch-1 time is a block of B1_BLOCK calls: record the mean call.
     (b1.iter_mut().flatten()).for_each(|ms| *ms /= B1_BLOCK as f64);
     let paired = |times: &[Vec<f64>], i: usize| {
-        single.map(|s| quartiles(&mut paired_ratios(&times[i], &times[s]))[1])
+        baseline.map(|s| quartiles(&mut paired_ratios(&times[i], &times[s]))[1])
     };
     let (b1_x_single, x_single): (Vec<_>, Vec<_>) = (0..models.len())
         .map(|i| (paired(&b1, i), paired(&at_batch, i)))

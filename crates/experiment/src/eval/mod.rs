@@ -31,8 +31,9 @@ use crate::config::OodGroups;
 use crate::error::{ErrorContext, ExperimentError, Result};
 use crate::sets::{EvalSets, Prep};
 use metrics::{conformal_metrics, diversity_metrics};
+use report::Measured;
 use report::curves::MethodCurves;
-use report::summary::{Cost, GroupMetrics, MethodResult, OodMetrics, Variant};
+use report::summary::{Cost, GroupMetrics, OodMetrics, Variant};
 use scoring::set_scores;
 
 /// The seed stream of the AUROC bootstrap.
@@ -63,8 +64,16 @@ pub struct Evaluator<'a> {
 /// What [`Evaluator::evaluate`] gives: the entries' metrics and curves, the method's first,
 /// and its saved prediction files (none unless asked for).
 pub struct Evaluated {
-    pub entries: Vec<(MethodResult, MethodCurves)>,
+    pub entries: Vec<Entry>,
     pub files: Vec<(String, Vec<u8>)>,
+}
+
+/// One entry evaluated: which variant of the method it is, its metrics and its curves (the
+/// runner names the curves with the entry).
+pub struct Entry {
+    pub variant: Option<Variant>,
+    pub measured: Measured,
+    pub curves: MethodCurves,
 }
 
 /// A model's predictions on every set of the seed.
@@ -134,11 +143,16 @@ impl Evaluator<'_> {
             .unwrap_or(Score::Msp)
     }
 
-    /// The metrics and curves of `model` (name, kind and cost are the caller's to fill in)
-    /// and, with `calibrate`, those of its temperature-scaled copy (one T for every member,
-    /// fitted on the validation split by minimising the NLL of the ensemble's mean prediction);
-    /// with `save_predictions`, the raw predictions as files too.
-    pub fn evaluate(&self, model: &dyn EnsembleModel, calibrate: bool) -> Result<Evaluated> {
+    /// The metrics and curves of `model`, the entry `variant` of its method (`None`: the method
+    /// itself), and, with `calibrate`, those of its temperature-scaled copy (one T for every
+    /// member, fitted on the validation split by minimising the NLL of the ensemble's mean
+    /// prediction); with `save_predictions`, the raw predictions as files too.
+    pub fn evaluate(
+        &self,
+        model: &dyn EnsembleModel,
+        variant: Option<Variant>,
+        calibrate: bool,
+    ) -> Result<Evaluated> {
         let sets = self.sets;
         let features = self.needs_features();
         // Training and validation first: the device RNG then ends where it did before they
@@ -162,7 +176,12 @@ impl Evaluator<'_> {
             val,
             train,
         };
-        let mut results = vec![self.result(model, &predictions)?];
+        let (measured, curves) = self.result(&predictions)?;
+        let mut entries = vec![Entry {
+            variant,
+            measured,
+            curves,
+        }];
         let files = match self.save_predictions {
             true => saved::prediction_files(&self.named_sets(&predictions)),
             false => Vec::new(),
@@ -176,16 +195,15 @@ impl Evaluator<'_> {
             })?;
             let t = uq_metrics::fit_ensemble_temperature(&val.member_logits, &val.labels)
                 .context("temperature scaling")?;
-            let (mut calibrated, curves) = self.result(model, &predictions.scaled(t)?)?;
-            calibrated.calibration = Some("temperature".into());
-            calibrated.variant = Some(Variant::Ts);
-            calibrated.temperature = Some(t);
-            results.push((calibrated, curves));
+            let (mut measured, curves) = self.result(&predictions.scaled(t)?)?;
+            measured.temperature = Some(t);
+            entries.push(Entry {
+                variant: Some(Variant::Ts),
+                measured,
+                curves,
+            });
         }
-        Ok(Evaluated {
-            entries: results,
-            files,
-        })
+        Ok(Evaluated { entries, files })
     }
 
     /// The sets that have predictions, by the names their saved files take: `val`, `test`,
@@ -202,11 +220,8 @@ impl Evaluator<'_> {
         named
     }
 
-    fn result(
-        &self,
-        model: &dyn EnsembleModel,
-        p: &SetPredictions,
-    ) -> Result<(MethodResult, MethodCurves)> {
+    /// Every metric of one entry's predictions, and its curves.
+    fn result(&self, p: &SetPredictions) -> Result<(Measured, MethodCurves)> {
         let sets = self.sets;
         let (per_score, headline) = self.ood_results(p)?;
         let (id_scores, ood_scores) = (headline.id, headline.ood);
@@ -230,13 +245,7 @@ impl Evaluator<'_> {
             .collect();
         let mut curves = curves::method_curves(&p.test, &id_scores, &scored)?;
         curves.seed = self.seed;
-        let result = MethodResult {
-            name: String::new(),
-            method: String::new(),
-            variant: None,
-            kind: String::new(),
-            members: model.members(),
-            seed: self.seed,
+        let measured = Measured {
             id: id_metrics(&p.test)?,
             ood,
             ood_groups: group_metrics(&per_score, self.groups),
@@ -245,29 +254,11 @@ impl Evaluator<'_> {
                 false => per_score,
             },
             shift,
-            // Timed later, once no worker process shares the CPU (see `costs`).
-            cost: Cost {
-                params: model.num_params() as u64,
-                flops: model.flops_per_sample(),
-                latency_ms_b1: f64::NAN,
-                latency_ms: f64::NAN,
-                latency_ms_b1_q1: f64::NAN,
-                latency_ms_b1_q3: f64::NAN,
-                latency_ms_q1: f64::NAN,
-                latency_ms_q3: f64::NAN,
-                peak_mem_bytes: None,
-                latency_x_single: None,
-                latency_b1_x_single: None,
-            },
-            extra: BTreeMap::new(),
-            calibration: None,
             temperature: None,
-            precision: None,
             diversity: diversity_metrics(&p.test, &named)?,
             conformal,
-            train_cost: None,
         };
-        Ok((result, curves))
+        Ok((measured, curves))
     }
 
     /// Each listed score's OOD metrics, by score then set, and the headline score's per-sample
@@ -296,8 +287,12 @@ impl Evaluator<'_> {
 
     /// Latency and peak memory of each model on the first evaluation batch of the test set,
     /// all models timed in the same round-robin rounds; latency ratios paired with
-    /// `models[single]` when given.
-    pub fn costs(&self, models: &[&dyn EnsembleModel], single: Option<usize>) -> Result<Vec<Cost>> {
+    /// `models[baseline]` when given.
+    pub fn costs(
+        &self,
+        models: &[&dyn EnsembleModel],
+        baseline: Option<usize>,
+    ) -> Result<Vec<Cost>> {
         let probe: Vec<usize> = (0..self.sets.test.len().min(self.batch)).collect();
         let sample = (self.prep.data(&self.sets.test)).batch(&probe, None, self.device)?;
         Ok(costs(
@@ -305,7 +300,7 @@ impl Evaluator<'_> {
             &sample,
             self.batch,
             self.timing_rounds,
-            single,
+            baseline,
         ))
     }
 }

@@ -1,7 +1,6 @@
 //! What a method sees while it is built, and what it hands back.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 
 use backbone::{Classifier, ViTConfig, VisionTransformer};
 use burn::tensor::Device;
@@ -77,8 +76,9 @@ pub struct Setting {
 /// What a method builds: the model to evaluate plus what it wants kept with the results.
 pub struct Built {
     pub model: Box<dyn EnsembleModel>,
-    /// Small method-specific values for `summary.json` (`extra` of the method's entry).
-    pub extra: BTreeMap<String, serde_json::Value>,
+    /// The method's own results for `summary.json`, typed: its variant of
+    /// [`report::MethodOutputs`], which the report draws (docs/extending.md).
+    pub outputs: Option<report::MethodOutputs>,
     /// Files for the run folder, `(file name, contents)`; the runner prefixes them with the
     /// method name and seed.
     pub files: Vec<(String, Vec<u8>)>,
@@ -102,7 +102,7 @@ impl Built {
     pub fn new(model: impl EnsembleModel + 'static) -> Self {
         Self {
             model: Box::new(model),
-            extra: BTreeMap::new(),
+            outputs: None,
             files: Vec::new(),
             sweeps: Vec::new(),
             predictor: None,

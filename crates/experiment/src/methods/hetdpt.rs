@@ -3,7 +3,8 @@
 //! grid of (n_a, n_g), the budgeted choice, merging into a smaller model, and a distilled
 //! fine-tune. Every parameter of `hetdpt::HetDptConfig` is a key of the `[[method]]` table
 //! (`width = { ... }` adds HetDPT+). The MAP points, fit, choice and before/after measurements
-//! go to `hetdpt.json` in the run folder, the headline figures to `summary.json`.
+//! go to `hetdpt.json` in the run folder, the headline figures to `summary.json`
+//! ([`HetDptOutputs`]), the predictor's grid to `curves.json`.
 
 use hetdpt::HetDptConfig;
 use serde::{Deserialize, Serialize};
@@ -13,6 +14,9 @@ use super::method::{Method, Needs};
 use crate::error::{ExperimentError, Result};
 use report::TrainCost;
 use report::curves::PredictorGrid;
+use report::outputs::{
+    HetDptBudget, HetDptCandidate, HetDptChoice, HetDptOutputs, HetDptRemoval, MethodOutputs,
+};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -81,25 +85,54 @@ impl Method for HetDpt {
         }
         let json = serde_json::to_vec_pretty(report)?;
         let mut built = Built::new(outcome.model);
-        built.extra.insert(
-            "hetdpt".into(),
-            serde_json::json!({
-                "choice": report.choice,
-                "r_squared": report.fit.r_squared,
-                "loo_r_squared": report.fit.loo_r_squared,
-                "loo_max_abs_error": report.fit.loo_max_abs_error,
-                "speedup": report.speedup,
-                "budget": self.0.budget,
-                "budget_met": report.budget_met,
-                "achieved_speedup": report.achieved_speedup,
-                "prediction_cap": report.prediction_cap,
-                "added_points": report.points.iter().filter(|p| p.added_by_search).count(),
-                "removal": report.removal,
-            }),
-        );
+        built.outputs = Some(MethodOutputs::HetDpt(self.outputs(report)));
         built.files.push(("hetdpt.json".into(), json));
         built.predictor = Some(predictor_grid(report));
         Ok(built)
+    }
+}
+
+impl HetDpt {
+    /// The headline of a HetDPT report, for `summary.json`: the MAP's fit, the choice, the
+    /// budget and whether the final model met it.
+    fn outputs(&self, report: &hetdpt::HetDptReport) -> HetDptOutputs {
+        let choice = &report.choice;
+        HetDptOutputs {
+            choice: HetDptChoice {
+                n_attn: choice.n_attn,
+                n_act: choice.n_act,
+                predicted_accuracy: choice.predicted_accuracy,
+                speedup: choice.speedup,
+                reason: choice.reason.clone(),
+                searched: Some(choice.searched),
+                measured_point: Some(choice.measured_point),
+                checked: (choice.checked.iter())
+                    .map(|c| HetDptCandidate {
+                        n_attn: c.n_attn,
+                        n_act: c.n_act,
+                        predicted_accuracy: c.predicted_accuracy,
+                        flop_speedup: c.flop_speedup,
+                        speedup: c.speedup,
+                    })
+                    .collect(),
+            },
+            r_squared: report.fit.r_squared,
+            loo_r_squared: Some(report.fit.loo_r_squared),
+            loo_max_abs_error: Some(report.fit.loo_max_abs_error),
+            speedup: report.speedup,
+            budget: Some(match self.0.budget {
+                hetdpt::Budget::MinSpeedup(x) => HetDptBudget::MinSpeedup(x),
+                hetdpt::Budget::MaxAccuracyDrop(x) => HetDptBudget::MaxAccuracyDrop(x),
+            }),
+            budget_met: Some(report.budget_met),
+            achieved_speedup: Some(report.achieved_speedup),
+            prediction_cap: Some(report.prediction_cap),
+            added_points: Some(report.points.iter().filter(|p| p.added_by_search).count()),
+            removal: HetDptRemoval {
+                attn: report.removal.attn.clone(),
+                act: report.removal.act.clone(),
+            },
+        }
     }
 }
 

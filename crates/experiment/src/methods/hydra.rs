@@ -11,6 +11,7 @@
 use burn::module::Module;
 use data::{Dataset, corrupt};
 use hydra::{Calibration, Finetune, HydraConfig};
+use report::outputs::{HydraOutputs, MethodOutputs};
 use serde::{Deserialize, Serialize};
 
 use super::context::{Built, Context, Setting, Sweep};
@@ -82,23 +83,8 @@ impl Method for Hydra {
         }
         let fused = hydra::fuse(&members, self.0.merge, ctx.text_tokens)?;
         let mut built = Built::new(fused);
-        built.extra.insert(
-            "head_scores".into(),
-            serde_json::to_value(plans.iter().map(|p| &p.scores).collect::<Vec<_>>())?,
-        );
-        // How closely members follow their scores: 1 is each block's top-k, k/H random choice.
-        built
-            .extra
-            .insert("topk_share".into(), hydra::mean_topk_share(&plans)?.into());
-        for (key, value) in
-            self.selection_measures(ctx, importance.as_ref(), &calibration, &plans)?
-        {
-            built.extra.insert(key.into(), value);
-        }
-        built.extra.insert(
-            "kept_heads".into(),
-            serde_json::to_value(plans.iter().map(|p| &p.kept).collect::<Vec<_>>())?,
-        );
+        let outputs = self.outputs(ctx, importance.as_ref(), &calibration, &plans)?;
+        built.outputs = Some(MethodOutputs::Hydra(outputs));
         if self.0.analysis {
             let scores = importance.scores(
                 base,
@@ -115,18 +101,20 @@ impl Method for Hydra {
 }
 
 impl Hydra {
-    /// What the selection kept, against rankings computed on the whole calibration set (which
+    /// Each member's head scores and kept heads, and how closely members follow their scores
+    /// (`topk_share`: 1 is each block's top-k, k/H random choice); then what the selection kept,
+    /// against rankings computed on the whole calibration set (which
     /// bootstrapped or random members never saw): each member's share of the top heads by this
     /// criterion (`topk_share_whole`) and by Taylor importance (`topk_share_taylor`, the yardstick
     /// shared by every criterion and by random heads, where k/H is expected), and the members'
     /// pairwise Jaccard overlap (`head_jaccard`, pairs a < b; `head_jaccard_mean`).
-    fn selection_measures(
+    fn outputs(
         &self,
         ctx: &Context<'_>,
         importance: &dyn hydra::HeadImportance,
         calibration: &Calibration,
         plans: &[hydra::MemberPlan],
-    ) -> Result<Vec<(&'static str, serde_json::Value)>> {
+    ) -> Result<HydraOutputs> {
         let base = &ctx.base[0];
         let seed = ctx.seed_for("select");
         let taylor = hydra::strategy("taylor", &toml::Table::new())?;
@@ -148,12 +136,15 @@ impl Hydra {
         let kept: Vec<hydra::HeadSet> = plans.iter().map(|p| p.kept.clone()).collect();
         let jaccard = hydra::head_jaccard(&kept);
         let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-        Ok(vec![
-            ("topk_share_whole", serde_json::to_value(&whole)?),
-            ("topk_share_taylor", serde_json::to_value(&against_taylor)?),
-            ("head_jaccard", serde_json::to_value(&jaccard)?),
-            ("head_jaccard_mean", serde_json::to_value(mean(&jaccard))?),
-        ])
+        Ok(HydraOutputs {
+            head_scores: plans.iter().map(|p| p.scores.0.clone()).collect(),
+            kept_heads: kept.into_iter().map(|k| k.0).collect(),
+            topk_share: Some(hydra::mean_topk_share(plans)?),
+            topk_share_whole: Some(whole),
+            topk_share_taylor: Some(against_taylor),
+            head_jaccard_mean: mean(&jaccard),
+            head_jaccard: Some(jaccard),
+        })
     }
 
     /// The first `calibration_samples` validation samples in batches, plus (images) their corrupted

@@ -8,31 +8,17 @@
 
 use burn::module::Module;
 use lora_ensemble::LoraConfig;
-use serde::{Deserialize, Serialize};
+use report::outputs::{LoraOutputs, MethodOutputs};
+use serde::Deserialize;
 
 use super::context::{Built, Context, Setting};
 use super::method::{Method, Needs};
 use super::params::LibraryParams;
 use crate::error::{ConfigError, ExperimentError, Result};
 
-/// Which weights the members' adapters are learnt on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Frozen {
-    /// The pretrained backbone as loaded, with no task training.
-    Pretrained,
-    /// The seed's base model, trained (or fine-tuned) on the task.
-    Base,
-}
-
-impl Frozen {
-    fn as_str(self) -> &'static str {
-        match self {
-            Frozen::Pretrained => "pretrained",
-            Frozen::Base => "base",
-        }
-    }
-}
+/// Which weights the members' adapters are learnt on: the type the report records, so the
+/// `backbone` key and the stored `frozen` are one set of names.
+pub use report::outputs::Frozen;
 
 /// Every key of `lora_ensemble::LoraConfig` but `text_tokens` and `eval_rows` (set from the
 /// experiment), with the library's defaults, and `backbone`; `members` is required.
@@ -129,9 +115,7 @@ impl Method for LoraEnsemble {
             .with_text_tokens(ctx.text_tokens.max(1))
             .init(backbone, ctx.seed_for("adapters"))?;
         let mut built = ctx.fit_method(model, tag)?;
-        built
-            .extra
-            .insert("frozen".into(), serde_json::json!(frozen.as_str()));
+        built.outputs = Some(MethodOutputs::LoraEnsemble(LoraOutputs { frozen }));
         Ok(built)
     }
 }

@@ -111,6 +111,8 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput> {
         methods,
         ood_scores: scores.iter().map(|s| s.name().to_string()).collect(),
         provenance: Some(crate::provenance::gather(config, started)),
+        baseline: Some(config.eval.baseline().to_string()),
+        reference: Some(config.eval.reference.clone()),
     };
     check_stop("writing the results")?;
     let rendered =

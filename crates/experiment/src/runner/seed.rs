@@ -11,16 +11,20 @@ use super::setup::{RunOptions, Setup, start_pool};
 use crate::base::{Base, needed_base_models};
 use crate::config::Precision;
 use crate::error::{ErrorContext as _, Result, check_stop};
-use crate::eval::Evaluator;
+use crate::eval::{Entry, Evaluator};
 use crate::methods::{Built, MethodSpec};
 use crate::sets::SeedData;
 use crate::workers::{Job, Pool};
+use report::Extra;
 use report::curves::{MethodCurves, PredictorGrid, SweepTable};
 use report::summary::{MethodResult, TrainCost, Variant};
+use report::{Identity, Measured};
 
 /// What one seed gives the run.
 pub(super) struct SeedOutput {
+    /// Built once the seed's models are timed, from `pending`.
     pub results: Vec<MethodResult>,
+    pending: Vec<Pending>,
     pub curves: Vec<MethodCurves>,
     pub sweeps: Vec<SweepTable>,
     pub predictors: Vec<PredictorGrid>,
@@ -80,7 +84,8 @@ pub(super) fn run_seed(
         },
     };
     let mut out = SeedOutput {
-        results: Vec::with_capacity(config.methods.len()),
+        results: Vec::new(),
+        pending: Vec::with_capacity(config.methods.len()),
         curves: Vec::with_capacity(config.methods.len()),
         sweeps: Vec::new(),
         predictors: Vec::new(),
@@ -94,15 +99,15 @@ pub(super) fn run_seed(
     // Every job is done by now; timings must not share the CPU with a worker process.
     drop(pool);
     let refs: Vec<_> = models.iter().map(|(m, _)| m.as_ref()).collect();
-    // The report's ratios are to the first `single` method (`report`'s baseline).
-    let single = (config.methods.iter()).position(|m| m.kind == report::BASELINE_KIND);
+    // Latency ratios are paired with the baseline's model, as the report's ratios are to it.
+    let baseline = (config.methods.iter()).position(|m| m.name == config.eval.baseline());
     check_stop(format_args!("timing the methods of seed {seed}"))?;
-    let costs = run.eval.costs(&refs, single)?;
+    let costs = run.eval.costs(&refs, baseline)?;
     // A calibrated entry costs what its method does (one division per logit).
     let per_entry = (models.iter().zip(costs)).flat_map(|((_, n), c)| std::iter::repeat_n(c, *n));
-    for (result, cost) in out.results.iter_mut().zip(per_entry) {
-        result.cost = cost;
-    }
+    out.results = (std::mem::take(&mut out.pending).into_iter().zip(per_entry))
+        .map(|(p, cost)| MethodResult::new(p.who, p.measured, cost, p.extra))
+        .collect();
     Ok(out)
 }
 
@@ -130,52 +135,72 @@ impl SeedRun<'_> {
         let place = format!("method `{}`, seed {seed}", spec.name);
         check_stop(&place)?;
         let t = Instant::now();
-        let (mut built, train_cost) = self.build(i, spec, pool, &place)?;
+        let (built, train_cost) = self.build(i, spec, pool, &place)?;
         let build_seconds = t.elapsed().as_secs_f64();
         let t = Instant::now();
-        let evaluated = (self.eval)
-            .evaluate(built.model.as_ref(), config.calibrates(spec))
+        let mut evaluated = (self.eval)
+            .evaluate(built.model.as_ref(), None, config.calibrates(spec))
             .context(&place)?;
-        let mut entries = evaluated.entries;
-        let f32_entries = entries.len();
+        let f32_entries = evaluated.entries.len();
         // The method again in bf16: one entry, its own model in the cost rounds.
         let low = (config.eval.precision == Precision::Bf16)
             .then(|| built.model.in_precision(FloatDType::BF16));
         if let Some(low) = &low {
-            let (mut result, curves) = (self.eval.evaluate(low.as_ref(), false))
-                .context(format!("{place}, in bf16"))?
-                .entries
-                .remove(0);
-            result.precision = Some("bf16".into());
-            result.variant = Some(Variant::Bf16);
-            entries.push((result, curves));
+            let bf16 = (self.eval.evaluate(low.as_ref(), Some(Variant::Bf16), false))
+                .context(format!("{place}, in bf16"))?;
+            evaluated.entries.extend(bf16.entries);
         }
-        let mut own = std::mem::take(&mut built.files);
+        let Built {
+            model,
+            outputs,
+            files: mut own,
+            sweeps,
+            predictor,
+        } = built;
         own.extend(evaluated.files);
-        for sweep in &built.sweeps {
+        for sweep in &sweeps {
             let mut table = self.eval.sweep(sweep).context(&place)?;
             table.method = spec.name.clone();
             own.extend(table.files());
             out.sweeps.push(table);
         }
-        if let Some(mut grid) = built.predictor.take() {
+        if let Some(mut grid) = predictor {
             (grid.method, grid.seed) = (spec.name.clone(), seed);
             out.predictors.push(grid);
         }
-        let seconds = (build_seconds, t.elapsed().as_secs_f64());
-        for (result, entry_curves) in &mut entries {
-            self.label(result, spec, &built, train_cost, seconds);
-            entry_curves.name = result.name.clone();
+        let extra = Extra {
+            build_seconds: Some(build_seconds),
+            eval_seconds: Some(t.elapsed().as_secs_f64()),
+            outputs,
+        };
+        for Entry {
+            variant,
+            measured,
+            mut curves,
+        } in evaluated.entries
+        {
+            let who = Identity {
+                method: spec.name.clone(),
+                variant,
+                kind: spec.kind.to_string(),
+                members: model.members(),
+                seed,
+                train_cost: Some(train_cost),
+            };
+            curves.name = Variant::name(variant, &spec.name);
+            self.say(&curves.name, &measured, &extra);
+            out.pending.push(Pending {
+                who,
+                measured,
+                extra: extra.clone(),
+            });
+            out.curves.push(curves);
         }
         out.files.extend(
             (own.into_iter())
                 .map(|(file, bytes)| (format!("{}-seed{seed}-{file}", spec.name), bytes)),
         );
-        for (result, entry_curves) in entries {
-            out.results.push(result);
-            out.curves.push(entry_curves);
-        }
-        let mut models = vec![(built.model, f32_entries)];
+        let mut models = vec![(model, f32_entries)];
         models.extend(low.map(|low| (low, 1)));
         Ok(models)
     }
@@ -212,32 +237,27 @@ impl SeedRun<'_> {
         Ok((built, train_cost))
     }
 
-    /// Names an entry (method and variant) and fills what the runner knows of it: kind,
-    /// training cost, the method's extras and its build and evaluation seconds.
-    fn label(
-        &self,
-        result: &mut MethodResult,
-        spec: &MethodSpec,
-        built: &Built,
-        train_cost: TrainCost,
-        (build_seconds, eval_seconds): (f64, f64),
-    ) {
-        result.name_for(&spec.name);
-        result.kind = spec.kind.to_string();
-        result.train_cost = Some(train_cost);
-        result.extra = built.extra.clone();
-        (result.extra).insert("build_seconds".into(), build_seconds.into());
-        (result.extra).insert("eval_seconds".into(), eval_seconds.into());
+    /// A line per entry evaluated, unless the run is quiet.
+    fn say(&self, name: &str, m: &Measured, extra: &Extra) {
         if !self.quiet {
+            let seconds = |s: Option<f64>| s.unwrap_or(f64::NAN);
             eprintln!(
                 "  {:<16} acc {:.2}%  nll {:.4}  ece {:.4}  (build {:.1} s, eval {:.1} s)",
-                result.name,
-                100.0 * result.id.accuracy,
-                result.id.nll,
-                result.id.ece,
-                build_seconds,
-                eval_seconds
+                name,
+                100.0 * m.id.accuracy,
+                m.id.nll,
+                m.id.ece,
+                seconds(extra.build_seconds),
+                seconds(extra.eval_seconds)
             );
         }
     }
+}
+
+/// An entry evaluated, waiting for its cost: the seed's models are timed together once every
+/// method is built.
+struct Pending {
+    who: Identity,
+    measured: Measured,
+    extra: Extra,
 }

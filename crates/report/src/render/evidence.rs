@@ -4,14 +4,14 @@
 use std::fmt::Write;
 
 use super::cells::{NA, Unit, cell};
-use super::groups::{Group, keys};
+use super::groups::{Group, baseline, keys};
 use super::table::{header_with, md_table, md_text, method_rows};
 use crate::summary::{Cost, Summary};
 
 /// Appends every evidence section the summary has data for.
 pub(super) fn render(out: &mut String, summary: &Summary, groups: &[Group]) {
     latency_spread(out, groups);
-    training(out, groups);
+    training(out, groups, baseline(summary, groups));
     diversity(out, summary, groups);
     sampling(out, summary, groups);
     conformal(out, groups);
@@ -61,7 +61,7 @@ const TRAINING: [TrainColumn; 6] = [
     ("Stored (MiB)", Unit::Mib, |c| c.stored_bytes as f64),
 ];
 
-fn training(out: &mut String, groups: &[Group]) {
+fn training(out: &mut String, groups: &[Group], base: Option<&Group>) {
     if !(groups.iter()).any(|g| g.runs.iter().any(|r| r.train_cost.is_some())) {
         return;
     }
@@ -76,15 +76,17 @@ fn training(out: &mut String, groups: &[Group]) {
          in full even when read back from the cache. Wall seconds are those of the training \
          epochs when they ran; trainable parameters are those the trainings update, summed over \
          them; samples seen count repeats over epochs (the training budget); \
-         stored is the trained weights a user keeps to have the method. ×single is the ratio to \
-         the `single` method.\n\n",
+         stored is the trained weights a user keeps to have the method.",
     );
-    let base = groups.iter().find(|g| g.kind == super::BASELINE_KIND);
+    if let Some(b) = base {
+        let _ = write!(out, " ×{0} is the ratio to the `{0}` method.", b.name);
+    }
+    out.push_str("\n\n");
     let mut header = vec!["Method".to_string()];
     for (name, ..) in TRAINING {
         header.push(name.to_string());
-        if base.is_some() {
-            header.push("×single".to_string());
+        if let Some(b) = base {
+            header.push(format!("×{}", b.name));
         }
     }
     let rows = method_rows(groups, |g| {
@@ -103,17 +105,17 @@ fn training(out: &mut String, groups: &[Group]) {
     md_table(out, &header, &rows, 1);
 }
 
-/// A line under a table when some methods trained with fewer optimiser steps than `single`
+/// A line under a table when some methods trained with fewer optimiser steps than the baseline
 /// (say, baselines trained from scratch for fewer epochs): their numbers then come from a smaller
 /// training budget, not only from the method. Variant entries share their method's training.
-pub(super) fn budget_note(out: &mut String, groups: &[Group]) {
+pub(super) fn budget_note(out: &mut String, groups: &[Group], base: Option<&Group>) {
     let steps = |g: &Group| g.stat(|r| r.train_cost.as_ref().map(|c| c.steps as f64));
-    let Some(base) = groups.iter().find(|g| g.kind == super::BASELINE_KIND) else {
+    let Some(base) = base else {
         return;
     };
     let base_steps = steps(base);
     let fewer: Vec<String> = (groups.iter())
-        .filter(|g| g.variant_of().is_none() && g.kind != super::BASELINE_KIND)
+        .filter(|g| g.variant_of().is_none() && g.name != base.name)
         .filter_map(|g| {
             let r = super::groups::ratio(steps(g).as_ref(), base_steps.as_ref())?;
             (r < 1.0).then(|| format!("`{}` {r:.2}×", g.name))

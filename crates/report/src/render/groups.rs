@@ -4,9 +4,6 @@ use std::collections::BTreeSet;
 
 use crate::summary::{MethodResult, Summary};
 
-/// The kind whose cost the ratios are relative to.
-pub const BASELINE_KIND: &str = "single";
-
 /// All runs of one method, one per seed.
 pub(super) struct Group<'a> {
     pub(super) name: &'a str,
@@ -44,6 +41,11 @@ impl Group<'_> {
             .then(|| (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt());
         Some(Stat { mean, std })
     }
+}
+
+/// The run's baseline method (`crate::roles`), if the run has it.
+pub(super) fn baseline<'g>(summary: &Summary, groups: &'g [Group<'g>]) -> Option<&'g Group<'g>> {
+    groups.iter().find(|g| summary.is_baseline(g.name, g.kind))
 }
 
 /// Groups runs by method name: the first seed's methods in order, then any others as they appear.
@@ -87,7 +89,7 @@ pub(super) fn ratio(stat: Option<&Stat>, base: Option<&Stat>) -> Option<f64> {
     (b != 0.0).then(|| x / b)
 }
 
-/// A latency ratio to `single`: the mean over seeds of the paired per-round ratios measured
+/// A latency ratio to the baseline: the mean over seeds of the paired per-round ratios measured
 /// with it (`paired`), or the ratio of the means when some seed lacks one (older runs).
 pub(super) fn latency_ratio(
     g: &Group<'_>,

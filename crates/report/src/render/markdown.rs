@@ -4,12 +4,12 @@ use std::fmt::Write;
 
 use super::cells::{NA, Unit, cell};
 use super::figures::FigureFile;
-use super::groups::{BASELINE_KIND, Group, groups, keys, latency_ratio, ratio};
+use super::groups::{Group, baseline, groups, keys, latency_ratio, ratio};
 use super::table::{header_with, md_table, md_text, method_rows};
 use uq_metrics::OodScore;
 
 use crate::summary::{
-    Cost, GroupMetrics, IdMetrics, MethodResult, OodMetrics, ShiftMetrics, Summary,
+    Cost, GroupMetrics, IdMetrics, MethodResult, OodMetrics, ShiftMetrics, Summary, Variant,
 };
 
 /// A column: header, how to show it, and how to read it from one run's metrics.
@@ -78,15 +78,16 @@ pub(super) fn markdown(summary: &Summary, lead: Option<&FigureFile>, preface: &s
         out,
         "## Detail\n\nSeeds: {}. Cells are mean ± sample standard deviation over seeds (the mean \
          alone with one seed); \"n/a\" marks a value missing or not finite in some seed. ↑ higher \
-         is better, ↓ lower is better. Accuracy, AUROC, AUPR and FPR95 are percentages; ×single \
-         is the ratio to the `{BASELINE_KIND}` method.\n",
-        seeds.join(", ")
+         is better, ↓ lower is better. Accuracy, AUROC, AUPR and FPR95 are percentages; ×{b} \
+         is the ratio to the `{b}` method.\n",
+        seeds.join(", "),
+        b = summary.baseline()
     );
     methods_table(&mut out, &groups);
     id_table(&mut out, &groups);
     ood_tables(&mut out, summary, &groups);
     shift_table(&mut out, summary, &groups);
-    cost_table(&mut out, &groups);
+    cost_table(&mut out, &groups, baseline(summary, &groups));
     super::evidence::render(&mut out, summary, &groups);
     out
 }
@@ -206,30 +207,36 @@ fn shift_table(out: &mut String, summary: &Summary, groups: &[Group]) {
     }
 }
 
-/// Parameters, FLOPs, latencies and memory, with ratios to `single`, then bf16 against f32.
-fn cost_table(out: &mut String, groups: &[Group]) {
+/// Parameters, FLOPs, latencies and memory, with ratios to the baseline, then bf16 against f32.
+fn cost_table(out: &mut String, groups: &[Group], base: Option<&Group>) {
     out.push_str("## Cost\n\n");
     out.push_str(
         "Parameters and FLOPs per sample count every member; latency at the evaluation batch is \
          per batch, the median of calls timed with every method of the seed interleaved \
-         (round-robin, after a warm-up); \"Latency spread\" below gives the quartiles. A latency \
-         ×single is the median over the timing rounds of the method's time divided by `single`'s \
-         in the same round (the mean of that over seeds), so a slow spell of the machine \
-         cancels.\n\n",
+         (round-robin, after a warm-up); \"Latency spread\" below gives the quartiles.",
     );
-    let base = groups.iter().find(|g| g.kind == BASELINE_KIND);
+    if let Some(b) = base {
+        let _ = write!(
+            out,
+            " A latency ×{0} is the median over the timing rounds of the method's time divided \
+             by `{0}`'s in the same round (the mean of that over seeds), so a slow spell of the \
+             machine cancels.",
+            b.name
+        );
+    }
+    out.push_str("\n\n");
     let mut header = vec!["Method".to_string()];
     for (name, ..) in COST {
         header.push(name.to_string());
-        if base.is_some() {
-            header.push("×single".to_string());
+        if let Some(b) = base {
+            header.push(format!("×{}", b.name));
         }
     }
     let rows = method_rows(groups, |g| {
         let mut row = Vec::new();
         for (name, unit, f) in COST {
             let stat = g.stat(|r| f(&r.cost));
-            // Latency ratios are paired per timing round with `single` (see `Cost`).
+            // Latency ratios are paired per timing round with the baseline (see `Cost`).
             let paired: Option<fn(&Cost) -> Option<f64>> = match name {
                 LATENCY_B1 => Some(|c| c.latency_b1_x_single),
                 LATENCY => Some(|c| c.latency_x_single),
@@ -316,7 +323,7 @@ fn score_tables(out: &mut String, summary: &Summary, groups: &[Group], sets: &[&
 /// (bf16 − f32, means over seeds) and the latency and memory ratios bf16 / f32.
 fn precision_table(out: &mut String, groups: &[Group], base: &Group) {
     let pairs: Vec<(&Group, &Group)> = (groups.iter())
-        .filter(|g| g.runs.iter().any(|r| r.precision.is_some()))
+        .filter(|g| g.runs.iter().any(|r| r.variant == Some(Variant::Bf16)))
         .filter_map(|low| {
             let f32_name = low.variant_of()?;
             Some((low, groups.iter().find(|g| g.name == f32_name)?))
@@ -326,10 +333,12 @@ fn precision_table(out: &mut String, groups: &[Group], base: &Group) {
         return;
     }
     out.push_str("### bf16 against f32\n\n");
-    out.push_str(
+    let _ = write!(
+        out,
         "Each `+bf16` entry is its method evaluated with weights and input images cast to bf16 \
          (logits read back in f32). Differences are bf16 − f32 (accuracy in points); the ratios \
-         are bf16 / f32, latency from the ratios to `single` paired per timing round.\n\n",
+         are bf16 / f32, latency from the ratios to `{}` paired per timing round.\n\n",
+        base.name
     );
     let mean = |g: &Group, f: fn(&MethodResult) -> f64| g.stat(|r| Some(f(r))).map(|s| s.mean);
     let diff = |low: &Group, high: &Group, f: fn(&MethodResult) -> f64, scale: f64, digits| match (

@@ -5,7 +5,8 @@
 //! Runs are grouped by method name, methods in the order of the first seed. A cell is the mean ±
 //! sample standard deviation (n − 1) over seeds, the mean alone with one seed, and "n/a" when some
 //! seed lacks the value or it is not finite (a mean over the remaining seeds would mislead).
-//! Ratios ("×single") divide a method's mean by the mean of the first method of kind `single`.
+//! Ratios ("×single", named for the baseline) divide a method's mean by the mean of the run's
+//! baseline method ([`crate::Summary::baseline`]).
 
 mod cells;
 mod evidence;
@@ -20,7 +21,6 @@ mod terminal;
 mod verdicts;
 
 pub use figures::FigureFile;
-pub use groups::BASELINE_KIND;
 pub use html::render_html;
 pub use markdown::render_markdown;
 pub(crate) use rendered::render_with;

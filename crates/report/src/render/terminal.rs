@@ -3,17 +3,17 @@
 use std::fmt::Write;
 
 use super::cells::{NA, Unit, mean_cell};
-use super::groups::{BASELINE_KIND, groups, keys, latency_ratio, ratio};
+use super::groups::{baseline, groups, keys, latency_ratio, ratio};
 use crate::summary::{MethodResult, Summary};
 
 /// A compact fixed-width table of the headline means per method, for the end of a run: accuracy,
 /// NLL, ECE, AUROC per OOD set, mean shift accuracy, and params and batch-1 latency as ratios to
-/// the `single` method (absolute values when there is none).
+/// the baseline method (absolute values when there is none).
 pub fn render_terminal(summary: &Summary) -> String {
     let groups = groups(summary);
     let sets = keys(summary, |r| r.ood.keys());
     let has_shift = summary.methods.iter().any(|r| !r.shift.is_empty());
-    let base = groups.iter().find(|g| g.kind == BASELINE_KIND);
+    let base = baseline(summary, &groups);
     let params = |r: &MethodResult| Some(r.cost.params as f64);
     let latency = |r: &MethodResult| Some(r.cost.latency_ms_b1);
 

@@ -8,6 +8,7 @@ use uq_metrics::{ALPHA, MAX_SEEDS, POWER, Verdict};
 
 use super::cells::NA;
 use super::table::{header_with, md_table, md_text};
+use crate::outputs::MethodOutputs;
 use crate::summary::{Comparison, Summary};
 
 /// The methods compared, in order of appearance, and the metrics compared.
@@ -38,34 +39,23 @@ fn legend(first: &Comparison, tests: usize) -> String {
     )
 }
 
-/// A line per method entry and seed whose HetDPT search missed its budget (`budget_met` false).
+/// A line per method entry and seed whose HetDPT search missed its budget.
 pub(super) fn missed_budgets(out: &mut String, summary: &Summary) {
     for r in &summary.methods {
-        let Some(h) = r.extra.get("hetdpt") else {
+        let Some(MethodOutputs::HetDpt(h)) = &r.extra.outputs else {
             continue;
         };
-        if h.get("budget_met").and_then(|b| b.as_bool()) != Some(false) {
+        if !h.missed_budget() {
             continue;
         }
-        let speedup = (h.get("achieved_speedup").and_then(|s| s.as_f64())).unwrap_or(f64::NAN);
         let _ = writeln!(
             out,
-            "**{} missed its budget on seed {}**: `{}`, achieved speed-up {speedup:.2}x.\n",
+            "**{} missed its budget on seed {}**: `{}`, achieved speed-up {:.2}x.\n",
             md_text(&r.name),
             r.seed,
-            h.get("budget").map_or(NA.to_string(), budget_text),
+            h.budget.map_or(NA.to_string(), |b| b.to_string()),
+            h.achieved_speedup.unwrap_or(f64::NAN),
         );
-    }
-}
-
-/// A budget as the experiment file writes it (`min_speedup = 1.3`), from its JSON form.
-fn budget_text(budget: &serde_json::Value) -> String {
-    match budget.as_object() {
-        Some(fields) => (fields.iter())
-            .map(|(k, v)| format!("{k} = {v}"))
-            .collect::<Vec<_>>()
-            .join(", "),
-        None => budget.to_string(),
     }
 }
 

@@ -75,10 +75,8 @@ pub fn run(
             latency_x_single: None,
             latency_b1_x_single: None,
         },
-        extra: BTreeMap::new(),
-        calibration: None,
+        extra: report::Extra::default(),
         temperature: None,
-        precision: None,
         diversity: None,
         conformal: None,
         train_cost: Some(report::TrainCost {
@@ -96,7 +94,7 @@ pub fn run(
 /// 2 seeds × 3 methods; seed 2 lists them in another order.
 pub fn summary() -> Summary {
     let mut ens = run("ens", "deep_ensemble", 3, 1, 0.85, 0.4, 300);
-    ens.extra.insert("wall_s".into(), serde_json::json!(12.5));
+    ens.extra.build_seconds = Some(12.5);
     Summary {
         experiment: "exp".into(),
         seeds: vec![1, 2],
@@ -111,6 +109,8 @@ pub fn summary() -> Summary {
         comparisons: vec![],
         ood_scores: vec![],
         provenance: None,
+        baseline: None,
+        reference: None,
     }
 }
 
@@ -137,4 +137,21 @@ pub fn row(md: &str, heading: &str, method: &str) -> Vec<String> {
         .split(" | ")
         .map(|c| c.trim().to_string())
         .collect()
+}
+
+/// `summary()` with a HetDPT entry on each of `seeds`, its outputs the fewest fields a run has
+/// written (the predictor figure draws the grids of such entries).
+pub fn with_hetdpt(seeds: &[u64]) -> Summary {
+    let mut s = summary();
+    for &seed in seeds {
+        let mut r = run("hetdpt", "hetdpt", 1, seed, 0.8, 0.5, 60);
+        r.extra = serde_json::from_value(serde_json::json!({"hetdpt": {
+            "choice": {"n_attn": 1, "n_act": 1, "predicted_accuracy": 0.7, "speedup": 1.2,
+                       "reason": "r"},
+            "r_squared": 0.9, "speedup": 1.2, "removal": {"attn": [true], "act": [true]},
+        }}))
+        .unwrap();
+        s.methods.push(r);
+    }
+    s
 }

@@ -65,6 +65,8 @@ mod tests {
             comparisons: Vec::new(),
             ood_scores: Vec::new(),
             provenance: None,
+            baseline: None,
+            reference: None,
         };
         let curves = RunCurves::default();
         let out = figures(&Inputs {
@@ -119,6 +121,8 @@ mod tests {
             comparisons: Vec::new(),
             ood_scores: Vec::new(),
             provenance: None,
+            baseline: None,
+            reference: None,
         };
         let curves = RunCurves::default();
         let all = summary(methods.clone());

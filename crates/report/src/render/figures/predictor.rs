@@ -7,6 +7,7 @@ use plots::{Figure, Legend, Mark, PlotError, Point, Series};
 use super::file::FigureFile;
 use super::inputs::Inputs;
 use crate::curves::PredictorGrid;
+use crate::outputs::MethodOutputs;
 
 /// Colours past those of the n_g lines (one per number of GELUs removed, from 0; the search
 /// range stays well under these), each used for one thing in every panel.
@@ -26,7 +27,7 @@ const SMALL_COLUMNS: usize = 5;
 /// predictions over all its seeds; small multiples from two seeds on, and one legend right of
 /// them all. `None` when the run has no HetDPT.
 pub fn predictor(inputs: &Inputs<'_>) -> Result<Option<FigureFile>, PlotError> {
-    let grids = &inputs.curves.predictors;
+    let grids = hetdpt_grids(inputs);
     if grids.is_empty() {
         return Ok(None);
     }
@@ -34,7 +35,11 @@ pub fn predictor(inputs: &Inputs<'_>) -> Result<Option<FigureFile>, PlotError> {
     methods.dedup();
     let mut panels = Vec::new();
     for method in methods {
-        let of: Vec<&PredictorGrid> = grids.iter().filter(|g| g.method == method).collect();
+        let of: Vec<&PredictorGrid> = grids
+            .iter()
+            .copied()
+            .filter(|g| g.method == method)
+            .collect();
         panels.extend(of.iter().map(|g| over_grid(g)));
         panels.push(held_out(&of));
     }
@@ -57,6 +62,21 @@ pub fn predictor(inputs: &Inputs<'_>) -> Result<Option<FigureFile>, PlotError> {
         caption,
         svg,
     }))
+}
+
+/// The grids of the entries whose outputs are HetDPT's (each method's seeds in curve order): the
+/// figure follows the method's variant, the grid its curves.
+fn hetdpt_grids<'a>(inputs: &Inputs<'a>) -> Vec<&'a PredictorGrid> {
+    let is_hetdpt = |g: &PredictorGrid| {
+        (inputs.summary.methods.iter()).any(|r| {
+            r.method == g.method
+                && r.seed == g.seed
+                && matches!(r.extra.outputs, Some(MethodOutputs::HetDpt(_)))
+        })
+    };
+    (inputs.curves.predictors.iter())
+        .filter(|g| is_hetdpt(g))
+        .collect()
 }
 
 fn over_grid(g: &PredictorGrid) -> Figure {

@@ -48,7 +48,7 @@ impl Column<'_> {
 }
 
 /// Accuracy, NLL, ECE, the headline score's OOD AUROC (per OOD group, else per set or their
-/// mean), shifted accuracy, and latency and training time against `single`: those the run has.
+/// mean), shifted accuracy, and latency and training time against the baseline: those the run has.
 pub(super) fn columns<'a>(summary: &'a Summary, base: Option<&'a Group<'a>>) -> Vec<Column<'a>> {
     let metric = |header: &str, name: &str, unit, higher, key: &str, value| Column {
         header: header.into(),
@@ -100,7 +100,7 @@ pub(super) fn columns<'a>(summary: &'a Summary, base: Option<&'a Group<'a>>) -> 
     }
     if let Some(base) = base {
         out.push(Column {
-            header: "Latency ×single ↓".into(),
+            header: format!("Latency ×{} ↓", base.name),
             name: "latency".into(),
             unit: Unit::Times,
             higher_is_better: false,
@@ -112,7 +112,7 @@ pub(super) fn columns<'a>(summary: &'a Summary, base: Option<&'a Group<'a>>) -> 
         let wall = |g: &Group| g.stat(|r| r.train_cost.as_ref().map(|c| c.wall_seconds));
         if wall(base).is_some() {
             out.push(Column {
-                header: "Training ×single ↓".into(),
+                header: format!("Training ×{} ↓", base.name),
                 name: "training time".into(),
                 unit: Unit::Times,
                 higher_is_better: false,

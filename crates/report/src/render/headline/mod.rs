@@ -12,7 +12,7 @@ use std::fmt::Write;
 
 use uq_metrics::Verdict;
 
-use super::groups::{BASELINE_KIND, Group};
+use super::groups::{Group, baseline};
 use crate::summary::Summary;
 
 /// The verdict marks, as the table writes them and the page colours them (`render_html`).
@@ -26,7 +26,7 @@ pub const MARKS: [(Verdict, char); 4] = [
 /// `## Headline`: the sentences, the compact table with its legend, and the lines that qualify
 /// it (unequal training budgets, missed HetDPT budgets).
 pub(super) fn render(out: &mut String, summary: &Summary, groups: &[Group]) {
-    let base = groups.iter().find(|g| g.kind == BASELINE_KIND);
+    let base = baseline(summary, groups);
     let columns = columns::columns(summary, base);
     let reference = reference(summary, groups);
     out.push_str("## Headline\n\n");
@@ -42,15 +42,11 @@ pub(super) fn render(out: &mut String, summary: &Summary, groups: &[Group]) {
     let _ = writeln!(out, "{}\n", sentences.join(" "));
     table::table(out, summary, groups, &columns);
     table::legend(out, summary, &columns, reference);
-    super::evidence::budget_note(out, groups);
+    super::evidence::budget_note(out, groups, base);
     super::verdicts::missed_budgets(out, summary);
 }
 
-/// The reference of the comparisons, else the first method of the default reference's kind.
+/// The run's reference method (`crate::roles`), if the run has it.
 fn reference<'g>(summary: &Summary, groups: &'g [Group<'g>]) -> Option<&'g Group<'g>> {
-    let name = summary.comparisons.first().map(|c| c.reference.as_str());
-    (groups.iter()).find(|g| match name {
-        Some(n) => g.name == n,
-        None => g.kind == crate::DEFAULT_REFERENCE && g.variant_of().is_none(),
-    })
+    (groups.iter()).find(|g| summary.is_reference(g.name, g.kind, g.variant_of().is_some()))
 }

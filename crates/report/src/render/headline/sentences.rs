@@ -5,7 +5,7 @@ use std::fmt::Write;
 use uq_metrics::Verdict;
 
 use super::super::cells::Unit;
-use super::super::groups::{BASELINE_KIND, Group};
+use super::super::groups::Group;
 use super::super::table::md_text;
 use super::columns::Column;
 use crate::summary::{Comparison, Summary};
@@ -90,7 +90,7 @@ pub(super) fn kept(
         return String::new();
     };
     let cheaper: Vec<(&Group, f64)> = (groups.iter())
-        .filter(|g| g.variant_of().is_none() && g.kind != BASELINE_KIND)
+        .filter(|g| g.variant_of().is_none() && g.name != base.name)
         .filter(|g| g.name != reference.name)
         .filter_map(|g| Some((g, (latency.value)(g).filter(|x| *x < limit)?)))
         .collect();

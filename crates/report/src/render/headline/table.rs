@@ -83,10 +83,12 @@ pub(super) fn legend(
         let _ = write!(legend, " OOD AUROC with the `{score}` score.");
     }
     if columns.iter().any(|c| c.unit == Unit::Times) {
-        legend.push_str(
-            " Latency ×single: the time of a batch at the evaluation batch size over \
-             `single`'s, paired per timing round; training ×single: the training wall time of \
-             everything the method stands on over `single`'s.",
+        let _ = write!(
+            legend,
+            " Latency ×{b}: the time of a batch at the evaluation batch size over `{b}`'s, paired \
+             per timing round; training ×{b}: the training wall time of everything the method \
+             stands on over `{b}`'s.",
+            b = summary.baseline()
         );
     }
     let _ = writeln!(out, "{legend}\n");
