@@ -22,6 +22,11 @@
 //! [`GroupedLayerNorm`]). [`Classifier`] is the base model: an enum with one variant per backbone,
 //! written out in `classifier.rs` (the ViT and the BERT classifier).
 //!
+//! CLIP ([`ClipModel`]) reuses them: its vision tower is a [`VisionTransformer`] with CLIP's
+//! LayerNorm before the blocks ([`VisionTransformer::pre_norm`]) and quick-GELU ([`Activation`]), its
+//! text tower ([`ClipTextTransformer`]) a causal pre-norm [`Encoder`] ([`causal_mask`]) pooled
+//! where [`TextPooling`] says.
+//!
 //! Presets name the ViTs trained from scratch ([`ViTConfig::vit_tiny_28`], ...,
 //! [`ViTConfig::preset`]). [`BertModel::sentence_embeddings`] gives sentence-transformers'
 //! normalised mean-pooled embeddings. Pretrained checkpoints (their readers, the imports into
@@ -40,6 +45,7 @@ mod attention;
 mod bert;
 mod block;
 mod classifier;
+mod clip;
 mod cost;
 mod dropout;
 mod error;
@@ -52,19 +58,22 @@ mod traits;
 mod vit;
 
 pub use attention::{
-    Attention, AttentionConfig, attend, attend_heads, attention_probs, padding_mask,
+    Attention, AttentionConfig, attend, attend_heads, attention_probs, causal_mask, padding_mask,
 };
 pub use bert::{
     BertClassifier, BertConfig, BertEmbeddings, BertModel, Pooling, TokenStem, cls_pool, mean_pool,
 };
 pub use block::{Block, BlockConfig, Encoder, residual};
 pub use classifier::{Classifier, MemberStems};
+pub use clip::{
+    ClipConfig, ClipModel, ClipTextConfig, ClipTextTransformer, TextPooling, normalize,
+};
 pub use cost::{BlockShape, block_flops, head_flops, patch_embed_flops};
 pub use dropout::{Dropout, Mode};
 pub use error::{BackboneError, positive};
 pub use gates::{BlockGates, Gates};
 pub use grouped::{GroupedLayerNorm, GroupedLinear, weight_and_bias};
 pub use input::{Input, InputKind};
-pub use mlp::{Mlp, MlpConfig};
+pub use mlp::{Activation, Mlp, MlpConfig};
 pub use traits::{Architecture, Backbone, GroupedStem, Members, StemLayout};
 pub use vit::{Distillation, PatchStem, ViTConfig, VisionTransformer, patchify};
