@@ -66,7 +66,8 @@ pub use bert::{
 pub use block::{Block, BlockConfig, Encoder, residual};
 pub use classifier::{Classifier, MemberStems};
 pub use clip::{
-    ClipConfig, ClipModel, ClipTextConfig, ClipTextTransformer, TextPooling, normalize,
+    ClipConfig, ClipModel, ClipTextConfig, ClipTextTransformer, ClipZeroShot, Prompts, TextPooling,
+    normalize,
 };
 pub use cost::{BlockShape, block_flops, head_flops, patch_embed_flops};
 pub use dropout::{Dropout, Mode};

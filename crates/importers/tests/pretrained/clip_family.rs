@@ -1,11 +1,12 @@
 //! The CLIP import against `transformers` itself: the checkpoints of
 //! scripts/clip_reference_fixtures.py (two tiny random `CLIPModel`s, committed) give its image
 //! and text embeddings and `logits_per_image` to 1e-4, the folder's tokenizer gives the
-//! reference's ids, and checkpoints edited here are refused naming the key, field and file.
+//! reference's ids, the zero-shot classifier follows CLIP's recipe on the reference's embeddings,
+//! and checkpoints edited here are refused naming the key, field and file.
 
 use std::path::{Path, PathBuf};
 
-use backbone::TextPooling;
+use backbone::{Classifier, ClipZeroShot, Gates, Input, Mode, TextPooling};
 use burn::tensor::{Int, Tensor, TensorData};
 use importers::{ClipCheckpoint, load_clip};
 use serde_json::Value;
@@ -86,6 +87,19 @@ fn both_configurations_match_transformers() {
     }
 }
 
+/// The comparison sees the activation: the vision tower run with quick-GELU where the checkpoint
+/// says GELU misses the image embeddings, the text tower still matching.
+#[test]
+fn each_towers_activation_comes_from_config() {
+    let quick: Edit = |c| c["vision_config"]["hidden_act"] = "quick_gelu".into();
+    let source = fixtures().join("clip_argmax");
+    let dir = edited_copy(&source, "clip_edits", "quick_gelu", unchanged, quick);
+    let checkpoint = load_clip(&dir, &test_device()).unwrap();
+    let [images, texts, _] = differences("clip_argmax", &checkpoint);
+    assert!(images > 1e-3, "image embeddings {images}");
+    assert!(texts <= 1e-4, "text embeddings {texts}");
+}
+
 #[test]
 fn the_folders_tokenizer_gives_the_reference_ids() {
     let dir = fixtures().join("clip_tokenized");
@@ -123,6 +137,61 @@ fn text_pooling_follows_transformers_rule() {
     assert_eq!(positions(TextPooling::FirstOf(2)), [0, 2, 0, 0]);
     assert_eq!(TextPooling::of_eos(2), TextPooling::LargestId);
     assert_eq!(TextPooling::of_eos(49407), TextPooling::FirstOf(49407));
+}
+
+/// Each row of `values` (rows of `width`) divided by its Euclidean norm.
+fn unit_rows(values: &[f64], width: usize) -> Vec<Vec<f64>> {
+    (values.chunks(width))
+        .map(|row| {
+            let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
+            row.iter().map(|v| v / norm).collect()
+        })
+        .collect()
+}
+
+/// CLIP's zero-shot recipe, computed here from transformers' embeddings: class c's embedding is
+/// the mean of its prompts' normalised text embeddings, renormalised, and the logits are
+/// `exp(logit_scale) · normalize(image) · classesᵀ`. Classes: prompts {0, 1} and {2, 3}.
+#[test]
+fn zero_shot_classifier_follows_clips_recipe() {
+    let dir = fixtures().join("clip_argmax");
+    let checkpoint = load_clip(&dir, &test_device()).unwrap();
+    let reference = json(&dir.join("reference.json"));
+    let (ids, mask) = (
+        ints(&reference["input_ids"]),
+        ints(&reference["attention_mask"]),
+    );
+    let prompts: Vec<_> = [0, 2]
+        .map(|at| (ids.clone().narrow(0, at, 2), mask.clone().narrow(0, at, 2)))
+        .into();
+    let classifier = Classifier::from(ClipZeroShot::new(&checkpoint.model, &prompts).unwrap());
+    let pixels = Input::Images(floats::<4>(&reference["pixel_values"]));
+    let got = classifier.forward(pixels.clone(), &Gates::none(), Mode::Deterministic);
+    let e = shape(&reference["text_embeds"])[1];
+    let texts = unit_rows(&numbers(&reference["text_embeds"]["values"]), e);
+    let classes: Vec<f64> = [[0, 1], [2, 3]]
+        .iter()
+        .flat_map(|rows| (0..e).map(|j| (texts[rows[0]][j] + texts[rows[1]][j]) / 2.0))
+        .collect();
+    let classes = unit_rows(&classes, e);
+    let scale = f64::from(values(&checkpoint.model.logit_scale.val())[0]).exp();
+    let images = unit_rows(&numbers(&reference["image_embeds"]["values"]), e);
+    let want: Vec<f64> = (images.iter())
+        .flat_map(|image| {
+            let dot = |c: &Vec<f64>| image.iter().zip(c).map(|(a, b)| a * b).sum::<f64>();
+            classes.iter().map(move |c| scale * dot(c))
+        })
+        .collect();
+    assert_eq!(got.dims(), [2, 2]);
+    let diff = max_diff(&values(&got), &want);
+    println!("zero-shot logits: max abs difference {diff:.2e}");
+    assert!(diff <= 1e-4, "max abs difference {diff}");
+    // A base model like the others: dropout reaches its blocks, fused members are refused.
+    let dropped = classifier.clone().with_dropout(0.5, 0.0);
+    let noisy = dropped.forward(pixels, &Gates::none(), Mode::Stochastic);
+    assert!(max_diff(&values(&noisy), &want) > 1e-3);
+    let fused = Classifier::stems(&[classifier]).unwrap_err().to_string();
+    assert!(fused.contains("CLIP zero-shot members"), "{fused}");
 }
 
 /// Fixture `name` copied to scratch case `case`, edited; the import's error message.
