@@ -20,12 +20,13 @@
 //! (embed, the shared [`Encoder`] blocks, feature readout, head, shapes, FLOPs) and [`Members`]
 //! embeds fused members in one pass ([`GroupedStem`], on [`GroupedLinear`] /
 //! [`GroupedLayerNorm`]). [`Classifier`] is the base model: an enum with one variant per backbone,
-//! written out in `classifier.rs` (the ViT and the BERT classifier).
+//! written out in `classifier.rs` (the ViT, the BERT classifier and CLIP zero-shot).
 //!
 //! CLIP ([`ClipModel`]) reuses them: its vision tower is a [`VisionTransformer`] with CLIP's
-//! LayerNorm before the blocks ([`VisionTransformer::pre_norm`]) and quick-GELU ([`Activation`]), its
-//! text tower ([`ClipTextTransformer`]) a causal pre-norm [`Encoder`] ([`causal_mask`]) pooled
-//! where [`TextPooling`] says.
+//! LayerNorm before the blocks ([`VisionTransformer::pre_norm`]) and quick-GELU
+//! ([`Activation`]), its text tower ([`ClipTextTransformer`]) a causal pre-norm [`Encoder`]
+//! ([`causal_mask`]) pooled where [`TextPooling`] says; [`ClipZeroShot`] is its zero-shot image
+//! classifier, a third [`Classifier`] variant.
 //!
 //! Presets name the ViTs trained from scratch ([`ViTConfig::vit_tiny_28`], ...,
 //! [`ViTConfig::preset`]). [`BertModel::sentence_embeddings`] gives sentence-transformers'

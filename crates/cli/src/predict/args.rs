@@ -15,9 +15,9 @@ pub struct PredictArgs {
     #[arg(long)]
     pub(super) checkpoint: PathBuf,
     /// A .npy of inputs. ViT / DeiT / CLIP: pixel values `[N, C, H, W]` (float32 or float64),
-    /// already preprocessed as the checkpoint expects (as `transformers` takes `pixel_values`). BERT /
-    /// RoBERTa: token ids `[N, L]` (int64; any integer type is read), unpadded: the attention
-    /// mask is all ones.
+    /// already preprocessed as the checkpoint expects (as `transformers` takes
+    /// `pixel_values`). BERT / RoBERTa: token ids `[N, L]` (int64; any integer type is read),
+    /// unpadded: the attention mask is all ones.
     #[arg(long)]
     pub(super) input: PathBuf,
     /// Where to write the outputs (float32 .npy): the logits `[N, K]` of a checkpoint with a
