@@ -7,6 +7,6 @@ mod model;
 mod text;
 mod zero_shot;
 
-pub use model::{ClipConfig, ClipModel, normalize};
+pub use model::{ClipConfig, ClipModel};
 pub use text::{ClipTextConfig, ClipTextTransformer, TextPooling};
 pub use zero_shot::{ClipZeroShot, Prompts};

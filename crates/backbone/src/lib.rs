@@ -56,6 +56,7 @@ mod input;
 mod mlp;
 mod presets;
 mod traits;
+mod unit;
 mod vit;
 
 pub use attention::{
@@ -68,7 +69,6 @@ pub use block::{Block, BlockConfig, Encoder, residual};
 pub use classifier::{Classifier, MemberStems};
 pub use clip::{
     ClipConfig, ClipModel, ClipTextConfig, ClipTextTransformer, ClipZeroShot, Prompts, TextPooling,
-    normalize,
 };
 pub use cost::{BlockShape, block_flops, head_flops, patch_embed_flops};
 pub use dropout::{Dropout, Mode};
@@ -78,4 +78,5 @@ pub use grouped::{GroupedLayerNorm, GroupedLinear, weight_and_bias};
 pub use input::{Input, InputKind};
 pub use mlp::{Activation, Mlp, MlpConfig};
 pub use traits::{Architecture, Backbone, GroupedStem, Members, StemLayout};
+pub use unit::normalize;
 pub use vit::{Distillation, PatchStem, ViTConfig, VisionTransformer, patchify};

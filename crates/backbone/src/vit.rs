@@ -321,14 +321,6 @@ impl Backbone for VisionTransformer {
     }
 
     fn stem_layout(&self) -> Result<StemLayout, BackboneError> {
-        if self.pre_norm.is_some() {
-            // The fused stems add the positions and go straight into the first block.
-            return Err(BackboneError::invalid(
-                "pre_norm",
-                "present",
-                "a ViT without a LayerNorm before its blocks (fused members have none)",
-            ));
-        }
         if self.distillation.is_some() {
             // The fused stems embed and read out the class token alone.
             return Err(BackboneError::invalid(
@@ -360,11 +352,10 @@ impl Backbone for VisionTransformer {
                 "a square number of patches plus the class token",
             ));
         }
-        Ok(StemLayout(vec![
-            ("channels", channels),
-            ("patch", kh),
-            ("grid", grid),
-        ]))
+        let mut layout = vec![("channels", channels), ("patch", kh), ("grid", grid)];
+        // Only CLIP's vision tower has one: a plain ViT's layout stays as it was.
+        layout.extend(self.pre_norm.is_some().then_some(("pre_norm", 1)));
+        Ok(StemLayout(layout))
     }
 }
 

@@ -11,6 +11,7 @@ use crate::dropout::Mode;
 use crate::error::{BackboneError, positive};
 use crate::gates::Gates;
 use crate::mlp::Activation;
+use crate::unit::normalize;
 use crate::vit::{ViTConfig, VisionTransformer};
 use kernels::linear;
 
@@ -125,10 +126,4 @@ impl ClipModel {
     ) -> Tensor<2> {
         self.similarity(self.image_embeds(pixels), self.text_embeds(ids, mask))
     }
-}
-
-/// Each row `[.., E]` divided by its Euclidean norm (as transformers, without an epsilon).
-pub fn normalize(x: Tensor<2>) -> Tensor<2> {
-    let norm = (x.clone() * x.clone()).sum_dim(1).sqrt();
-    x / norm
 }

@@ -5,13 +5,14 @@ use burn::module::{Module, Param};
 use burn::nn::{Linear, LinearConfig};
 use burn::tensor::{Int, Tensor};
 
-use super::model::{ClipModel, normalize};
+use super::model::ClipModel;
 use crate::block::Encoder;
 use crate::cost::head_flops;
 use crate::dropout::Mode;
 use crate::error::BackboneError;
 use crate::input::Input;
 use crate::traits::{Architecture, Backbone, Members, StemLayout};
+use crate::unit::normalize;
 use crate::vit::{PatchStem, VisionTransformer};
 use kernels::linear;
 
@@ -131,25 +132,22 @@ impl Backbone for ClipZeroShot {
         self.vision.check_input(input, field)
     }
 
+    /// The vision tower's, and the embedding width E.
     fn stem_layout(&self) -> Result<StemLayout, BackboneError> {
-        Err(unfusable())
+        let mut layout = self.vision.stem_layout()?;
+        let [_, e] = self.visual_projection.weight.dims();
+        layout.0.push(("projection", e));
+        Ok(layout)
     }
 }
 
 impl Members for ClipZeroShot {
     type Stems = PatchStem;
 
-    /// Refused, as [`Backbone::stem_layout`] is.
-    fn stems(_members: &[&Self]) -> Result<PatchStem, BackboneError> {
-        Err(unfusable())
+    /// The vision towers' stems, each member's feature read through its projection.
+    fn stems(members: &[&Self]) -> Result<PatchStem, BackboneError> {
+        let visions: Vec<_> = members.iter().map(|m| &m.vision).collect();
+        let projections: Vec<_> = members.iter().map(|m| &m.visual_projection).collect();
+        Ok(PatchStem::of(&visions)?.with_projection(&projections))
     }
-}
-
-/// Fused members' stems read no LayerNorm before the blocks and no projection after them.
-fn unfusable() -> BackboneError {
-    BackboneError::invalid(
-        "CLIP zero-shot members",
-        "fused",
-        "members run one by one (fused stems for CLIP's vision tower are not written yet)",
-    )
 }
