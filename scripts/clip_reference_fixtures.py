@@ -9,7 +9,8 @@ Run with the reference venv (torch, transformers; offline):
   a checkpoint with its tokenizer), `eos_token_id` = the id of `<|endoftext|>` (pooling at its first
   position), quick-GELU in both towers, stored in F16 (the reference runs in f32 on the rounded
   weights, which is what the import reads). Its texts are real prompts tokenized by transformers'
-  CLIPTokenizer, padded to the longest.
+  CLIPTokenizer, padded to the longest; it also holds CLIP's zero-shot logits for three class
+  names in two templates (`zero_shot_logits` [N, 3]).
 - `clip_argmax`: a vocabulary of 64 with hand-written ids, `eos_token_id` = 2 (transformers'
   rule for old configs: pooling at the largest id; the end id 63 is also the padding id, as in
   openai's checkpoints, so a padded row has the largest id more than once and the first counts),
@@ -38,6 +39,10 @@ TEXTS = [
     "a blurry photo of a dog",
     "an origami airplane!",
 ]
+
+# CLIP's zero-shot recipe on `clip_tokenized`: each class's templates filled in with its name.
+CLASSES = ["cat", "dog", "origami airplane"]
+TEMPLATES = ["a photo of a {}.", "a blurry photo of the {}!"]
 
 
 def config(text, vision, projection_dim):
@@ -84,6 +89,21 @@ def outputs(model, pixel_values, ids, mask):
     return image, text, out.logits_per_image
 
 
+def zero_shot(model, tokenizer, pixel_values):
+    """Class c's embedding: the mean of its prompts' normalised text embeddings, renormalised;
+    the logits exp(logit_scale) · normalize(image) · classesᵀ."""
+    normalize = torch.nn.functional.normalize
+    prompts = [t.format(c) for c in CLASSES for t in TEMPLATES]
+    batch = tokenizer(prompts, padding=True, truncation=True, max_length=16, return_tensors="pt")
+    with torch.no_grad():
+        text = model.text_model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
+        text = normalize(model.text_projection(text.pooler_output), dim=-1)
+        classes = normalize(text.reshape(len(CLASSES), len(TEMPLATES), -1).mean(1), dim=-1)
+        image = model.visual_projection(model.vision_model(pixel_values=pixel_values).pooler_output)
+        logits = model.logit_scale.exp() * normalize(image, dim=-1) @ classes.T
+    return {"classes": CLASSES, "templates": TEMPLATES, "zero_shot_logits": flat(logits)}
+
+
 def flat(t):
     return {"shape": list(t.shape), "values": t.detach().float().flatten().tolist()}
 
@@ -123,7 +143,9 @@ def tokenized():
     model = build(config(text, vision, 24), seed=1, dtype=torch.float16)
     ids, mask = batch["input_ids"], batch["attention_mask"]
     assert mask.min() == 0, "the batch should have a padded row"
-    write("clip_tokenized", model, torch.float16, pixels(2, 16, 10), ids, mask, {"texts": TEXTS})
+    images = pixels(2, 16, 10)
+    extra = {"texts": TEXTS, **zero_shot(model, tokenizer, images)}
+    write("clip_tokenized", model, torch.float16, images, ids, mask, extra)
     for file in ["vocab.json", "merges.txt"]:
         shutil.copy(BPE / file, OUT / "clip_tokenized" / file)
 

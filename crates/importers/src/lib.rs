@@ -29,7 +29,8 @@
 //!   the end-of-text token by transformers' rule ([`backbone::TextPooling`]), both projections
 //!   and `logit_scale`; `hidden_act` `quick_gelu` or `gelu` per tower, read from `config.json`
 //!   ([`HfClipConfig`]). The folder's tokenizer ([`data::ClipBpe`]) comes with it when there is
-//!   one.
+//!   one; [`clip_zero_shot`] turns class names and prompt templates into its zero-shot
+//!   classifier ([`backbone::ClipZeroShot`]).
 //! - [`PRETRAINED`]: every backbone `[backbone] pretrained = "<name>"` can name, with the loader
 //!   that reads its folder into a [`Checkpoint`] fitted to a [`Target`]; [`minilm_l6`] is
 //!   all-MiniLM-L6-v2's shape without its weights.
@@ -58,7 +59,10 @@ mod vit;
 pub use bert::{
     BertCheckpoint, HfBertConfig, bert_from_onnx, load_bert, load_bert_safetensors, load_hf_bert,
 };
-pub use clip::{ClipCheckpoint, HfClipConfig, HfClipTextConfig, HfClipVisionConfig, load_clip};
+pub use clip::{
+    ClipCheckpoint, HfClipConfig, HfClipTextConfig, HfClipVisionConfig, clip_zero_shot, load_clip,
+    token_batch,
+};
 pub use config_json::model_type;
 pub use dinov2::{dinov2_from_onnx, load_dinov2_onnx};
 pub use error::ImportError;

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use burn::tensor::{Device, Int, Tensor, TensorData};
-use importers::{ClipCheckpoint, load_clip};
+use burn::tensor::{Device, Tensor};
+use importers::{ClipCheckpoint, load_clip, token_batch};
 
 use super::args::{Outputs, PredictArgs};
 use super::pixels::batches;
@@ -70,17 +70,8 @@ fn embed_texts(
     }
     let mut embeds = Vec::new();
     for chunk in lines.chunks(args.batch_size) {
-        let batch = tokenizer.encode_batch(chunk, text.max_positions)?;
-        let length = batch.rows.first().map_or(0, |r| r.ids.len());
-        let shape = [batch.rows.len(), length];
-        let (mut ids, mut mask) = (Vec::new(), Vec::new());
-        for row in &batch.rows {
-            ids.extend(row.ids.iter().map(|&v| i64::from(v)));
-            mask.extend(row.attention_mask.iter().map(|&v| i64::from(v)));
-        }
-        let tensor =
-            |values: Vec<i64>| Tensor::<2, Int>::from_data(TensorData::new(values, shape), device);
-        embeds.push(checkpoint.model.text_embeds(tensor(ids), tensor(mask)));
+        let (ids, mask) = token_batch(tokenizer, chunk, text.max_positions, device)?;
+        embeds.push(checkpoint.model.text_embeds(ids, mask));
     }
     Ok(Tensor::cat(embeds, 0))
 }

@@ -2,7 +2,7 @@
 //! and `text_model.*` (their blocks `encoder.layers.N.*`), `visual_projection`,
 //! `text_projection` and `logit_scale`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use backbone::{Block, ClipConfig, ClipModel, ClipTextTransformer, VisionTransformer};
 use burn::module::Param;
@@ -34,6 +34,8 @@ pub struct ClipCheckpoint {
     /// The folder's tokenizer, when it has one (`tokenizer.json`, or `vocab.json` and
     /// `merges.txt`).
     pub tokenizer: Option<ClipBpe>,
+    /// The folder it was read from, for messages.
+    pub folder: PathBuf,
 }
 
 /// Reads a `transformers` `CLIPModel` checkpoint: a folder with `config.json` (with
@@ -65,6 +67,7 @@ pub fn load_clip(path: &Path, device: &Device) -> Result<ClipCheckpoint, ImportE
         config,
         model,
         tokenizer: tokenizer(folder)?,
+        folder: folder.to_path_buf(),
     })
 }
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use backbone::{Classifier, ClipZeroShot, Gates, Input, Mode, TextPooling};
 use burn::tensor::{Int, Tensor, TensorData};
-use importers::{ClipCheckpoint, load_clip};
+use importers::{ClipCheckpoint, clip_zero_shot, load_clip};
 use serde_json::Value;
 
 use crate::format::{Stored, f32_tensor};
@@ -190,6 +190,39 @@ fn zero_shot_classifier_follows_clips_recipe() {
     let dropped = classifier.with_dropout(0.5, 0.0);
     let noisy = dropped.forward(pixels, &Gates::none(), Mode::Stochastic);
     assert!(max_diff(&values(&noisy), &want) > 1e-3);
+}
+
+/// Class names in templates through the folder's tokenizer and the text tower give
+/// transformers' zero-shot logits; a template without `{}` and a folder without a tokenizer are
+/// refused naming the folder.
+#[test]
+fn class_names_and_templates_give_transformers_zero_shot_logits() {
+    let dir = fixtures().join("clip_tokenized");
+    let checkpoint = load_clip(&dir, &test_device()).unwrap();
+    let reference = json(&dir.join("reference.json"));
+    let strings = |key: &str| -> Vec<String> {
+        (reference[key].as_array().unwrap().iter())
+            .map(|t| t.as_str().unwrap().to_string())
+            .collect()
+    };
+    let (classes, templates) = (strings("classes"), strings("templates"));
+    let zero_shot = clip_zero_shot(&checkpoint, &classes, &templates).unwrap();
+    let pixels = Input::Images(floats::<4>(&reference["pixel_values"]));
+    let got = Classifier::from(zero_shot).forward(pixels, &Gates::none(), Mode::Deterministic);
+    let d = diff(&reference, "zero_shot_logits", &got);
+    println!("zero-shot from class names: max abs difference {d:.2e}");
+    assert!(d <= 1e-4, "max abs difference {d}");
+    let no_slot = clip_zero_shot(&checkpoint, &classes, &["a photo".to_string()]);
+    let message = no_slot.unwrap_err().to_string();
+    assert!(
+        message.contains("clip_tokenized") && message.contains("{}"),
+        "{message}"
+    );
+    let bare = load_clip(&fixtures().join("clip_argmax"), &test_device()).unwrap();
+    let message = clip_zero_shot(&bare, &classes, &templates)
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("clip_argmax: no tokenizer"), "{message}");
 }
 
 /// Fixture `name` copied to scratch case `case`, edited; the import's error message.
