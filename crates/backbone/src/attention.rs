@@ -21,6 +21,9 @@ pub struct AttentionConfig {
     /// Dropout on the attention probabilities.
     #[config(default = 0.0)]
     pub dropout: f64,
+    /// Causal: query i attends to keys 0..=i only (CLIP's text tower).
+    #[config(default = false)]
+    pub causal: bool,
 }
 
 /// Multi-head self-attention that keeps its per-head structure visible.
@@ -42,6 +45,9 @@ pub struct Attention {
     pub dropout: Dropout,
     /// Number of heads H.
     pub n_heads: usize,
+    /// Causal: query i attends to keys 0..=i only, besides the key padding (see
+    /// [`causal_mask`]).
+    pub causal: bool,
 }
 
 impl AttentionConfig {
@@ -58,6 +64,7 @@ impl AttentionConfig {
             output: linear.init(device),
             dropout: Dropout { prob: self.dropout },
             n_heads: self.n_heads,
+            causal: self.causal,
         })
     }
 }
@@ -77,14 +84,12 @@ impl Attention {
         let q = linear(&self.query, x.clone());
         let k = linear(&self.key, x.clone());
         let v = linear(&self.value, x);
-        let context = attend(
-            [q, k, v],
-            self.n_heads,
-            head_gate,
+        let masks = Masks {
             key_padding,
-            &self.dropout,
-            mode,
-        );
+            causal: self.causal,
+        };
+        let (heads, dropout) = (self.n_heads, &self.dropout);
+        let context = attend_masked([q, k, v], heads, head_gate, masks, dropout, mode);
         linear(&self.output, context)
     }
 }
@@ -97,17 +102,66 @@ impl Attention {
 /// key) gives masked keys a score of -1e4 (-∞ on the fused path: the same weights, as every
 /// sequence keeps a key); `dropout` acts on the probabilities.
 pub fn attend(
-    [q, k, v]: [Tensor<3>; 3],
+    qkv: [Tensor<3>; 3],
     n_heads: usize,
     head_gate: Option<Tensor<1>>,
     key_padding: Option<Tensor<2, Bool>>,
     dropout: &Dropout,
     mode: Mode,
 ) -> Tensor<3> {
+    let masks = Masks {
+        key_padding,
+        causal: false,
+    };
+    attend_masked(qkv, n_heads, head_gate, masks, dropout, mode)
+}
+
+/// What a query may not attend to: padded keys and, when causal, the keys after it.
+struct Masks {
+    key_padding: Option<Tensor<2, Bool>>,
+    causal: bool,
+}
+
+/// [`attend`], causal or not: a causal query i sees keys `0..=i` that are not padding (as
+/// `transformers`' CLIP text tower), always on the explicit path (the fused kernel takes a key
+/// mask only).
+fn attend_masked(
+    [q, k, v]: [Tensor<3>; 3],
+    n_heads: usize,
+    head_gate: Option<Tensor<1>>,
+    masks: Masks,
+    dropout: &Dropout,
+    mode: Mode,
+) -> Tensor<3> {
     let [batch, tokens, width] = q.dims();
-    let heads = [q, k, v].map(|t| split_heads(t, n_heads));
-    let context = attend_heads(heads, head_gate, key_padding, dropout, mode);
+    let [q, k, v] = [q, k, v].map(|t| split_heads(t, n_heads));
+    let context = if masks.causal {
+        let mask = causal_mask(batch, tokens, masks.key_padding, &q.device());
+        let probs = dropout.forward(head_probs(q, k, Some(mask)), mode);
+        gate_heads(matmul(probs, v), head_gate)
+    } else {
+        attend_heads([q, k, v], head_gate, masks.key_padding, dropout, mode)
+    };
     context.swap_dims(1, 2).reshape([batch, tokens, width])
+}
+
+/// The keys each query must ignore, `[B, 1, T, T]` (true = ignore): the later keys (j > i) and,
+/// when given, the padding `[B, T]`.
+pub fn causal_mask(
+    batch: usize,
+    tokens: usize,
+    key_padding: Option<Tensor<2, Bool>>,
+    device: &Device,
+) -> Tensor<4, Bool> {
+    let shape = [batch, 1, tokens, tokens];
+    // tril_mask is true above the diagonal: the keys after the query.
+    let later = Tensor::<2, Bool>::tril_mask([tokens, tokens], 0, device)
+        .reshape([1, 1, tokens, tokens])
+        .expand(shape);
+    match key_padding {
+        Some(padding) => later.bool_or(padding.reshape([batch, 1, 1, tokens]).expand(shape)),
+        None => later,
+    }
 }
 
 /// [`attend`] on heads already apart, `[q, k, v]` each `[B, H, T, d_h]` in any strides, giving
@@ -120,18 +174,33 @@ pub fn attend_heads(
     dropout: &Dropout,
     mode: Mode,
 ) -> Tensor<4> {
-    let n_heads = q.dims()[1];
     let dropout_on = mode == Mode::Stochastic && dropout.prob > 0.0;
-    let mut context = if fused_applies(&q, dropout_on) {
+    let context = if fused_applies(&q, dropout_on) {
         attention([q, k, v], key_padding)
     } else {
-        let probs = dropout.forward(head_probs(q, k, key_padding), mode);
+        let probs = dropout.forward(head_probs(q, k, key_mask(key_padding)), mode);
         matmul(probs, v)
     };
-    if let Some(gate) = head_gate {
-        context = context * gate.reshape([1, n_heads, 1, 1]);
+    gate_heads(context, head_gate)
+}
+
+/// Head h's context `[B, H, T, d_h]` times `head_gate[h]`, when there is a gate.
+fn gate_heads(context: Tensor<4>, head_gate: Option<Tensor<1>>) -> Tensor<4> {
+    match head_gate {
+        Some(gate) => {
+            let n_heads = context.dims()[1];
+            context * gate.reshape([1, n_heads, 1, 1])
+        }
+        None => context,
     }
-    context
+}
+
+/// A key-padding mask `[B, T]` as the `[B, 1, 1, T]` that scores `[B, H, T, T]` broadcast to.
+fn key_mask(key_padding: Option<Tensor<2, Bool>>) -> Option<Tensor<4, Bool>> {
+    key_padding.map(|mask| {
+        let [batch, tokens] = mask.dims();
+        mask.reshape([batch, 1, 1, tokens])
+    })
 }
 
 /// Whether [`attend`] takes the fused attention kernel ([`kernels::attention`]): on flex
@@ -153,18 +222,19 @@ pub fn attention_probs(
     head_probs(
         split_heads(q, n_heads),
         split_heads(k, n_heads),
-        key_padding,
+        key_mask(key_padding),
     )
 }
 
-/// [`attention_probs`] on heads apart, `[B, H, T, d_h]` each.
-fn head_probs(q: Tensor<4>, k: Tensor<4>, key_padding: Option<Tensor<2, Bool>>) -> Tensor<4> {
-    let [batch, _, tokens, head_dim] = q.dims();
+/// [`attention_probs`] on heads apart, `[B, H, T, d_h]` each; `mask` (true = ignore) broadcasts
+/// to the scores `[B, H, T, T]`.
+fn head_probs(q: Tensor<4>, k: Tensor<4>, mask: Option<Tensor<4, Bool>>) -> Tensor<4> {
+    let head_dim = q.dims()[3];
     // Scaling q (T·d_h values) is cheaper than scaling the scores (T·T values).
     let q = q.div_scalar((head_dim as f64).sqrt());
     let mut scores = matmul(q, k.transpose());
-    if let Some(mask) = key_padding {
-        scores = scores.mask_fill(mask.reshape([batch, 1, 1, tokens]), MASKED_SCORE);
+    if let Some(mask) = mask {
+        scores = scores.mask_fill(mask, MASKED_SCORE);
     }
     softmax_last(scores)
 }

@@ -7,7 +7,7 @@ use crate::attention::{Attention, AttentionConfig};
 use crate::dropout::{Dropout, Mode};
 use crate::error::{BackboneError, epsilon, heads_divide, positive, probability};
 use crate::gates::{BlockGates, Gates};
-use crate::mlp::{Mlp, MlpConfig};
+use crate::mlp::{Activation, Mlp, MlpConfig};
 use kernels::layer_norm;
 
 /// Configuration of one transformer [`Block`] and of an [`Encoder`] of `n_layers` of them.
@@ -30,6 +30,12 @@ pub struct BlockConfig {
     /// LayerNorm epsilon.
     #[config(default = 1e-6)]
     pub layer_norm_eps: f64,
+    /// The MLP's activation (exact GELU unless said; CLIP: quick-GELU).
+    #[config(default = "Activation::Gelu")]
+    pub activation: Activation,
+    /// Causal self-attention (CLIP's text tower; see [`crate::causal_mask`]).
+    #[config(default = false)]
+    pub causal: bool,
 }
 
 /// One transformer block, pre-norm or post-norm:
@@ -78,9 +84,12 @@ impl BlockConfig {
         Ok(Block {
             attention: AttentionConfig::new(self.d_model, self.n_heads)
                 .with_dropout(self.attention_dropout)
+                .with_causal(self.causal)
                 .init(device)?,
             norm1: norm.init(device),
-            mlp: MlpConfig::new(self.d_model, self.d_mlp).init(device)?,
+            mlp: MlpConfig::new(self.d_model, self.d_mlp)
+                .with_activation(self.activation)
+                .init(device)?,
             norm2: norm.init(device),
             dropout: Dropout { prob: self.dropout },
             norm_first: self.norm_first,

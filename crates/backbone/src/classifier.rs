@@ -10,6 +10,7 @@ use burn::tensor::Tensor;
 
 use crate::bert::{BertClassifier, TokenStem};
 use crate::block::Encoder;
+use crate::clip::ClipZeroShot;
 use crate::cost::{BlockShape, block_flops, head_flops};
 use crate::dropout::Mode;
 use crate::error::BackboneError;
@@ -30,9 +31,14 @@ pub enum Classifier {
     Vit(VisionTransformer),
     /// Token sequences: masked mean pooling or BERT's `[CLS]` pooler ([`crate::Pooling`]), dropout.
     Bert(BertClassifier),
+    /// Images: CLIP's normalised image embedding against its prompts' class embeddings.
+    ClipZeroShot(ClipZeroShot),
 }
 
 /// The stems of fused members of one backbone.
+// As for Classifier: held once per fused model, and Burn has no boxed module (the ViT's stems
+// grew with CLIP's optional LayerNorm and projection).
+#[allow(clippy::large_enum_variant)]
 #[derive(Module, Debug)]
 pub enum MemberStems {
     Vit(PatchStem),
@@ -50,7 +56,11 @@ macro_rules! from_models {
     };
 }
 
-from_models!(Vit(VisionTransformer), Bert(BertClassifier));
+from_models!(
+    Vit(VisionTransformer),
+    Bert(BertClassifier),
+    ClipZeroShot(ClipZeroShot)
+);
 
 impl Classifier {
     /// The backbone behind the variant.
@@ -58,6 +68,7 @@ impl Classifier {
         match self {
             Self::Vit(model) => model,
             Self::Bert(model) => model,
+            Self::ClipZeroShot(model) => model,
         }
     }
 
@@ -65,6 +76,7 @@ impl Classifier {
         match self {
             Self::Vit(model) => model,
             Self::Bert(model) => model,
+            Self::ClipZeroShot(model) => model,
         }
     }
 
@@ -84,6 +96,12 @@ impl Classifier {
             Self::Bert(_) => {
                 MemberStems::Bert(BertClassifier::stems(&same(members, |c| match c {
                     Self::Bert(model) => Some(model),
+                    _ => None,
+                })?)?)
+            }
+            Self::ClipZeroShot(_) => {
+                MemberStems::Vit(ClipZeroShot::stems(&same(members, |c| match c {
+                    Self::ClipZeroShot(model) => Some(model),
                     _ => None,
                 })?)?)
             }
@@ -241,7 +259,9 @@ impl Classifier {
     /// FLOPs per sample with block l shaped `blocks[l]` (e.g. padded to more heads), the head
     /// size, MLP width and embedding the model's own.
     pub fn flops_with(&self, blocks: &[BlockShape], text_tokens: usize) -> u64 {
-        let [d_model, classes] = self.head().weight.dims();
+        // The blocks' width: the head may read another (CLIP's projection).
+        let [head_in, classes] = self.head().weight.dims();
+        let d_model = (self.encoder().layer.first()).map_or(head_in, |b| b.norm1.gamma.dims()[0]);
         let tokens = self.backbone().tokens(text_tokens);
         let encoder: u64 = (self.encoder().layer.iter().zip(blocks))
             .map(|(b, &shape)| {
@@ -251,7 +271,7 @@ impl Classifier {
                 block_flops(shape, tokens, d_model, head_dim, d_mlp)
             })
             .sum();
-        self.backbone().embed_flops() + encoder + head_flops(d_model, classes)
+        self.backbone().embed_flops() + encoder + head_flops(head_in, classes)
     }
 
     /// Checks that the model reads `input` (named `field` in errors): its modality, then what

@@ -20,7 +20,13 @@
 //! (embed, the shared [`Encoder`] blocks, feature readout, head, shapes, FLOPs) and [`Members`]
 //! embeds fused members in one pass ([`GroupedStem`], on [`GroupedLinear`] /
 //! [`GroupedLayerNorm`]). [`Classifier`] is the base model: an enum with one variant per backbone,
-//! written out in `classifier.rs` (the ViT and the BERT classifier).
+//! written out in `classifier.rs` (the ViT, the BERT classifier and CLIP zero-shot).
+//!
+//! CLIP ([`ClipModel`]) reuses them: its vision tower is a [`VisionTransformer`] with CLIP's
+//! LayerNorm before the blocks ([`VisionTransformer::pre_norm`]) and quick-GELU
+//! ([`Activation`]), its text tower ([`ClipTextTransformer`]) a causal pre-norm [`Encoder`]
+//! ([`causal_mask`]) pooled where [`TextPooling`] says; [`ClipZeroShot`] is its zero-shot image
+//! classifier, a third [`Classifier`] variant.
 //!
 //! Presets name the ViTs trained from scratch ([`ViTConfig::vit_tiny_28`], ...,
 //! [`ViTConfig::preset`]). [`BertModel::sentence_embeddings`] gives sentence-transformers'
@@ -40,6 +46,7 @@ mod attention;
 mod bert;
 mod block;
 mod classifier;
+mod clip;
 mod cost;
 mod dropout;
 mod error;
@@ -49,22 +56,27 @@ mod input;
 mod mlp;
 mod presets;
 mod traits;
+mod unit;
 mod vit;
 
 pub use attention::{
-    Attention, AttentionConfig, attend, attend_heads, attention_probs, padding_mask,
+    Attention, AttentionConfig, attend, attend_heads, attention_probs, causal_mask, padding_mask,
 };
 pub use bert::{
     BertClassifier, BertConfig, BertEmbeddings, BertModel, Pooling, TokenStem, cls_pool, mean_pool,
 };
 pub use block::{Block, BlockConfig, Encoder, residual};
 pub use classifier::{Classifier, MemberStems};
+pub use clip::{
+    ClipConfig, ClipModel, ClipTextConfig, ClipTextTransformer, ClipZeroShot, Prompts, TextPooling,
+};
 pub use cost::{BlockShape, block_flops, head_flops, patch_embed_flops};
 pub use dropout::{Dropout, Mode};
 pub use error::{BackboneError, positive};
 pub use gates::{BlockGates, Gates};
 pub use grouped::{GroupedLayerNorm, GroupedLinear, weight_and_bias};
 pub use input::{Input, InputKind};
-pub use mlp::{Mlp, MlpConfig};
+pub use mlp::{Activation, Mlp, MlpConfig};
 pub use traits::{Architecture, Backbone, GroupedStem, Members, StemLayout};
+pub use unit::normalize;
 pub use vit::{Distillation, PatchStem, ViTConfig, VisionTransformer, patchify};

@@ -20,13 +20,16 @@ pub enum Architecture {
     Vit,
     /// A BERT encoder with a pooled head ([`crate::BertClassifier`]).
     Bert,
+    /// CLIP's vision tower with its prompts' class embeddings as the head
+    /// ([`crate::ClipZeroShot`]).
+    ClipZeroShot,
 }
 
 impl Architecture {
     /// What a model of this family reads.
     pub fn reads(self) -> InputKind {
         match self {
-            Self::Vit => InputKind::Images,
+            Self::Vit | Self::ClipZeroShot => InputKind::Images,
             Self::Bert => InputKind::Tokens,
         }
     }
@@ -37,6 +40,7 @@ impl std::fmt::Display for Architecture {
         f.write_str(match self {
             Self::Vit => "a Vision Transformer",
             Self::Bert => "a BERT classifier",
+            Self::ClipZeroShot => "a CLIP zero-shot classifier",
         })
     }
 }

@@ -125,6 +125,7 @@ impl ViTConfig {
         let p = self.patch_size;
         let d = self.d_model;
         let embedding = Distribution::Normal(0.0, 0.02);
+        let norm = LayerNormConfig::new(d).with_epsilon(self.layer_norm_eps);
         Ok(VisionTransformer {
             patch_embed: Conv2dConfig::new([self.channels, d], [p, p])
                 .with_stride([p, p])
@@ -136,10 +137,9 @@ impl ViTConfig {
                 device,
             )),
             dropout: Dropout { prob: self.dropout },
+            pre_norm: None,
             encoder: self.block().init_encoder(self.n_layers, device)?,
-            norm: LayerNormConfig::new(d)
-                .with_epsilon(self.layer_norm_eps)
-                .init(device),
+            norm: norm.init(device),
             layer_norm_eps: self.layer_norm_eps,
             head: LinearConfig::new(d, self.num_classes).init(device),
             distillation: self.distilled.then(|| Distillation {
@@ -166,6 +166,9 @@ pub struct VisionTransformer {
     pub pos_embed: Param<Tensor<3>>,
     /// Dropout after the position embeddings.
     pub dropout: Dropout,
+    /// A LayerNorm on the embedded tokens before the first block, when the model has one
+    /// (CLIP's `pre_layrnorm`, set by [`crate::ClipConfig::init`]).
+    pub pre_norm: Option<LayerNorm>,
     /// The pre-norm blocks.
     pub encoder: Encoder,
     /// Final LayerNorm.
@@ -205,7 +208,11 @@ impl VisionTransformer {
         tokens.extend((self.distillation.as_ref()).map(|t| t.token.val().expand([batch, 1, d])));
         tokens.push(patches);
         let tokens = Tensor::cat(tokens, 1) + self.pos_embed.val();
-        self.dropout.forward(tokens, mode)
+        let tokens = self.dropout.forward(tokens, mode);
+        match &self.pre_norm {
+            Some(norm) => layer_norm(norm, self.layer_norm_eps, tokens),
+            None => tokens,
+        }
     }
 
     /// The class-token feature after the final norm, `[B, D]`.
@@ -282,6 +289,7 @@ impl Backbone for VisionTransformer {
         if let Some(distillation) = &mut self.distillation {
             distillation.token = distillation.token.clone().no_grad();
         }
+        self.pre_norm = self.pre_norm.take().map(Module::no_grad);
     }
 
     fn set_dropout(&mut self, p: f64) {
@@ -305,6 +313,7 @@ impl Backbone for VisionTransformer {
             + self.cls_token.num_params()
             + self.pos_embed.num_params()
             + distillation
+            + self.pre_norm.as_ref().map_or(0, Module::num_params)
     }
 
     fn check_input(&self, _input: &Input, _field: &str) -> Result<(), BackboneError> {
@@ -343,11 +352,10 @@ impl Backbone for VisionTransformer {
                 "a square number of patches plus the class token",
             ));
         }
-        Ok(StemLayout(vec![
-            ("channels", channels),
-            ("patch", kh),
-            ("grid", grid),
-        ]))
+        let mut layout = vec![("channels", channels), ("patch", kh), ("grid", grid)];
+        // Only CLIP's vision tower has one: a plain ViT's layout stays as it was.
+        layout.extend(self.pre_norm.is_some().then_some(("pre_norm", 1)));
+        Ok(StemLayout(layout))
     }
 }
 

@@ -158,6 +158,7 @@ fn narrow_mlp(mlp: &Mlp, keep: f64) -> Result<Mlp, HetDptError> {
     Ok(Mlp {
         fc1: select(&mlp.fc1, 1, true),
         fc2: select(&mlp.fc2, 0, false),
+        activation: mlp.activation,
     })
 }
 

@@ -2,12 +2,11 @@
 //! forward pass (grouped projections, one batched attention over all members' heads).
 
 use backbone::{
-    BlockShape, Classifier, Dropout, GroupedLayerNorm, GroupedLinear, Input, MemberStems, Mode,
-    attend_heads, residual, weight_and_bias,
+    Activation, BlockShape, Classifier, Dropout, GroupedLayerNorm, GroupedLinear, Input,
+    MemberStems, Mode, attend_heads, residual, weight_and_bias,
 };
 use burn::module::Module;
 use burn::tensor::{Bool, Tensor};
-use kernels::gelu;
 use seam::{EnsembleModel, MemberOutputs};
 use serde::{Deserialize, Serialize};
 
@@ -65,6 +64,9 @@ pub struct FusedBlock {
     /// Pre-norm `x + Attn(LN1(x))` when true, post-norm `LN1(x + Attn(x))` when false (and the
     /// same for the MLP with LN2).
     pub norm_first: bool,
+    /// The MLP's activation, the members' (copies of one base model).
+    #[module(skip)]
+    pub activation: Activation,
 }
 
 impl HydraModel {
@@ -132,7 +134,7 @@ impl FusedBlock {
             .swap_dims(1, 2);
             self.output.forward(context.reshape([members, rows, width]))
         };
-        let mlp = |h: Tensor<3>| self.fc2.forward(gelu(self.fc1.forward(h)));
+        let mlp = |h: Tensor<3>| (self.fc2).forward(self.activation.apply(self.fc1.forward(h)));
         residual(
             x,
             self.norm_first,
@@ -301,6 +303,9 @@ fn fuse_block(
         heads,
         head_dim,
         norm_first,
+        activation: blocks
+            .first()
+            .map_or(Activation::Gelu, |b| b.mlp.activation),
     })
 }
 

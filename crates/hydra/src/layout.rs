@@ -24,10 +24,12 @@ impl Layout {
         let bad = |what: &str, value: String, expected: &str| {
             HydraError::invalid(format!("member {m} {what}"), value, expected)
         };
-        let [d_model, classes] = member.head().weight.dims();
+        // The blocks' width: the head may read another (CLIP zero-shot's projection).
+        let [head_in, classes] = member.head().weight.dims();
+        let layer = &member.encoder().layer;
+        let d_model = layer.first().map_or(head_in, |b| b.norm1.gamma.dims()[0]);
         let stem = (member.backbone().stem_layout())
             .map_err(|e| HydraError::from(e.within(&format!("member {m} "))))?;
-        let layer = &member.encoder().layer;
         let d_mlp = layer.first().map_or(0, |b| b.mlp.fc1.weight.dims()[1]);
         let mut head_dim = None;
         for (l, block) in layer.iter().enumerate() {

@@ -48,5 +48,6 @@ fn prune_attention(attention: &Attention, keep: &[usize]) -> Attention {
         },
         dropout: attention.dropout.clone(),
         n_heads: keep.len(),
+        causal: attention.causal,
     }
 }

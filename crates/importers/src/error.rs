@@ -32,6 +32,15 @@ pub enum ImportError {
         /// `name: expected .., found ..` for tensors of the wrong shape or dtype.
         mismatched: Vec<String>,
     },
+    /// The tokenizer beside the checkpoint cannot be read.
+    #[error("{}: the tokenizer: {error}", path.display())]
+    Tokenizer {
+        /// The checkpoint folder.
+        path: PathBuf,
+        /// Why, naming the tokenizer file.
+        #[source]
+        error: data::DataError,
+    },
     /// The configuration read from the file cannot build a model.
     #[error("{}: {error}", path.display())]
     Config {

@@ -23,13 +23,21 @@
 //!   `vit_*` / `deit_*` state dicts (qkv fused; the architecture from the tensors' shapes and
 //!   the heads from timm's `config.json`) into a [`backbone::VisionTransformer`], by the same
 //!   name mapping as BERT's.
+//! - CLIP ([`load_clip`], a folder or a `.safetensors` file with `config.json`): `transformers`'
+//!   `CLIPModel` into a [`backbone::ClipModel`]: the vision tower (CLIP's `pre_layrnorm`, a patch
+//!   embedding without bias, the class embedding stored `[D]`), the causal text tower pooled at
+//!   the end-of-text token by transformers' rule ([`backbone::TextPooling`]), both projections
+//!   and `logit_scale`; `hidden_act` `quick_gelu` or `gelu` per tower, read from `config.json`
+//!   ([`HfClipConfig`]). The folder's tokenizer ([`data::ClipBpe`]) comes with it when there is
+//!   one; [`clip_zero_shot`] turns class names and prompt templates into its zero-shot
+//!   classifier ([`backbone::ClipZeroShot`]).
 //! - [`PRETRAINED`]: every backbone `[backbone] pretrained = "<name>"` can name, with the loader
 //!   that reads its folder into a [`Checkpoint`] fitted to a [`Target`]; [`minilm_l6`] is
 //!   all-MiniLM-L6-v2's shape without its weights.
 //!
 //! Every failure is an [`ImportError`] naming the file and, for tensors, every offending name.
 //!
-//! The BERT and ViT mappings are written by hand rather than with burn-store's
+//! The BERT, ViT and CLIP mappings are written by hand rather than with burn-store's
 //! `SafetensorsStore` and key remapping: burn-store reports missing, unused and mis-shaped tensors by the module's paths
 //! after remapping and transposing, and keeps an F16/BF16 checkpoint's dtype in the loaded
 //! parameters, where this import names every offending key as the checkpoint spells it (a test
@@ -37,6 +45,7 @@
 //! crate of the workspace, through burn's `safetensors` feature.
 
 mod bert;
+mod clip;
 mod config_json;
 mod dinov2;
 mod error;
@@ -50,6 +59,10 @@ mod vit;
 
 pub use bert::{
     BertCheckpoint, HfBertConfig, bert_from_onnx, load_bert, load_bert_safetensors, load_hf_bert,
+};
+pub use clip::{
+    ClipCheckpoint, HfClipConfig, HfClipTextConfig, HfClipVisionConfig, clip_zero_shot, load_clip,
+    token_batch,
 };
 pub use config_json::model_type;
 pub use dinov2::{dinov2_from_onnx, load_dinov2_onnx};

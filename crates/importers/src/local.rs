@@ -59,6 +59,11 @@ pub fn open_checkpoint(path: &Path, target: &Target) -> Result<Checkpoint, Impor
             let dir = config.parent().unwrap_or(Path::new("."));
             hf_bert(dir, &path.display().to_string(), target)
         }
+        // `checkpoint_architecture` refuses CLIP folders (model_type "clip") for now.
+        Architecture::ClipZeroShot => Err(ImportError::file(
+            path,
+            "a CLIP zero-shot classifier is not read from an experiment file yet",
+        )),
     }
 }
 

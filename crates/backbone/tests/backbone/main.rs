@@ -3,6 +3,7 @@
 mod attention;
 mod blocks;
 mod classifier;
+mod clip;
 mod cost;
 mod dropout;
 mod gradients;

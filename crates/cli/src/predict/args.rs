@@ -8,23 +8,27 @@ use experiment::device::Backend;
 
 #[derive(Args, Debug)]
 pub struct PredictArgs {
-    /// A checkpoint, told apart by its config.json: a `transformers` ViT, DeiT, BERT or RoBERTa
-    /// folder (config.json + model.safetensors; `model_type` vit, deit, bert or roberta) or a
-    /// timm ViT / DeiT state dict (a folder, or its .safetensors file, with timm's config.json
-    /// beside it).
+    /// A checkpoint, told apart by its config.json: a `transformers` ViT, DeiT, BERT, RoBERTa
+    /// or CLIP folder (config.json + model.safetensors; `model_type` vit, deit, bert, roberta or
+    /// clip) or a timm ViT / DeiT state dict (a folder, or its .safetensors file, with timm's
+    /// config.json beside it).
     #[arg(long)]
     pub(super) checkpoint: PathBuf,
-    /// A .npy of inputs. ViT / DeiT: pixel values `[N, C, H, W]` (float32 or float64), already
-    /// preprocessed as the checkpoint expects (as `transformers` takes `pixel_values`). BERT /
-    /// RoBERTa: token ids `[N, L]` (int64; any integer type is read), unpadded: the attention
-    /// mask is all ones.
+    /// A .npy of inputs. ViT / DeiT / CLIP: pixel values `[N, C, H, W]` (float32 or float64),
+    /// already preprocessed as the checkpoint expects (as `transformers` takes
+    /// `pixel_values`). BERT / RoBERTa: token ids `[N, L]` (int64; any integer type is read),
+    /// unpadded: the attention mask is all ones.
     #[arg(long)]
     pub(super) input: PathBuf,
     /// Where to write the outputs (float32 .npy): the logits `[N, K]` of a checkpoint with a
     /// classifier, else the pooled features `[N, D]` (ViT: the class token after the final norm;
-    /// BERT / RoBERTa: the pooler output).
+    /// BERT / RoBERTa: the pooler output); CLIP: `logits_per_image` `[N, T]`.
     #[arg(long)]
     pub(super) out: PathBuf,
+    /// CLIP only, and required for it: a text file, one text a line, tokenized by the tokenizer
+    /// in the checkpoint folder; the output is then `logits_per_image` `[N, T]`.
+    #[arg(long)]
+    pub(super) texts: Option<PathBuf>,
     /// Inputs per forward pass.
     #[arg(long, default_value_t = 64)]
     pub(super) batch_size: usize,

@@ -4,6 +4,7 @@
 
 mod bert;
 mod circuit;
+mod clip;
 mod fused;
 mod plan;
 mod prune;

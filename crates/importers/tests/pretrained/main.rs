@@ -8,10 +8,13 @@
 //! ViT family (`transformers`' ViT and DeiT, timm's ViT and DeiT) against the libraries' own
 //! outputs on the random checkpoints of scripts/vit_reference_fixtures.py (`vit_family`), and
 //! `transformers`' BERT and RoBERTa, pooler and classifiers included, on those of
-//! scripts/bert_reference_fixtures.py (`bert_family`).
+//! scripts/bert_reference_fixtures.py (`bert_family`), and `transformers`' CLIP (both towers,
+//! projections, logits, the folder's tokenizer) on those of scripts/clip_reference_fixtures.py
+//! (`clip_family`).
 
 mod bert_checks;
 mod bert_family;
+mod clip_family;
 mod dinov2;
 mod format;
 mod minilm;
