@@ -147,7 +147,8 @@ impl<'a> Context<'a> {
     }
 
     /// A seed for one random choice of this method (`tag` tells the choices apart), derived
-    /// from the experiment seed and the method's name.
+    /// from the experiment seed and the method's name. The name rather than the recipe, so
+    /// that two arms with the same recipe are two draws (docs/running.md, "Reproducibility").
     pub fn seed_for(&self, tag: &str) -> u64 {
         mix(self.seed, fnv1a(format!("{}/{tag}", self.name).as_bytes()))
     }
