@@ -62,8 +62,8 @@ impl BaseSpec {
         }
         match (config.pretrained()?, train_full) {
             (Some(entry), data) => {
-                let open = |target: &Target| entry.open(data_root, target);
-                load_pretrained(config, (entry.name, entry.architecture), open, data)
+                let open = |target: &Target| entry.item.open(entry.name, data_root, target);
+                load_pretrained(config, (entry.name, entry.item.architecture), open, data)
             }
             (None, Dataset::Images(images)) => {
                 let vit = vit_config(config, images)?;

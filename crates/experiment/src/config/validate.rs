@@ -257,7 +257,7 @@ impl ExperimentConfig {
                 "backbone.preset",
                 format!(
                     "missing (or give `pretrained`); valid presets: {}",
-                    backbone::ViTConfig::preset_names().join(", ")
+                    backbone::PRESETS.listed()
                 ),
             );
         };
