@@ -124,6 +124,11 @@ impl BaseSpec {
         self.tokenizer.clone()
     }
 
+    /// Whether the base model is a zero-shot classifier, used as it is, never trained.
+    pub fn is_zero_shot(&self) -> bool {
+        self.zero_shot
+    }
+
     /// The normalisation of the checkpoint's images, where it has its own (CLIP), which the
     /// run uses instead of its training statistics.
     pub fn normalization(&self) -> Option<&Normalization> {

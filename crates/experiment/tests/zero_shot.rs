@@ -125,6 +125,10 @@ fn single_mc_dropout_and_hydra_run_on_a_clip_zero_shot_classifier() {
     let config = ExperimentConfig::parse(&config_text(&shapes, &stripes, &backbone, METHODS))
         .unwrap_or_else(|e| panic!("{e}"));
     let out = run(&config, &options(dir.path(), dir.path())).unwrap();
+    // Nothing was trained, so nothing is missing from the cache.
+    let mut no_train = options(dir.path(), dir.path());
+    no_train.no_train = true;
+    run(&config, &no_train).unwrap();
     let names: Vec<&str> = (out.summary.methods.iter())
         .map(|m| m.name.as_str())
         .collect();

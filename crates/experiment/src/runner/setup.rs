@@ -128,6 +128,9 @@ impl Setup<'_> {
     /// With --no-train: every base model of every seed in the cache, or an error naming all that
     /// are not (a method's trainings, named after their base model, are checked as they come).
     pub(super) fn check_base_models_cached(&self, cache_root: &Path) -> Result<()> {
+        if self.spec.is_zero_shot() {
+            return Ok(()); // Never trained, never cached.
+        }
         let mut jobs = plan(self.config);
         mark_cached(&mut jobs, self.config, &self.spec, cache_root);
         let missing: Vec<String> = (jobs.iter())
