@@ -28,6 +28,7 @@ pub mod runner;
 pub mod sets;
 mod sources;
 pub mod workers;
+mod zero_shot;
 
 pub use base::{PRETRAINED, Pretrained};
 pub use cache::lock as cache_lock;

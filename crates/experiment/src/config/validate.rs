@@ -25,6 +25,7 @@ impl ExperimentConfig {
         self.validate_margins()?;
         self.validate_data()?;
         self.validate_backbone()?;
+        self.validate_zero_shot()?;
         self.train.check().map_err(ConfigError::msg)?;
         self.validate_methods()?;
         self.validate_names()?;

@@ -13,6 +13,7 @@ use data::{Dataset, corrupt};
 use hydra::{Calibration, Finetune, HydraConfig};
 use report::outputs::{HydraOutputs, MethodOutputs};
 use serde::{Deserialize, Serialize};
+use train::TrainConfig;
 
 use super::context::{Built, Context, Setting, Sweep};
 use super::gated::Gated;
@@ -39,6 +40,18 @@ impl Method for Hydra {
 
     fn check(&self, _setting: &Setting) -> Result<()> {
         Ok(self.0.check()?)
+    }
+
+    /// Its zero-shot mode: members pruned from the classifier and fused, not fine-tuned.
+    fn on_zero_shot(&self, recipe: &TrainConfig) -> std::result::Result<(), String> {
+        match recipe.epochs {
+            0 => Ok(()),
+            n => Err(format!(
+                "its members would be fine-tuned for {n} epochs; on a zero-shot classifier \
+                 Hydra runs in its zero-shot mode, members pruned and fused without training: \
+                 set train = {{ epochs = 0 }}"
+            )),
+        }
     }
 
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {
