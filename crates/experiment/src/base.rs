@@ -104,6 +104,13 @@ impl BaseSpec {
         self.vit.as_ref()
     }
 
+    /// The BERT configuration of a text backbone, as the cache key records it (`uqformer
+    /// plan`'s estimates count it).
+    pub fn bert(&self) -> Option<backbone::BertConfig> {
+        let config = self.identity.get("config")?;
+        (self.tokenizer.is_some()).then(|| serde_json::from_value(config.clone()).ok())?
+    }
+
     /// The tokenizer of a text backbone.
     pub fn tokenizer(&self) -> Option<WordPiece> {
         self.tokenizer.clone()

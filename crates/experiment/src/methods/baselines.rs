@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::context::{Built, Context, Setting};
 use super::method::{Method, Needs, at_least_two};
 use crate::error::{ExperimentError, Result};
+use crate::workload::{Sizing, Work};
 
 /// `single`: the base model alone.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -52,6 +53,12 @@ impl Method for DeepEnsemble {
         at_least_two(self.members)
     }
 
+    /// M models, one forward each (the base jobs train them).
+    fn work(&self, sizing: &Sizing<'_>) -> Work {
+        let m = self.members as u64;
+        Work::passes(sizing.base, m, m)
+    }
+
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {
         Ok(Built::new(ensembles::DeepEnsemble::new(
             ctx.base[..self.members].to_vec(),
@@ -95,6 +102,11 @@ impl Method for McDropout {
             ));
         }
         Ok(())
+    }
+
+    /// S stochastic forwards of the one base model.
+    fn work(&self, sizing: &Sizing<'_>) -> Work {
+        Work::passes(sizing.base, self.samples as u64, 1)
     }
 
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {

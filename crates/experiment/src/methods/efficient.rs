@@ -18,6 +18,7 @@ use super::context::{Built, Context, Setting};
 use super::method::{Method, Needs, at_least_two};
 use super::params::LibraryParams;
 use crate::error::{ExperimentError, Result};
+use crate::workload::{ModelShape, Sizing, Work};
 
 /// The library config of an ensemble trained from scratch on the base model's shape.
 pub trait ScratchConfig:
@@ -31,6 +32,9 @@ pub trait ScratchConfig:
     fn check(&self) -> Result<()> {
         Ok(())
     }
+    /// What its model runs per sample for the ViT `vit` (FLOPs as the library counts them),
+    /// and the activation bytes per sample of a training step.
+    fn work(&self, vit: &ViTConfig) -> (Work, u64);
     /// A freshly initialised model for the ViT `vit`.
     fn model(&self, vit: &ViTConfig, seed: u64, device: &Device) -> Result<Self::Model>;
 }
@@ -73,6 +77,19 @@ impl<C: ScratchConfig> Method for FromScratch<C> {
         self.0.check()
     }
 
+    /// One training of its model from scratch with the method's recipe, every weight trained.
+    fn work(&self, sizing: &Sizing<'_>) -> Work {
+        let ModelShape::Vit(vit) = sizing.base else {
+            // `check` refuses these kinds on a text backbone.
+            return Work::passes(sizing.base, 1, 1);
+        };
+        let (mut work, activation) = self.0.work(vit);
+        let (flops, params) = (work.eval_flops, work.eval_params);
+        let training = sizing.training("from scratch", flops, (params, params), activation);
+        work.trainings.push(training);
+        work
+    }
+
     /// Trains a freshly initialised model with the method's recipe (cached like every model).
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {
         let model = self
@@ -91,6 +108,15 @@ impl ScratchConfig for BatchEnsembleConfig {
 
     fn members(&self) -> usize {
         self.members
+    }
+
+    /// Every sample through the shared weights once per member (the rank-1 fast weights are
+    /// not counted).
+    fn work(&self, vit: &ViTConfig) -> (Work, u64) {
+        let (base, m) = (ModelShape::Vit(vit.clone()), self.members as u64);
+        let mut work = Work::passes(&base, m, 1);
+        work.eval_activation_bytes *= m;
+        (work, m * base.train_activation_bytes())
     }
 
     fn model(&self, vit: &ViTConfig, seed: u64, device: &Device) -> Result<Self::Model> {
@@ -119,6 +145,15 @@ impl ScratchConfig for MimoConfig {
         Ok(())
     }
 
+    /// One pass of the network with M·C input channels and M·classes outputs.
+    fn work(&self, vit: &ViTConfig) -> (Work, u64) {
+        let network = ModelShape::Vit(self.network(vit));
+        (
+            Work::passes(&network, 1, 1),
+            network.train_activation_bytes(),
+        )
+    }
+
     fn model(&self, vit: &ViTConfig, seed: u64, device: &Device) -> Result<Self::Model> {
         Ok(self.init(vit, seed, device)?)
     }
@@ -143,6 +178,27 @@ impl ScratchConfig for PackedConfig {
             )));
         }
         Ok(())
+    }
+
+    /// One pass of the packed network (its FLOPs the library's block-diagonal count); its
+    /// weights are those FLOPs per token, less the attention scores (biases and norms not
+    /// counted); activations those of a ViT as wide as all members together.
+    fn work(&self, vit: &ViTConfig) -> (Work, u64) {
+        let (w, f) = (
+            self.members * self.member_width(vit),
+            self.members * self.member_mlp_width(vit),
+        );
+        let wide = vit.clone().with_d_model(w).with_d_mlp(f);
+        let (flops, t) = (self.flops(vit), vit.num_tokens() as u64);
+        let scores = vit.n_layers as u64 * 4 * t * t * w as u64;
+        let wide = ModelShape::Vit(wide);
+        let work = Work {
+            trainings: Vec::new(),
+            eval_flops: flops,
+            eval_params: flops.saturating_sub(scores) / (2 * t),
+            eval_activation_bytes: wide.eval_activation_bytes(),
+        };
+        (work, wide.train_activation_bytes())
     }
 
     fn model(&self, vit: &ViTConfig, seed: u64, device: &Device) -> Result<Self::Model> {

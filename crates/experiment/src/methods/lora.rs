@@ -15,6 +15,7 @@ use super::context::{Built, Context, Setting};
 use super::method::{Method, Needs};
 use super::params::LibraryParams;
 use crate::error::{ConfigError, ExperimentError, Result};
+use crate::workload::{Sizing, Work};
 
 /// Which weights the members' adapters are learnt on: the type the report records, so the
 /// `backbone` key and the stored `frozen` are one set of names.
@@ -95,6 +96,34 @@ impl Method for LoraEnsemble {
             ));
         }
         Ok(self.config.check()?)
+    }
+
+    /// One training of N members over the frozen backbone, each through its rank-r adapters on
+    /// Q, K, V and O (gradients reach the adapters and heads only); evaluation runs the N
+    /// members with their adapters merged into the weights, N forwards of the backbone.
+    fn work(&self, sizing: &Sizing<'_>) -> Work {
+        let base = sizing.base;
+        let n = self.config.members as u64;
+        let (l, d, r) = (
+            base.layers() as u64,
+            base.d_model() as u64,
+            self.config.rank as u64,
+        );
+        // Four adapters a block, D -> r -> D each: 2 FLOPs a multiply-accumulate.
+        let adapter_flops = l * 4 * 2 * (2 * d * r) * base.tokens() as u64;
+        let trainable = n * (l * 4 * 2 * d * r + base.head_params());
+        let training = sizing.training(
+            format!("{n} members' adapters"),
+            n * (base.forward_flops() + adapter_flops),
+            (base.params() + trainable, trainable),
+            n * base.train_activation_bytes(),
+        );
+        Work {
+            trainings: vec![training],
+            eval_flops: n * base.forward_flops(),
+            eval_params: base.params() + trainable,
+            eval_activation_bytes: n * base.eval_activation_bytes(),
+        }
     }
 
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {
