@@ -148,3 +148,37 @@ impl Method for LoraEnsemble {
         Ok(built)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use backbone::{Classifier, ViTConfig};
+    use burn::tensor::Device;
+    use seam::EnsembleModel;
+
+    use super::*;
+    use crate::workload::{ModelShape, Sizing};
+
+    /// The estimate against the model the library builds: its evaluation FLOPs and its
+    /// parameters (the frozen backbone, whose own head stays unused, and N adapters and heads).
+    #[test]
+    fn the_estimate_counts_the_model_built() {
+        let vit = (ViTConfig::new().with_d_model(16).with_d_mlp(32))
+            .with_n_layers(2)
+            .with_n_heads(2);
+        let backbone = Classifier::from(vit.init(&Device::flex()).unwrap());
+        let method = LoraEnsemble {
+            config: LoraConfig::new(3).with_rank(2),
+            backbone: None,
+        };
+        let model = method.config.clone().init(backbone, 0).unwrap();
+        let shape = ModelShape::Vit(vit);
+        let work = method.work(&Sizing {
+            base: &shape,
+            train_samples: 10,
+            epochs: 1,
+            batch_size: 4,
+        });
+        assert_eq!(work.eval_flops, model.flops_per_sample());
+        assert_eq!(work.eval_params, EnsembleModel::num_params(&model) as u64);
+    }
+}
