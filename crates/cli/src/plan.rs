@@ -27,7 +27,7 @@ pub struct PlanArgs {
     data: Option<PathBuf>,
     /// Estimate FLOPs, peak memory and time on this device: h100, h200, a100, l4 or cpu
     /// (reads the data's sizes and the backbone's configuration; docs/running.md).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", conflicts_with = "cache")]
     device: Option<String>,
     /// The precision matmuls run in, for --device: f32, tf32 or bf16.
     #[arg(long, default_value = "f32", requires = "device")]
