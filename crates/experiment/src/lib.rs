@@ -30,6 +30,7 @@ pub mod sets;
 mod sources;
 pub mod workers;
 pub mod workload;
+mod zero_shot;
 
 pub use base::{PRETRAINED, Pretrained};
 pub use cache::lock as cache_lock;

@@ -1,6 +1,7 @@
 //! The first baselines: the base model alone, a Deep Ensemble and MC Dropout.
 
 use serde::{Deserialize, Serialize};
+use train::TrainConfig;
 
 use super::context::{Built, Context, Setting};
 use super::method::{Method, Needs, at_least_two};
@@ -19,6 +20,10 @@ impl Method for Single {
 
     fn needs(&self) -> Needs {
         Needs::AnyClassifier
+    }
+
+    fn on_zero_shot(&self, _recipe: &TrainConfig) -> std::result::Result<(), String> {
+        Ok(())
     }
 
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {
@@ -59,6 +64,14 @@ impl Method for DeepEnsemble {
         Work::passes(sizing.base, m, m)
     }
 
+    fn on_zero_shot(&self, _recipe: &TrainConfig) -> std::result::Result<(), String> {
+        Err(
+            "its members are independently trained base models, and a zero-shot classifier \
+             is one checkpoint, never trained"
+                .into(),
+        )
+    }
+
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {
         Ok(Built::new(ensembles::DeepEnsemble::new(
             ctx.base[..self.members].to_vec(),
@@ -87,6 +100,11 @@ impl Method for McDropout {
 
     fn needs(&self) -> Needs {
         Needs::AnyClassifier
+    }
+
+    /// The samples differ by the dropout `[backbone] dropout` sets on the vision tower.
+    fn on_zero_shot(&self, _recipe: &TrainConfig) -> std::result::Result<(), String> {
+        Ok(())
     }
 
     fn check(&self, setting: &Setting) -> Result<()> {

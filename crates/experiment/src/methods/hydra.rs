@@ -13,6 +13,7 @@ use data::{Dataset, corrupt};
 use hydra::{Calibration, Finetune, HydraConfig, Keep, Merge};
 use report::outputs::{HydraOutputs, MethodOutputs};
 use serde::{Deserialize, Serialize};
+use train::TrainConfig;
 
 use super::context::{Built, Context, Setting, Sweep};
 use super::gated::Gated;
@@ -95,6 +96,18 @@ impl Method for Hydra {
             eval_flops: m * flops,
             eval_params: m * params - shared,
             eval_activation_bytes: m * base.eval_activation_bytes(),
+        }
+    }
+
+    /// Its zero-shot mode: members pruned from the classifier and fused, not fine-tuned.
+    fn on_zero_shot(&self, recipe: &TrainConfig) -> std::result::Result<(), String> {
+        match recipe.epochs {
+            0 => Ok(()),
+            n => Err(format!(
+                "its members would be fine-tuned for {n} epochs; on a zero-shot classifier \
+                 Hydra runs in its zero-shot mode, members pruned and fused without training: \
+                 set train = {{ epochs = 0 }}"
+            )),
         }
     }
 

@@ -4,6 +4,7 @@
 use std::fmt::Debug;
 
 use serde::{Deserialize, Serialize};
+use train::TrainConfig;
 
 use super::context::{Built, Context, Setting};
 use crate::error::{ExperimentError, Result};
@@ -71,6 +72,16 @@ pub trait Method: Debug + Send + Sync {
     /// Whether building it times models, so that no worker process may share the CPU meanwhile.
     fn measures_latency(&self) -> bool {
         false
+    }
+
+    /// Whether it runs on a zero-shot classifier (`[backbone] zero_shot`), which is used as it
+    /// is, never trained; `recipe` is its `[train]` with its overrides. `Err` says why not.
+    fn on_zero_shot(&self, _recipe: &TrainConfig) -> std::result::Result<(), String> {
+        Err(
+            "it trains models on the task's labels, and a zero-shot classifier is used as it \
+             is, never trained"
+                .into(),
+        )
     }
 
     /// Checks the parameters, alone and against the rest of the experiment.
