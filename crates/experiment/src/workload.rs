@@ -4,8 +4,10 @@
 
 use serde::Serialize;
 
+mod prompts;
 mod shape;
 
+pub use prompts::Prompts;
 pub use shape::ModelShape;
 
 /// Bytes of one f32 value.

@@ -14,7 +14,7 @@ use crate::plan::{PlannedJob, plan};
 use crate::prep::Prep;
 use crate::sets::{Loaded, load};
 use crate::workers::Job;
-use crate::workload::{ModelShape, Sizing, Training, Work};
+use crate::workload::{ModelShape, Prompts, Sizing, Training, Work};
 
 /// FLOPs, peak memory and time of one line of the estimate.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -74,7 +74,7 @@ pub fn estimate(
 ) -> Result<Estimate> {
     let loaded = load(config, data_root)?;
     let spec = BaseSpec::new(config, data_root, &loaded.train_full)?;
-    let base = shape(config, &spec, &loaded)?;
+    let (base, prompts) = shape(config, &spec, &loaded)?;
     let (train_samples, eval_samples) = sizes(config, &loaded)?;
     let price = Price { device, precision };
     let sizing = |train: &train::TrainConfig| Sizing {
@@ -89,12 +89,21 @@ pub fn estimate(
         works.push(method.method.work(&sizing(&recipe)));
     }
     let (flops, params) = (base.forward_flops(), base.params());
-    let act = base.train_activation_bytes();
-    let base_training = sizing(&config.train).training("base model", flops, (params, params), act);
+    let base_cost = match &prompts {
+        // A zero-shot classifier is made, never trained: its class prompts through the text
+        // tower.
+        Some(prompts) => price.cost(&[], prompts.flops() as f64, prompts.memory_bytes(params)),
+        None => {
+            let act = base.train_activation_bytes();
+            let training =
+                (sizing(&config.train)).training("base model", flops, (params, params), act);
+            price.cost(std::slice::from_ref(&training), 0.0, 0)
+        }
+    };
     let jobs: Vec<JobEstimate> = (plan(config).into_iter())
         .map(|job| {
             let cost = match job.job {
-                Job::Base(_) => price.cost(std::slice::from_ref(&base_training), 0.0, 0),
+                Job::Base(_) => base_cost.clone(),
                 Job::Method(i) => price.cost(&works[i].trainings, 0.0, 0),
             };
             JobEstimate { job, cost }
@@ -174,15 +183,31 @@ fn evaluation(
         .collect()
 }
 
-/// The base model's shape: the ViT configuration the run builds, or the BERT checkpoint's
-/// configuration at the test set's mean tokenised length.
-fn shape(config: &ExperimentConfig, spec: &BaseSpec, loaded: &Loaded) -> Result<ModelShape> {
+/// The base model's shape: the ViT configuration the run builds, the BERT checkpoint's
+/// configuration at the test set's mean tokenised length, or CLIP's vision tower with the
+/// prompts that make its zero-shot classifier.
+fn shape(
+    config: &ExperimentConfig,
+    spec: &BaseSpec,
+    loaded: &Loaded,
+) -> Result<(ModelShape, Option<Prompts>)> {
+    if let Some((clip, [classes, templates])) = spec.clip() {
+        // The projection to the joint width E counted as the vision tower's head.
+        let vision = clip.vision.clone().with_num_classes(clip.projection_dim);
+        let prompts = Prompts {
+            clip,
+            classes,
+            templates,
+        };
+        return Ok((ModelShape::Clip { vision, classes }, Some(prompts)));
+    }
     if let Some(vit) = spec.vit() {
-        return Ok(ModelShape::Vit(vit.clone()));
+        return Ok((ModelShape::Vit(vit.clone()), None));
     }
     let (Some(bert), Some(tokenizer)) = (spec.bert(), spec.tokenizer()) else {
         return Err(ExperimentError::invalid(
-            "backbone: no FLOP count for this backbone (a ViT or a BERT is counted)",
+            "backbone: no FLOP count for this backbone (a ViT, a BERT or CLIP's zero-shot \
+             classifier is counted)",
         ));
     };
     let max_tokens = config.data.max_tokens;
@@ -190,12 +215,13 @@ fn shape(config: &ExperimentConfig, spec: &BaseSpec, loaded: &Loaded) -> Result<
         tokenizer,
         max_tokens,
     };
-    Ok(ModelShape::Bert {
+    let bert = ModelShape::Bert {
         config: bert,
         classes: loaded.train_full.num_classes(),
         tokens: prep.mean_tokens(&loaded.test)?,
         max_tokens,
-    })
+    };
+    Ok((bert, None))
 }
 
 /// Samples of the first seed's training split and of its evaluation sets, as the data stage

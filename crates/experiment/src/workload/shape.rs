@@ -1,7 +1,7 @@
 //! The base model's architecture as numbers: FLOPs (the backbone crate's count), parameters and
 //! the activation memory a training or evaluation step holds per sample.
 
-use backbone::{BertConfig, BlockShape, ViTConfig};
+use backbone::{BertConfig, BlockShape, ViTConfig, head_flops};
 
 /// Bytes of one f32 value.
 const F32: u64 = 4;
@@ -21,13 +21,18 @@ pub enum ModelShape {
         /// Tokens memory is counted at: `[data] max_tokens`, the longest a batch pads to.
         max_tokens: usize,
     },
+    /// CLIP's zero-shot classifier: the vision tower, its image embedding projected to the
+    /// joint width E (counted as the tower's head: `vision.num_classes` = E, no bias), then
+    /// the E x C product with the class embeddings. CLIP's LayerNorm before the blocks adds
+    /// parameters and, as every norm, no counted FLOPs.
+    Clip { vision: ViTConfig, classes: usize },
 }
 
 impl ModelShape {
     /// Blocks L.
     pub fn layers(&self) -> usize {
         match self {
-            Self::Vit(v) => v.n_layers,
+            Self::Vit(v) | Self::Clip { vision: v, .. } => v.n_layers,
             Self::Bert { config, .. } => config.n_layers,
         }
     }
@@ -35,7 +40,7 @@ impl ModelShape {
     /// Heads per block H.
     pub fn heads(&self) -> usize {
         match self {
-            Self::Vit(v) => v.n_heads,
+            Self::Vit(v) | Self::Clip { vision: v, .. } => v.n_heads,
             Self::Bert { config, .. } => config.n_heads,
         }
     }
@@ -43,7 +48,7 @@ impl ModelShape {
     /// Tokens per sample FLOPs are counted at.
     pub fn tokens(&self) -> usize {
         match self {
-            Self::Vit(v) => v.num_tokens(),
+            Self::Vit(v) | Self::Clip { vision: v, .. } => v.num_tokens(),
             Self::Bert { tokens, .. } => *tokens,
         }
     }
@@ -60,6 +65,9 @@ impl ModelShape {
             Self::Bert {
                 config, classes, ..
             } => (config.d_model as u64, config.d_mlp as u64, *classes as u64),
+            Self::Clip { vision, classes } => {
+                (vision.d_model as u64, vision.d_mlp as u64, *classes as u64)
+            }
         }
     }
 
@@ -74,6 +82,9 @@ impl ModelShape {
                 tokens,
                 ..
             } => config.flops(*tokens, *classes, blocks),
+            Self::Clip { vision, classes } => {
+                vision.flops(blocks) + head_flops(vision.num_classes, *classes)
+            }
         }
     }
 
@@ -98,6 +109,8 @@ impl ModelShape {
             // The final norm, then the head (and the distillation head).
             Self::Vit(v) => 2 * d + (1 + u64::from(v.distilled)) * (d * c + c),
             Self::Bert { .. } => d * c + c,
+            // The norms after and before the blocks, the projection and the class embeddings.
+            Self::Clip { vision, .. } => 4 * d + (d + c) * vision.num_classes as u64,
         };
         self.embedding_params() + encoder + classifiers
     }
@@ -108,8 +121,10 @@ impl ModelShape {
     pub fn embedding_params(&self) -> u64 {
         let d = self.widths().0;
         match self {
-            Self::Vit(v) => {
-                let stem = (v.channels * v.patch_size * v.patch_size) as u64 * d + d;
+            Self::Vit(v) | Self::Clip { vision: v, .. } => {
+                // CLIP's patch embedding has no bias.
+                let bias = u64::from(matches!(self, Self::Vit(_))) * d;
+                let stem = (v.channels * v.patch_size * v.patch_size) as u64 * d + bias;
                 let tokens = v.num_tokens() as u64;
                 stem + (tokens - v.num_patches() as u64) * d + tokens * d
             }
@@ -134,13 +149,16 @@ impl ModelShape {
     /// The parameters of the classifier alone (what a head-only fine-tune trains).
     pub fn head_params(&self) -> u64 {
         let (d, _, c) = self.widths();
-        d * c + c
+        match self {
+            Self::Clip { vision, .. } => vision.num_classes as u64 * c,
+            _ => d * c + c,
+        }
     }
 
     /// Tokens per sample at which memory is counted.
     fn memory_tokens(&self) -> u64 {
         match self {
-            Self::Vit(v) => v.num_tokens() as u64,
+            Self::Vit(v) | Self::Clip { vision: v, .. } => v.num_tokens() as u64,
             Self::Bert { max_tokens, .. } => *max_tokens as u64,
         }
     }
