@@ -8,6 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use backbone::{Classifier, Gates, Input, Mode};
+use burn::module::Module;
 use burn::tensor::{Device, Tensor, TensorData};
 use common::{image_trees, options};
 use data::{ImageIndex, Interpolation, Preprocess, Resize};
@@ -243,8 +244,12 @@ fn the_estimate_counts_the_vision_tower_per_image_and_the_prompts_once() {
     let image = per_image(d);
     let clip = load_clip(&clip_fixture(), &Device::flex()).unwrap();
     let built = clip_zero_shot(&clip, &["blue", "green", "red"], &TEMPLATES).unwrap();
-    assert_eq!(Classifier::from(built).flops(0), image);
+    let built = Classifier::from(built);
+    assert_eq!(built.flops(0), image);
     assert_eq!(e.flops_per_sample, image);
+    // Its parameters, CLIP's LayerNorm before the blocks included, but for the vision tower's
+    // unused placeholder head (D -> 1).
+    assert_eq!(e.params + d + 1, built.num_params() as u64);
 
     // 12 test images and 6 OOD ones; single, MC Dropout's 3 samples, Hydra's 2 members of
     // 2 heads (of 4) a block.
