@@ -119,6 +119,23 @@ impl BaseSpec {
         self.vit.as_ref()
     }
 
+    /// The BERT configuration of a text backbone, as the cache key records it (`uqformer
+    /// plan`'s estimates count it).
+    pub fn bert(&self) -> Option<backbone::BertConfig> {
+        let config = self.identity.get("config")?;
+        (self.tokenizer.is_some()).then(|| serde_json::from_value(config.clone()).ok())?
+    }
+
+    /// The CLIP configuration of a zero-shot base model and its prompts' `[classes,
+    /// templates]` counts, as the cache key records them (`uqformer plan`'s estimates count
+    /// them).
+    pub fn clip(&self) -> Option<(backbone::ClipConfig, [usize; 2])> {
+        let config = self.identity.get("config").filter(|_| self.zero_shot)?;
+        let count = |key: &str| config.get(key)?.as_array().map(Vec::len);
+        let clip = serde_json::from_value(config.get("clip")?.clone()).ok()?;
+        Some((clip, [count("classes")?, count("templates")?]))
+    }
+
     /// The tokenizer of a text backbone.
     pub fn tokenizer(&self) -> Option<WordPiece> {
         self.tokenizer.clone()

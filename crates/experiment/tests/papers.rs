@@ -8,6 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{image_trees, options};
+use experiment::estimate::{DeviceSpec, Precision, estimate};
 use experiment::plan::plan;
 use experiment::{ExperimentConfig, run};
 use toml::{Table, Value};
@@ -201,6 +202,44 @@ fn cut_down(text: &str, s: &StandIns) -> Table {
     table
 }
 
+/// The plan's estimate on an H100: every job and every method's evaluation costs something,
+/// a base model's training is 3 forwards of each training sample a epoch (a zero-shot one is
+/// not trained), and the totals add up.
+fn estimates_add_up(config: &ExperimentConfig, data: &Path, file: &Path) {
+    let h100 = DeviceSpec::named("h100").unwrap();
+    let e = estimate(config, data, h100, Precision::Bf16)
+        .unwrap_or_else(|err| panic!("{}: {err}", file.display()));
+    assert_eq!(e.jobs.len(), plan(config).len(), "{}", file.display());
+    assert_eq!(e.evaluation.len(), config.methods.len());
+    let base = e
+        .jobs
+        .iter()
+        .find(|j| j.job.id.ends_with("base:0"))
+        .unwrap();
+    let per_epoch = 3.0 * e.flops_per_sample as f64 * e.train_samples as f64;
+    match config.backbone.zero_shot {
+        // Made from its prompts, never trained (tests/zero_shot.rs counts the prompts).
+        Some(_) => assert!(base.job.what.contains("not trained") && base.job.cost == 0.0),
+        None => assert_eq!(base.cost.flops, per_epoch * config.train.epochs as f64),
+    }
+    let costs = (e.jobs.iter().map(|j| &j.cost)).chain(e.evaluation.iter().map(|v| &v.cost));
+    let mut total = 0.0;
+    for cost in costs {
+        assert!(
+            cost.flops > 0.0 && cost.memory_bytes > 0,
+            "{}",
+            file.display()
+        );
+        assert!(!cost.over_memory, "{}: a stand-in fits", file.display());
+        total += cost.flops;
+    }
+    assert!((e.total_flops / total - 1.0).abs() < 1e-12);
+    assert_eq!(
+        e.total_seconds,
+        h100.seconds(e.total_flops, Precision::Bf16)
+    );
+}
+
 #[test]
 fn every_paper_experiment_validates_plans_and_runs_on_a_stand_in() {
     let papers = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/papers");
@@ -218,6 +257,7 @@ fn every_paper_experiment_validates_plans_and_runs_on_a_stand_in() {
         let config = ExperimentConfig::parse(&toml::to_string(&table).unwrap())
             .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         assert!(!plan(&config).is_empty(), "{}", file.display());
+        estimates_add_up(&config, dir.path(), &file);
         let out = run(&config, &options(dir.path(), dir.path()))
             .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         let methods = &out.summary.methods;

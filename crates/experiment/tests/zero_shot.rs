@@ -8,9 +8,11 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use backbone::{Classifier, Gates, Input, Mode};
+use burn::module::Module;
 use burn::tensor::{Device, Tensor, TensorData};
 use common::{image_trees, options};
 use data::{ImageIndex, Interpolation, Preprocess, Resize};
+use experiment::estimate::{DeviceSpec, Precision, estimate};
 use experiment::{ExperimentConfig, run};
 use hydra::HeadSet;
 use importers::{clip_zero_shot, load_clip, token_batch};
@@ -198,6 +200,82 @@ fn single_mc_dropout_and_hydra_run_on_a_clip_zero_shot_classifier() {
     assert_eq!(mc.len(), 3 * n);
     assert_ne!(mc[..n], mc[n..2 * n]);
     assert_eq!(single.len(), n);
+}
+
+/// Matmul FLOPs of a pre-norm block on `t` tokens of width `d`, attention `inner` wide (the
+/// kept heads' share of D), MLP `f` wide: Q, K, V and output projections, scores and context,
+/// both MLP layers; 2 FLOPs a multiply-accumulate.
+fn block_flops(t: u64, d: u64, inner: u64, f: u64) -> u64 {
+    2 * (4 * t * d * inner + 2 * t * t * inner + 2 * t * d * f)
+}
+
+/// `uqformer plan --device`'s estimate of the zero-shot run against counts made here from the
+/// checkpoint's config.json: the base job makes the classifier from its prompts (the text
+/// tower at its full context, once a seed), training nothing; an image costs the vision tower,
+/// its projection and the product with the class embeddings (the backbone's own count of the
+/// classifier the importer builds agrees); MC Dropout runs that S times, Hydra its members
+/// pruned to 2 of 4 heads, and Hydra's job is its head scoring alone (no fine-tune).
+#[test]
+fn the_estimate_counts_the_vision_tower_per_image_and_the_prompts_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (shapes, stripes) = image_trees(dir.path());
+    let backbone = format!("zero_shot = {{ templates = {TEMPLATES:?} }}");
+    let config = ExperimentConfig::parse(&config_text(&shapes, &stripes, &backbone, METHODS))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let h100 = DeviceSpec::named("h100").unwrap();
+    let e = estimate(&config, dir.path(), h100, Precision::F32).unwrap();
+
+    let text = std::fs::read_to_string(clip_fixture().join("config.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let get = |tower: &str, key: &str| json[tower][key].as_u64().unwrap();
+    let (joint, classes) = (json["projection_dim"].as_u64().unwrap(), 3);
+    let vision = |key| get("vision_config", key);
+    let (d, f, layers) = (
+        vision("hidden_size"),
+        vision("intermediate_size"),
+        vision("num_hidden_layers"),
+    );
+    let patch = vision("patch_size");
+    let patches = (16 / patch).pow(2);
+    let tower = |inner| {
+        2 * patches * 3 * patch * patch * d + layers * block_flops(patches + 1, d, inner, f)
+    };
+    let per_image = |inner| tower(inner) + 2 * d * joint + 2 * joint * classes;
+    let image = per_image(d);
+    let clip = load_clip(&clip_fixture(), &Device::flex()).unwrap();
+    let built = clip_zero_shot(&clip, &["blue", "green", "red"], &TEMPLATES).unwrap();
+    let built = Classifier::from(built);
+    assert_eq!(built.flops(0), image);
+    assert_eq!(e.flops_per_sample, image);
+    // Its parameters, CLIP's LayerNorm before the blocks included, but for the vision tower's
+    // unused placeholder head (D -> 1).
+    assert_eq!(e.params + d + 1, built.num_params() as u64);
+
+    // 12 test images and 6 OOD ones; single, MC Dropout's 3 samples, Hydra's 2 members of
+    // 2 heads (of 4) a block.
+    let samples = 12 + 6;
+    let evaluated: Vec<f64> = (e.evaluation.iter()).map(|v| v.cost.flops).collect();
+    assert!(e.evaluation.iter().all(|v| v.samples == samples));
+    let expected = [image, 3 * image, 2 * per_image(d / 2)].map(|f| (f * samples) as f64);
+    assert_eq!(evaluated, expected);
+
+    let text = |key| get("text_config", key);
+    let (dt, ft, positions) = (
+        text("hidden_size"),
+        text("intermediate_size"),
+        text("max_position_embeddings"),
+    );
+    let prompt = text("num_hidden_layers") * block_flops(positions, dt, dt, ft) + 2 * dt * joint;
+    let ids: Vec<&str> = e.jobs.iter().map(|j| j.job.id.as_str()).collect();
+    assert_eq!(ids, ["seed0/base:0", "seed0/method:2"]);
+    let base = &e.jobs[0];
+    assert!(base.job.what.contains("not trained"), "{}", base.job.what);
+    assert_eq!(base.job.cost, 0.0);
+    let prompts = classes * TEMPLATES.len() as u64;
+    assert_eq!(base.cost.flops, (prompts * prompt) as f64);
+    // Taylor scores: the base model's forward and backward (3 forwards) on the 8 calibration
+    // images for each member's bootstrap and the recorded rankings (M + 2 passes).
+    assert_eq!(e.jobs[1].cost.flops, (3 * image * 8 * (2 + 2)) as f64);
 }
 
 /// The message of the experiment file's refusal.

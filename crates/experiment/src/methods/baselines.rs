@@ -6,6 +6,7 @@ use train::TrainConfig;
 use super::context::{Built, Context, Setting};
 use super::method::{Method, Needs, at_least_two};
 use crate::error::{ExperimentError, Result};
+use crate::workload::{Sizing, Work};
 
 /// `single`: the base model alone.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -55,6 +56,12 @@ impl Method for DeepEnsemble {
 
     fn check(&self, _setting: &Setting) -> Result<()> {
         at_least_two(self.members)
+    }
+
+    /// M models, one forward each (the base jobs train them).
+    fn work(&self, sizing: &Sizing<'_>) -> Work {
+        let m = self.members as u64;
+        Work::passes(sizing.base, m, m)
     }
 
     fn on_zero_shot(&self, _recipe: &TrainConfig) -> std::result::Result<(), String> {
@@ -113,6 +120,11 @@ impl Method for McDropout {
             ));
         }
         Ok(())
+    }
+
+    /// S stochastic forwards of the one base model.
+    fn work(&self, sizing: &Sizing<'_>) -> Work {
+        Work::passes(sizing.base, self.samples as u64, 1)
     }
 
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {

@@ -8,6 +8,7 @@ use train::TrainConfig;
 
 use super::context::{Built, Context, Setting};
 use crate::error::{ExperimentError, Result};
+use crate::workload::{Sizing, Work};
 
 /// Post-hoc calibration of a method's predictions (`calibration` of a method or of `[eval]`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,6 +62,12 @@ pub trait Method: Debug + Send + Sync {
 
     /// What it needs of the backbone.
     fn needs(&self) -> Needs;
+
+    /// What it runs, for `uqformer plan`'s estimates: by default the base model once a sample,
+    /// training nothing of its own.
+    fn work(&self, sizing: &Sizing<'_>) -> Work {
+        Work::passes(sizing.base, 1, 1)
+    }
 
     /// Whether building it times models, so that no worker process may share the CPU meanwhile.
     fn measures_latency(&self) -> bool {
