@@ -165,7 +165,8 @@ impl WidthConfig {
         hydra::strategy(&heads.strategy, &heads.params)
             .map(drop)
             .map_err(|e| {
-                HetDptError::config("width.heads.strategy", &heads.strategy, e.to_string())
+                let field = format!("hetdpt.width.heads.strategy = {:?}", heads.strategy);
+                HetDptError::hydra(field, e)
             })
     }
 }
