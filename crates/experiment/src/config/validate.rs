@@ -15,6 +15,14 @@ pub(super) fn fail(field: &str, what: impl Into<String>) -> Result<(), ConfigErr
     Err(ConfigError::msg(format!("{field}: {}", what.into())))
 }
 
+/// `field` refused by another crate's check, whose error is the source.
+pub(super) fn failed(
+    field: &str,
+    source: impl std::error::Error + Send + Sync + 'static,
+) -> Result<(), ConfigError> {
+    Err(ConfigError::caused(field, source))
+}
+
 impl ExperimentConfig {
     /// Every check, in the order an experiment file reads: run, data, backbone, methods.
     pub(super) fn validate(&self) -> Result<(), ConfigError> {
@@ -99,7 +107,7 @@ impl ExperimentConfig {
             );
         }
         if let Err(e) = self.experiment.backend.device() {
-            return fail("experiment.backend", e.to_string());
+            return failed("experiment.backend", e);
         }
         self.validate_devices()
     }
@@ -262,7 +270,7 @@ impl ExperimentConfig {
             );
         };
         match backbone::ViTConfig::preset(preset) {
-            Err(e) => fail("backbone.preset", e.to_string()),
+            Err(e) => failed("backbone.preset", e),
             Ok(_) => Ok(()),
         }
     }
