@@ -1,10 +1,10 @@
 //! The command's error: the library's error kept whole (transparent: its message and its
 //! `source()` chain are its own), a check of the command's own (an input file, an argument) in
 //! words, or a place of the command (a file, an argument, a step) with the error underneath as
-//! the source. `main` prints the chain, each part once: [`chain`].
+//! the source. `main` prints the chain, each part once ([`data::error_chain`]).
 
 use std::error::Error;
-use std::fmt::{self, Display};
+use std::fmt::Display;
 
 /// Why a command failed.
 #[derive(Debug, thiserror::Error)]
@@ -56,29 +56,6 @@ impl From<String> for CliError {
     }
 }
 
-/// The error and its sources as one line, `top: cause: cause`, each part once: the command's
-/// last line.
-pub fn chain<'a>(error: &'a (dyn Error + 'static)) -> Chain<'a> {
-    Chain(error)
-}
-
-/// See [`chain`].
-pub struct Chain<'a>(&'a (dyn Error + 'static));
-
-impl Display for Chain<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let parts = std::iter::successors(Some(self.0), |&e| e.source());
-        for (i, part) in parts.enumerate() {
-            let text = part.to_string();
-            if i > 0 {
-                f.write_str(": ")?;
-            }
-            f.write_str(text.trim_end())?;
-        }
-        Ok(())
-    }
-}
-
 impl From<&str> for CliError {
     fn from(message: &str) -> Self {
         Self::Invalid(message.to_string())
@@ -91,6 +68,7 @@ pub type Result<T, E = CliError> = std::result::Result<T, E>;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use data::error_chain;
 
     #[test]
     fn the_chain_prints_each_part_once() {
@@ -98,14 +76,14 @@ mod tests {
         let data = data::DataError::caused(std::path::Path::new("a.png"), "cannot read", io);
         let err = CliError::at("--features", data);
         assert_eq!(
-            chain(&err).to_string(),
+            error_chain(&err),
             "--features: a.png: cannot read: no such file"
         );
         // Transparent: the library's error is not repeated.
         let plain = CliError::from(data::DataError::invalid("x"));
-        assert_eq!(chain(&plain).to_string(), "x");
+        assert_eq!(error_chain(&plain), "x");
         assert_eq!(
-            chain(&CliError::at("--k", "must be positive".to_string())).to_string(),
+            error_chain(&CliError::at("--k", "must be positive".to_string())),
             "--k: must be positive"
         );
     }

@@ -101,11 +101,11 @@ fn execute(cli: &Cli) -> ExitCode {
         (Ok(()), _) => ExitCode::SUCCESS,
         // Stopped by a signal: the shell's convention, 128 + its number.
         (Err(e), Some(signal)) => {
-            eprintln!("interrupted: {}", error::chain(&e));
+            eprintln!("interrupted: {}", data::error_chain(&e));
             ExitCode::from((128 + signal).clamp(1, 255) as u8)
         }
         (Err(e), None) => {
-            eprintln!("error: {}", error::chain(&e));
+            eprintln!("error: {}", data::error_chain(&e));
             ExitCode::FAILURE
         }
     }

@@ -234,7 +234,7 @@ mod tests {
     use ndarray_npy::write_npy;
 
     use super::{read_floats, read_integers};
-    use crate::error::chain;
+    use data::error_chain as chain;
 
     /// The shape, and the values in logical (C) order whatever the file's layout.
     fn flat<T: Copy>(array: ArrayD<T>) -> (Vec<usize>, Vec<T>) {
@@ -311,24 +311,24 @@ mod tests {
     fn bad_files_say_what_is_wrong() {
         let floats = temp("floats.npy");
         write_npy(&floats, &Array2::<f64>::zeros((2, 2))).unwrap();
-        let e = chain(&read_integers(&floats).unwrap_err()).to_string();
+        let e = chain(&read_integers(&floats).unwrap_err());
         assert!(
             e.contains("floats.npy") && e.contains("expected integer labels"),
             "{e}"
         );
         let ints = temp("ints.npy");
         write_npy(&ints, &Array2::<i32>::zeros((2, 2))).unwrap();
-        let e = chain(&read_floats(&ints).unwrap_err()).to_string();
+        let e = chain(&read_floats(&ints).unwrap_err());
         assert!(e.contains("expected float32 or float64"), "{e}");
         let short = raw("short.npy", "<f8", "(4,)", &[0; 12]);
-        let e = chain(&read_floats(&short).unwrap_err()).to_string();
+        let e = chain(&read_floats(&short).unwrap_err());
         assert!(e.contains("short.npy: truncated"), "{e}");
-        let e = chain(&read_floats(&temp("missing.npy")).unwrap_err()).to_string();
+        let e = chain(&read_floats(&temp("missing.npy")).unwrap_err());
         assert!(e.contains("missing.npy: cannot read the file: "), "{e}");
         assert_eq!(e.matches("missing.npy").count(), 1, "{e}");
         let junk = temp("junk.npy");
         std::fs::write(&junk, b"not numpy at all").unwrap();
-        let e = chain(&read_floats(&junk).unwrap_err()).to_string();
+        let e = chain(&read_floats(&junk).unwrap_err());
         // The reason is the source, after the file (named once).
         let expected = format!(
             "{}: not a valid .npy file: it does not start with numpy's magic string",
@@ -336,13 +336,13 @@ mod tests {
         );
         assert_eq!(e, expected);
         let huge = raw("huge.npy", "<f8", "(4611686018427387904, 4)", &[0; 8]);
-        let e = chain(&read_floats(&huge).unwrap_err()).to_string();
+        let e = chain(&read_floats(&huge).unwrap_err());
         assert!(
             e.contains("huge.npy: shape") && e.contains("more elements"),
             "{e}"
         );
         let complex = raw("complex.npy", "<c16", "(1,)", &[0; 16]);
-        let e = chain(&read_floats(&complex).unwrap_err()).to_string();
+        let e = chain(&read_floats(&complex).unwrap_err());
         assert!(
             e.contains("'<c16' array, expected float32 or float64"),
             "{e}"

@@ -83,6 +83,17 @@ impl Error for DataError {
     }
 }
 
+/// An error and its sources as one line, `top: cause: cause`, each part once: what the command
+/// line prints last (every crate's errors follow that rule: a message is its own part, the
+/// error underneath its `source()`), and what a test reads.
+pub fn error_chain(error: &(dyn Error + 'static)) -> String {
+    let parts = std::iter::successors(Some(error), |&e| e.source());
+    let parts: Vec<String> = parts
+        .map(|e| e.to_string().trim_end().to_string())
+        .collect();
+    parts.join(": ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,6 +107,10 @@ mod tests {
         assert!(source.downcast_ref::<std::io::Error>().is_some());
         assert_eq!(source.to_string(), "no such file");
         assert!(source.source().is_none());
+        assert_eq!(
+            error_chain(&err),
+            "a/b.png: cannot read image: no such file"
+        );
         assert!(DataError::invalid("x").source().is_none());
         assert_eq!(err.clone(), err);
         assert_ne!(

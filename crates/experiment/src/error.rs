@@ -182,9 +182,10 @@ mod tests {
             chain(&err),
             ["method `hydra`, seed 2".to_string(), inner.to_string()]
         );
+        // At's source is its boxed error.
         let source = err.source().expect("the hydra error");
         assert!(matches!(
-            source.downcast_ref::<ExperimentError>(),
+            source.downcast_ref::<Box<ExperimentError>>().map(|b| &**b),
             Some(ExperimentError::Hydra(hydra::HydraError::Backbone(b))) if *b == inner
         ));
     }
@@ -202,5 +203,6 @@ mod tests {
             .source()
             .and_then(|s| s.downcast_ref::<toml::de::Error>());
         assert_eq!(source, Some(&toml));
+        assert_eq!(data::error_chain(&err), parts.join(": ").trim_end());
     }
 }

@@ -2,6 +2,7 @@
 
 use std::error::Error;
 
+use data::error_chain;
 use experiment::device::Backend;
 use experiment::{ExperimentConfig, Overrides};
 
@@ -35,16 +36,8 @@ name = "mcd"
 samples = 4
 "#;
 
-/// The error and its sources, `top: cause: cause`, as the command line prints them.
-fn chain(e: &dyn Error) -> String {
-    let parts: Vec<String> = std::iter::successors(Some(e), |&e| e.source())
-        .map(ToString::to_string)
-        .collect();
-    parts.join(": ")
-}
-
 fn error_of(text: &str) -> String {
-    chain(&ExperimentConfig::parse(text).expect_err("should be rejected"))
+    error_chain(&ExperimentConfig::parse(text).expect_err("should be rejected"))
 }
 
 #[test]
@@ -119,16 +112,14 @@ fn load_names_the_file() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("bad.toml");
     std::fs::write(&path, VALID.replace("[train]", "[trian]")).unwrap();
-    let e = ExperimentConfig::load(&path, &Overrides::default())
-        .unwrap_err()
-        .to_string();
+    let e = error_chain(&ExperimentConfig::load(&path, &Overrides::default()).unwrap_err());
     assert!(
         e.starts_with(&path.display().to_string()) && e.contains("trian"),
         "{e}"
     );
     let missing = ExperimentConfig::load(&dir.join("nope.toml"), &Overrides::default())
-        .unwrap_err()
-        .to_string();
+        .map_err(|e| error_chain(&e))
+        .unwrap_err();
     assert!(
         missing.contains("nope.toml") && missing.contains("cannot read"),
         "{missing}"
@@ -163,8 +154,8 @@ fn overrides_replace_the_files_values_and_are_validated() {
             devices: None,
         };
         let e = ExperimentConfig::load(&path, &overrides)
-            .unwrap_err()
-            .to_string();
+            .map_err(|e| error_chain(&e))
+            .unwrap_err();
         assert!(
             e.starts_with(&path.display().to_string()) && e.contains(field),
             "{e}"
@@ -499,7 +490,12 @@ fn a_malformed_file_names_the_file_once_and_keeps_the_toml_error() {
             source.downcast_ref::<toml::de::Error>().is_some(),
             "{source}"
         );
-        assert_eq!(chain(&e).matches(&file).count(), 1, "{}", chain(&e));
+        assert_eq!(
+            error_chain(&e).matches(&file).count(),
+            1,
+            "{}",
+            error_chain(&e)
+        );
     }
 }
 

@@ -346,8 +346,8 @@ fn a_truncated_file_is_a_clear_error() {
     let path = dir.join("truncated.onnx");
     std::fs::write(&path, &bytes[..4096]).unwrap();
     let err = load_dinov2_onnx(&path, 56, 3, 10, 0, &test_device())
-        .unwrap_err()
-        .to_string();
+        .map_err(|e| data::error_chain(&e))
+        .unwrap_err();
     assert!(
         err.starts_with(&format!(
             "{}: malformed ONNX file: truncated: field 7 needs",

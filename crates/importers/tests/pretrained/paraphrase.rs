@@ -79,7 +79,11 @@ fn a_folder_with_neither_layout_names_both() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bert_folder");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let error = || load_hf_bert(&dir, &test_device()).unwrap_err().to_string();
+    let error = || {
+        load_hf_bert(&dir, &test_device())
+            .map_err(|e| data::error_chain(&e))
+            .unwrap_err()
+    };
     let expected = "expected config.json with model.safetensors, or one *.onnx graph";
     let err = error();
     assert!(err.contains(&format!(
