@@ -233,7 +233,7 @@ fn every_offending_key_is_listed_in_one_error() {
             "encoder.layer.0.intermediate.dense.weight: expected shape [6, 4], found [4, 6]",
         ]
     );
-    let text = err.to_string();
+    let text = data::error_chain(&err);
     assert!(
         text.starts_with(&path.display().to_string())
             && text.contains("missing (2)")
@@ -441,7 +441,8 @@ fn hf_config_json() {
     let err = load_bert_safetensors(&write("unused.safetensors", b""), &heads, &test_device())
         .unwrap_err();
     assert!(
-        matches!(&err, ImportError::Config { .. }) && err.to_string().contains("n_heads = 5"),
+        matches!(&err, ImportError::Config { .. })
+            && data::error_chain(&err).contains("n_heads = 5"),
         "{err}"
     );
 }

@@ -118,15 +118,15 @@ fn graph_faults_are_named() {
                 .for_each(|n| n.op_type = to.into())
         }
     };
-    let err = fault(ops("Div", "Mul")).to_string();
+    let err = data::error_chain(&fault(ops("Div", "Mul")));
     assert!(
         err.contains("expected 3 attentions Softmax(Add(Div(scores, √w), mask))")
             && err.contains("found scales [None, None, None]"),
         "{err}"
     );
-    let err = fault(ops("Erf", "Tanh")).to_string();
+    let err = data::error_chain(&fault(ops("Erf", "Tanh")));
     assert!(err.contains("expected exact GELU"), "{err}");
-    let err = fault(ops("LayerNormalization", "Identity")).to_string();
+    let err = data::error_chain(&fault(ops("LayerNormalization", "Identity")));
     assert!(err.contains("expected 7 LayerNorms"), "{err}");
 
     // A projection whose bias is renamed cannot be named, and a LayerNorm of the wrong width
