@@ -164,10 +164,7 @@ impl WidthConfig {
         }
         hydra::strategy(&heads.strategy, &heads.params)
             .map(drop)
-            .map_err(|e| {
-                let field = format!("hetdpt.width.heads.strategy = {:?}", heads.strategy);
-                HetDptError::hydra(field, e)
-            })
+            .map_err(|e| HetDptError::hydra("hetdpt.width.heads.strategy", e))
     }
 }
 
