@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::error::CliError;
 use clap::{Args, Subcommand};
 use experiment::{CacheEntry, Clean, ExperimentConfig, Overrides};
 use report::timestamp;
@@ -99,22 +100,20 @@ fn used_by(files: &[PathBuf], out: &std::path::Path) -> crate::error::Result<BTr
     for file in files {
         let config = ExperimentConfig::load(file, &Overrides::default())?;
         let keys = experiment::used_by_latest_run(out, &config.experiment.name)
-            .map_err(|e| format!("--unused-by {}: {e}", file.display()))?;
+            .map_err(|e| CliError::at(format_args!("--unused-by {}", file.display()), e))?;
         used.extend(keys);
     }
     Ok(used)
 }
 
 /// The Unix time `days` days ago.
-fn days_ago(days: f64) -> Result<u64, String> {
+fn days_ago(days: f64) -> crate::error::Result<u64> {
     if !(days.is_finite() && days >= 0.0) {
-        return Err(format!(
-            "--older-than {days}: expected a number of days, 0 or more"
-        ));
+        return Err(format!("--older-than {days}: expected a number of days, 0 or more").into());
     }
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_err(|e| format!("system clock is before 1970: {e}"))?;
+        .map_err(|e| CliError::at("system clock is before 1970", e))?;
     Ok(now.as_secs().saturating_sub((days * 86_400.0) as u64))
 }
 

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::error::CliError;
 use clap::Args;
 use report::{CURVES_FILE, join_runs, render_terminal};
 
@@ -43,7 +44,7 @@ pub fn run(args: &CompareArgs) -> crate::error::Result<()> {
         &rendered.markdown,
         &files,
     )
-    .map_err(|e| format!("writing the comparison: {e}"))?;
+    .map_err(|e| CliError::at("writing the comparison", e))?;
     print!("{}", render_terminal(&joined.summary));
     println!("report: {}", dir.join("report.md").display());
     Ok(())

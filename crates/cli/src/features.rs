@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use uq_metrics::{Detector, DetectorOptions, Features, Logits, OodReport};
 
+use crate::error::CliError;
 use crate::npy::{load_labels, read_floats};
 use crate::saved::{load_members, per_member};
 
@@ -59,7 +60,7 @@ struct Side {
 }
 
 /// Each detector's OOD metrics, test features against OOD features.
-pub fn run(args: &FeatureArgs) -> Result<BTreeMap<&'static str, OodReport>, String> {
+pub fn run(args: &FeatureArgs) -> crate::error::Result<BTreeMap<&'static str, OodReport>> {
     let path = |p: &Option<PathBuf>, flag: &str| {
         p.clone()
             .ok_or_else(|| format!("--train-features needs {flag}"))
@@ -85,7 +86,8 @@ pub fn run(args: &FeatureArgs) -> Result<BTreeMap<&'static str, OodReport>, Stri
             return Err(format!(
                 "{flag}: {m} member(s) of width {d}, but --train-features has {train_m} of \
                  width {train_d}"
-            ));
+            )
+            .into());
         }
     }
     let detectors: Vec<Detector> = match args.detectors.is_empty() {
@@ -93,8 +95,8 @@ pub fn run(args: &FeatureArgs) -> Result<BTreeMap<&'static str, OodReport>, Stri
             .filter(|d| !d.needs_logits() || train.logits.is_some())
             .collect(),
         false => (args.detectors.iter())
-            .map(|name| name.parse().map_err(|e| format!("--detectors: {e}")))
-            .collect::<Result<_, String>>()?,
+            .map(|name| name.parse().map_err(|e| CliError::at("--detectors", e)))
+            .collect::<Result<_, CliError>>()?,
     };
     let options = DetectorOptions {
         knn_k: args.knn_k,
@@ -103,28 +105,26 @@ pub fn run(args: &FeatureArgs) -> Result<BTreeMap<&'static str, OodReport>, Stri
     };
     let mut out = BTreeMap::new();
     for detector in detectors {
-        let fail = |e: uq_metrics::MetricsError| format!("{e}");
         let fitted = uq_metrics::fit_members(
             detector,
             &train.features,
             &labels,
             train.logits.as_deref(),
             &options,
-        )
-        .map_err(fail)?;
+        )?;
         let score = |side: &Side| fitted.score(&side.features, side.logits.as_deref());
-        let (id, od) = (score(&test).map_err(fail)?, score(&ood).map_err(fail)?);
-        let report = uq_metrics::ood_report(&id, &od).map_err(fail)?;
+        let (id, od) = (score(&test)?, score(&ood)?);
+        let report = uq_metrics::ood_report(&id, &od)?;
         out.insert(detector.name(), report);
     }
     Ok(out)
 }
 
 /// Features [N, D] or [M, N, D], and their logits of the same layout when given.
-fn load_side(path: &Path, logits: Option<&Path>) -> Result<Side, String> {
+fn load_side(path: &Path, logits: Option<&Path>) -> crate::error::Result<Side> {
     let features = per_member(path, &read_floats(path)?, "features")?
         .into_iter()
-        .map(|x| Features::from_array(x.view()).map_err(|e| format!("{}: {e}", path.display())))
+        .map(|x| Features::from_array(x.view()).map_err(|e| CliError::at(path.display(), e)))
         .collect::<Result<Vec<_>, _>>()?;
     let logits = match logits {
         None => None,
@@ -139,7 +139,8 @@ fn load_side(path: &Path, logits: Option<&Path>) -> Result<Side, String> {
                     path.display(),
                     features.len(),
                     features[0].n()
-                ));
+                )
+                .into());
             }
             Some(logits)
         }

@@ -97,15 +97,16 @@ fn execute(cli: &Cli) -> ExitCode {
         Command::Embed(args) => embed::run(args),
         Command::Predict(args) => predict::run(args),
     };
+    // The one place an error becomes text: the whole chain, each part once.
     match (result, train::interrupt::requested()) {
         (Ok(()), _) => ExitCode::SUCCESS,
         // Stopped by a signal: the shell's convention, 128 + its number.
-        (Err(message), Some(signal)) => {
-            eprintln!("interrupted: {message}");
+        (Err(e), Some(signal)) => {
+            eprintln!("interrupted: {}", data::error_chain(&e));
             ExitCode::from((128 + signal).clamp(1, 255) as u8)
         }
-        (Err(message), None) => {
-            eprintln!("error: {message}");
+        (Err(e), None) => {
+            eprintln!("error: {}", data::error_chain(&e));
             ExitCode::FAILURE
         }
     }

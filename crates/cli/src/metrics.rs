@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use uq_metrics::{Options, Score, ScoreInput};
 
+use crate::error::CliError;
 use crate::features::{self, FeatureArgs};
 use crate::npy::load_labels;
 use crate::recalibrate::{self, Recalibrated, Test, ValArgs};
@@ -72,16 +73,16 @@ pub fn run(args: &MetricsArgs) -> crate::error::Result<()> {
 fn probability_metrics(
     args: &MetricsArgs,
     probs: &Path,
-) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+) -> crate::error::Result<serde_json::Map<String, serde_json::Value>> {
     let labels = args.labels.as_deref().ok_or("--probs needs --labels")?;
-    let score: Score = args.score.parse().map_err(|e| format!("--score: {e}"))?;
+    let score: Score = args.score.parse().map_err(|e| CliError::at("--score", e))?;
     let id = load_side(probs, args.logits.as_deref())?;
     let labels = load_labels(labels, id.probs.n(), "the probabilities")?;
     let opts = Options {
         bins: args.bins,
         adaptive_bins: args.bins,
     };
-    let report = uq_metrics::evaluate(&id.probs, &labels, &opts).map_err(|e| e.to_string())?;
+    let report = uq_metrics::evaluate(&id.probs, &labels, &opts)?;
     let mut values = report_values(&report);
     if let Some(path) = &args.ood_probs {
         let ood = load_side(path, args.ood_logits.as_deref())?;
@@ -92,13 +93,15 @@ fn probability_metrics(
                 ood.probs.c(),
                 probs.display(),
                 id.probs.c()
-            ));
+            )
+            .into());
         }
-        let id_scores =
-            side_scores(score, &id).map_err(|e| format!("{} ({score}): {e}", probs.display()))?;
-        let ood_scores =
-            side_scores(score, &ood).map_err(|e| format!("{} ({score}): {e}", path.display()))?;
-        let r = uq_metrics::ood_report(&id_scores, &ood_scores).map_err(|e| e.to_string())?;
+        let scores = |side, path: &Path| {
+            side_scores(score, side)
+                .map_err(|e| CliError::at(format_args!("{} ({score})", path.display()), e))
+        };
+        let (id_scores, ood_scores) = (scores(&id, probs)?, scores(&ood, path)?);
+        let r = uq_metrics::ood_report(&id_scores, &ood_scores)?;
         values.extend([
             ("auroc", r.auroc),
             ("aupr_in", r.aupr_in),

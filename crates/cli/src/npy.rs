@@ -9,6 +9,7 @@
 
 use std::path::Path;
 
+use crate::error::CliError;
 use ndarray::{ArrayD, IxDyn, ShapeBuilder};
 
 /// The magic string every `.npy` file starts with.
@@ -135,10 +136,13 @@ fn read<U>(
     expected: &str,
     accepts: fn(Kind) -> bool,
     value: fn(Kind, u64, u32) -> U,
-) -> Result<ArrayD<U>, String> {
+) -> crate::error::Result<ArrayD<U>> {
     let at = path.display();
-    let bytes = std::fs::read(path).map_err(|e| format!("{at}: cannot read the file: {e}"))?;
-    let npy = parse(&bytes).map_err(|e| format!("{at}: not a valid .npy file: {e}"))?;
+    let bytes = std::fs::read(path)
+        .map_err(|e| CliError::at(format_args!("{at}: cannot read the file"), e))?;
+    // The reason, in words, is the source: `file: not a valid .npy file: reason`.
+    let npy = parse(&bytes)
+        .map_err(|why| CliError::at(format_args!("{at}: not a valid .npy file"), why))?;
     let (kind, width, big) = (element(npy.descr).filter(|&(kind, ..)| accepts(kind)))
         .ok_or_else(|| format!("{at}: '{}' array, expected {expected}", npy.descr))?;
     let bytes_needed = (npy.shape.iter())
@@ -160,7 +164,7 @@ fn read<U>(
 }
 
 /// A float32 or float64 array as f64.
-pub fn read_floats(path: &Path) -> Result<ArrayD<f64>, String> {
+pub fn read_floats(path: &Path) -> crate::error::Result<ArrayD<f64>> {
     read(
         path,
         "float32 or float64",
@@ -173,18 +177,18 @@ pub fn read_floats(path: &Path) -> Result<ArrayD<f64>, String> {
 }
 
 /// An integer array of any width, signed or not, as i128.
-pub fn read_integers(path: &Path) -> Result<ArrayD<i128>, String> {
+pub fn read_integers(path: &Path) -> crate::error::Result<ArrayD<i128>> {
     integers(path, "integer labels")
 }
 
 /// Token ids: an integer array (int64 as `transformers` takes `input_ids`, though any width is
 /// read), as i128.
-pub fn read_token_ids(path: &Path) -> Result<ArrayD<i128>, String> {
+pub fn read_token_ids(path: &Path) -> crate::error::Result<ArrayD<i128>> {
     integers(path, "int64 token ids")
 }
 
 /// An integer array as i128; any other element type is an error saying `expected`.
-fn integers(path: &Path, expected: &str) -> Result<ArrayD<i128>, String> {
+fn integers(path: &Path, expected: &str) -> crate::error::Result<ArrayD<i128>> {
     read(
         path,
         expected,
@@ -198,21 +202,26 @@ fn integers(path: &Path, expected: &str) -> Result<ArrayD<i128>, String> {
 }
 
 /// Integer labels `[n]`, matching `what` (named in the error).
-pub(crate) fn load_labels(path: &Path, n: usize, what: &str) -> Result<Vec<usize>, String> {
+pub(crate) fn load_labels(path: &Path, n: usize, what: &str) -> crate::error::Result<Vec<usize>> {
     let labels = read_integers(path)?;
     if labels.shape() != [n] {
         return Err(format!(
             "{}: shape {:?}, expected [{n}] to match {what}",
             path.display(),
             labels.shape(),
-        ));
+        )
+        .into());
     }
     labels
         .iter()
         .enumerate()
         .map(|(i, &v)| {
-            usize::try_from(v)
-                .map_err(|_| format!("{}: label {v} at index {i} is negative", path.display()))
+            usize::try_from(v).map_err(|_| {
+                CliError::from(format!(
+                    "{}: label {v} at index {i} is negative",
+                    path.display()
+                ))
+            })
         })
         .collect()
 }
@@ -225,6 +234,7 @@ mod tests {
     use ndarray_npy::write_npy;
 
     use super::{read_floats, read_integers};
+    use data::error_chain as chain;
 
     /// The shape, and the values in logical (C) order whatever the file's layout.
     fn flat<T: Copy>(array: ArrayD<T>) -> (Vec<usize>, Vec<T>) {
@@ -301,32 +311,38 @@ mod tests {
     fn bad_files_say_what_is_wrong() {
         let floats = temp("floats.npy");
         write_npy(&floats, &Array2::<f64>::zeros((2, 2))).unwrap();
-        let e = read_integers(&floats).unwrap_err();
+        let e = chain(&read_integers(&floats).unwrap_err());
         assert!(
             e.contains("floats.npy") && e.contains("expected integer labels"),
             "{e}"
         );
         let ints = temp("ints.npy");
         write_npy(&ints, &Array2::<i32>::zeros((2, 2))).unwrap();
-        let e = read_floats(&ints).unwrap_err();
+        let e = chain(&read_floats(&ints).unwrap_err());
         assert!(e.contains("expected float32 or float64"), "{e}");
         let short = raw("short.npy", "<f8", "(4,)", &[0; 12]);
-        let e = read_floats(&short).unwrap_err();
+        let e = chain(&read_floats(&short).unwrap_err());
         assert!(e.contains("short.npy: truncated"), "{e}");
-        let e = read_floats(&temp("missing.npy")).unwrap_err();
-        assert!(e.contains("missing.npy: cannot read the file"), "{e}");
+        let e = chain(&read_floats(&temp("missing.npy")).unwrap_err());
+        assert!(e.contains("missing.npy: cannot read the file: "), "{e}");
+        assert_eq!(e.matches("missing.npy").count(), 1, "{e}");
         let junk = temp("junk.npy");
         std::fs::write(&junk, b"not numpy at all").unwrap();
-        let e = read_floats(&junk).unwrap_err();
-        assert!(e.contains("junk.npy: not a valid .npy file"), "{e}");
+        let e = chain(&read_floats(&junk).unwrap_err());
+        // The reason is the source, after the file (named once).
+        let expected = format!(
+            "{}: not a valid .npy file: it does not start with numpy's magic string",
+            junk.display()
+        );
+        assert_eq!(e, expected);
         let huge = raw("huge.npy", "<f8", "(4611686018427387904, 4)", &[0; 8]);
-        let e = read_floats(&huge).unwrap_err();
+        let e = chain(&read_floats(&huge).unwrap_err());
         assert!(
             e.contains("huge.npy: shape") && e.contains("more elements"),
             "{e}"
         );
         let complex = raw("complex.npy", "<c16", "(1,)", &[0; 16]);
-        let e = read_floats(&complex).unwrap_err();
+        let e = chain(&read_floats(&complex).unwrap_err());
         assert!(
             e.contains("'<c16' array, expected float32 or float64"),
             "{e}"

@@ -10,6 +10,7 @@ mod tokens;
 
 pub use args::PredictArgs;
 
+use crate::error::CliError;
 use experiment::eval::npy;
 use importers::model_type;
 
@@ -48,8 +49,12 @@ pub fn run(args: &PredictArgs) -> crate::error::Result<()> {
         &[n, width],
         outputs.values.iter().flat_map(|v| v.to_le_bytes()),
     );
-    std::fs::write(&args.out, file)
-        .map_err(|e| format!("{}: cannot write the outputs: {e}", args.out.display()))?;
+    std::fs::write(&args.out, file).map_err(|e| {
+        CliError::at(
+            format_args!("{}: cannot write the outputs", args.out.display()),
+            e,
+        )
+    })?;
     println!("{}: {} [{n}, {width}]", args.out.display(), outputs.what);
     Ok(())
 }

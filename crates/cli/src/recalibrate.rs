@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use uq_metrics::{ConformalScore, Logits, MemberProbs, Probs, Raps};
 
+use crate::error::CliError;
 use crate::npy::load_labels;
 use crate::saved::{load_members, load_side};
 
@@ -45,14 +46,14 @@ impl ValArgs {
         self.val_logits.is_some() || !self.conformal.is_empty()
     }
 
-    fn scores(&self) -> Result<Vec<ConformalScore>, String> {
+    fn scores(&self) -> crate::error::Result<Vec<ConformalScore>> {
         (self.conformal.iter())
             .map(|name| match name.parse() {
                 Ok(ConformalScore::Raps(_)) => Raps::new(self.raps_penalty, self.raps_k_reg)
                     .map(ConformalScore::Raps)
-                    .map_err(|e| format!("--raps-penalty: {e}")),
+                    .map_err(|e| CliError::at("--raps-penalty", e)),
                 Ok(score) => Ok(score),
-                Err(e) => Err(format!("--conformal: {e}")),
+                Err(e) => Err(CliError::at("--conformal", e)),
             })
             .collect()
     }
@@ -87,7 +88,7 @@ pub struct ConformalEntry {
     pub report: uq_metrics::ConformalReport,
 }
 
-pub fn run(args: &ValArgs, test: &Test<'_>, bins: usize) -> Result<Recalibrated, String> {
+pub fn run(args: &ValArgs, test: &Test<'_>, bins: usize) -> crate::error::Result<Recalibrated> {
     let labels_path = args
         .val_labels
         .as_deref()
@@ -116,13 +117,14 @@ pub fn run(args: &ValArgs, test: &Test<'_>, bins: usize) -> Result<Recalibrated,
             raw_val.c(),
             test.probs_path.display(),
             test.probs.c()
-        ));
+        )
+        .into());
     }
     let calibrated = match &val_logits {
         Some(z) => {
             let path = args.val_logits.as_deref().unwrap_or(labels_path);
             let t = uq_metrics::fit_ensemble_temperature(z, &val_labels)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+                .map_err(|e| CliError::at(path.display(), e))?;
             let test_path = test.logits_path.ok_or("--val-logits needs --logits")?;
             let test_logits = load_members(test_path)?;
             let options = uq_metrics::Options {
@@ -131,17 +133,17 @@ pub fn run(args: &ValArgs, test: &Test<'_>, bins: usize) -> Result<Recalibrated,
             };
             let probs = scaled(&test_logits, t)?.mean();
             let report = uq_metrics::evaluate(&probs, test.labels, &options)
-                .map_err(|e| format!("{}: {e}", test_path.display()))?;
+                .map_err(|e| CliError::at(test_path.display(), e))?;
             (out.temperature, out.calibrated) = (Some(t), Some(report));
             Some((scaled(z, t)?.mean(), probs))
         }
         None => None,
     };
     for score in scores {
-        let mut sets = |predictions, val: &Probs, probs: &Probs| -> Result<(), String> {
+        let mut sets = |predictions, val: &Probs, probs: &Probs| -> crate::error::Result<()> {
             let report =
                 uq_metrics::conformal(val, &val_labels, probs, test.labels, score, args.alpha)
-                    .map_err(|e| format!("--conformal {score}: {e}"))?;
+                    .map_err(|e| CliError::at(format_args!("--conformal {score}"), e))?;
             out.conformal.push(ConformalEntry {
                 predictions,
                 report,
@@ -157,6 +159,6 @@ pub fn run(args: &ValArgs, test: &Test<'_>, bins: usize) -> Result<Recalibrated,
 }
 
 /// Each member's `softmax(z / t)`.
-fn scaled(members: &[Logits], t: f64) -> Result<MemberProbs, String> {
-    uq_metrics::scaled_members(members, t).map_err(|e| format!("temperature scaling: {e}"))
+fn scaled(members: &[Logits], t: f64) -> crate::error::Result<MemberProbs> {
+    uq_metrics::scaled_members(members, t).map_err(|e| CliError::at("temperature scaling", e))
 }

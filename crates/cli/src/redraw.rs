@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::error::CliError;
 use clap::Args;
 use report::redraw;
 
@@ -16,7 +17,8 @@ pub struct ReportArgs {
 pub fn run(args: &ReportArgs) -> crate::error::Result<()> {
     let rendered = redraw(&args.run)?;
     let write = |name: &str, bytes: &[u8]| {
-        data::atomic_write(&args.run.join(name), bytes).map_err(|e| e.to_string())
+        // atomic_write's error names the file.
+        data::atomic_write(&args.run.join(name), bytes).map_err(|e| CliError::at("redrawing", e))
     };
     write("report.md", rendered.markdown.as_bytes())?;
     write("report.html", rendered.html.as_bytes())?;

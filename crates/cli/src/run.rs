@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use crate::error::CliError;
 use clap::Args;
 use experiment::device::Backend;
 use experiment::plan::{Shard, Stage};
@@ -79,7 +80,8 @@ pub fn run(args: &RunArgs) -> crate::error::Result<()> {
     let started = Instant::now();
     // Ctrl-C / SIGTERM: stop at the next training step or stage, checkpoints whole; a second
     // signal ends the process at once.
-    train::interrupt::install(true).map_err(|e| format!("installing the signal handlers: {e}"))?;
+    train::interrupt::install(true)
+        .map_err(|e| CliError::at("installing the signal handlers", e))?;
     let overrides = Overrides {
         backend: args.backend,
         seeds: args.seeds.clone(),
@@ -97,7 +99,7 @@ pub fn run(args: &RunArgs) -> crate::error::Result<()> {
         workers: Some(Workers {
             quiet: args.quiet,
             exe: std::env::current_exe()
-                .map_err(|e| format!("locating the uqformer binary for workers: {e}"))?,
+                .map_err(|e| CliError::at("locating the uqformer binary for workers", e))?,
             processes: args
                 .workers
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()) - 1),

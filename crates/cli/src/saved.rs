@@ -6,6 +6,7 @@ use std::path::Path;
 use ndarray::{ArrayD, Axis, Dimension, Ix2, Ix3};
 use uq_metrics::{Logits, MemberProbs, Probs};
 
+use crate::error::CliError;
 use crate::npy::read_floats;
 
 /// Predictions of one side (ID or OOD): mean probabilities, members if any, logits if given.
@@ -15,9 +16,9 @@ pub struct Side {
     pub logits: Option<Logits>,
 }
 
-pub fn load_side(probs: &Path, logits: Option<&Path>) -> Result<Side, String> {
+pub fn load_side(probs: &Path, logits: Option<&Path>) -> crate::error::Result<Side> {
     let array = read_floats(probs)?;
-    let named = |e: uq_metrics::MetricsError| format!("{}: {e}", probs.display());
+    let named = |e| CliError::at(probs.display(), e);
     let (probs_mean, members) = match array.ndim() {
         2 => (
             Probs::from_array(as_dim::<Ix2>(&array)).map_err(named)?,
@@ -32,7 +33,8 @@ pub fn load_side(probs: &Path, logits: Option<&Path>) -> Result<Side, String> {
                 "{}: shape {:?}, expected [N, C] or [M, N, C]",
                 probs.display(),
                 array.shape()
-            ));
+            )
+            .into());
         }
     };
     let logits = logits
@@ -52,7 +54,7 @@ pub fn as_dim<D: Dimension>(array: &ArrayD<f64>) -> ndarray::ArrayView<'_, f64, 
 }
 
 /// Logits [N, C], or [M, N, C] averaged over members, checked against the probabilities' shape.
-fn load_logits(path: &Path, n: usize, c: usize) -> Result<Logits, String> {
+fn load_logits(path: &Path, n: usize, c: usize) -> crate::error::Result<Logits> {
     let array = read_floats(path)?;
     let mean = match array.shape() {
         &[rows, cols] if (rows, cols) == (n, c) => as_dim::<Ix2>(&array).to_owned(),
@@ -63,16 +65,17 @@ fn load_logits(path: &Path, n: usize, c: usize) -> Result<Logits, String> {
             return Err(format!(
                 "{}: shape {shape:?}, expected [{n}, {c}] or [M, {n}, {c}]",
                 path.display()
-            ));
+            )
+            .into());
         }
     };
-    Logits::from_array(mean.view()).map_err(|e| format!("{}: {e}", path.display()))
+    Logits::from_array(mean.view()).map_err(|e| CliError::at(path.display(), e))
 }
 
 /// Logits [N, C] (one member) or [M, N, C], as one matrix per member.
-pub fn load_members(path: &Path) -> Result<Vec<Logits>, String> {
+pub fn load_members(path: &Path) -> crate::error::Result<Vec<Logits>> {
     (per_member(path, &read_floats(path)?, "logits")?.iter())
-        .map(|l| Logits::from_array(l.view()).map_err(|e| format!("{}: {e}", path.display())))
+        .map(|l| Logits::from_array(l.view()).map_err(|e| CliError::at(path.display(), e)))
         .collect()
 }
 
@@ -81,23 +84,24 @@ pub fn per_member(
     path: &Path,
     array: &ArrayD<f64>,
     what: &str,
-) -> Result<Vec<ndarray::Array2<f64>>, String> {
+) -> crate::error::Result<Vec<ndarray::Array2<f64>>> {
     match array.ndim() {
         2 => Ok(vec![
             array
                 .view()
                 .into_dimensionality::<Ix2>()
-                .map_err(|e| e.to_string())?
+                .map_err(|e| CliError::at(path.display(), e))?
                 .to_owned(),
         ]),
         3 if array.shape()[0] > 0 => Ok((array.axis_iter(Axis(0)))
             .map(|m| m.into_dimensionality::<Ix2>().map(|m| m.to_owned()))
             .collect::<Result<_, _>>()
-            .map_err(|e| e.to_string())?),
+            .map_err(|e| CliError::at(path.display(), e))?),
         _ => Err(format!(
             "{}: shape {:?}, expected {what} [N, ·] or [M, N, ·]",
             path.display(),
             array.shape()
-        )),
+        )
+        .into()),
     }
 }

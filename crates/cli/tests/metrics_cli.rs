@@ -219,3 +219,27 @@ fn saved_features_without_logits_skip_vim_and_bad_fits_name_the_detector() {
     let e = failure(&vim.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(e.contains("vim") && e.contains("logits"), "{e}");
 }
+
+/// The last line is the whole chain once: the file (named once), what failed, and the
+/// operating system's error beneath it.
+#[test]
+fn a_missing_file_prints_the_chain_once() {
+    let missing = fixture("nope.npy");
+    let e = failure(&[
+        "metrics",
+        "--probs",
+        &fixture("probs.npy"),
+        "--labels",
+        &missing,
+    ]);
+    let line = e.trim_end();
+    assert!(!line.contains('\n'), "{e}");
+    assert!(
+        line.starts_with(&format!("error: {missing}: cannot read the file: ")),
+        "{e}"
+    );
+    assert_eq!(line.matches("nope.npy").count(), 1, "{e}");
+    // The OS's own message for a missing file (`No such file or directory (os error 2)`).
+    let os = std::fs::read(&missing).unwrap_err().to_string();
+    assert!(line.ends_with(&os), "{e} (expected to end with {os})");
+}

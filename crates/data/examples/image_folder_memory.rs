@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use data::{ImageFolder, Interpolation, Preprocess, Resize};
+use data::{DataError, ImageFolder, Interpolation, Preprocess, Resize};
 use rayon::prelude::*;
 
 const CLASSES: usize = 10;
@@ -37,7 +37,7 @@ fn generate(root: &Path, n: usize) -> Result<(), Box<dyn std::error::Error>> {
             })
             .collect();
         let path = root.join(format!("train/class{}/{i:06}.png", i % CLASSES));
-        write_png(&path, &pixels).map_err(|e| format!("{}: {e}", path.display()))
+        write_png(&path, &pixels)
     })?;
     println!(
         "generated {n} PNGs of {SIDE}x{SIDE} in {:.1} s",
@@ -46,13 +46,16 @@ fn generate(root: &Path, n: usize) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-fn write_png(path: &Path, rgb: &[u8]) -> Result<(), Box<dyn std::error::Error>> {
-    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
-    let mut encoder = png::Encoder::new(file, SIDE, SIDE);
+fn write_png(path: &Path, rgb: &[u8]) -> Result<(), DataError> {
+    let file =
+        std::fs::File::create(path).map_err(|e| DataError::caused(path, "cannot create", e))?;
+    let mut encoder = png::Encoder::new(std::io::BufWriter::new(file), SIDE, SIDE);
     encoder.set_color(png::ColorType::Rgb);
     encoder.set_depth(png::BitDepth::Eight);
-    encoder.write_header()?.write_image_data(rgb)?;
-    Ok(())
+    (encoder
+        .write_header()
+        .and_then(|mut w| w.write_image_data(rgb)))
+    .map_err(|e| DataError::caused(path, "cannot write the PNG", e))
 }
 
 fn read(root: &Path) -> Result<(), Box<dyn std::error::Error>> {

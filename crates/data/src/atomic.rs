@@ -29,9 +29,20 @@ pub fn atomic_write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
-/// Prefixes an I/O error with the path it concerns, keeping its kind.
+/// The I/O error with the path it concerns: same kind, its message the path, its `source()` the
+/// original error (so the chain reads `path: cause`, each once).
 pub fn with_path(path: &Path, e: io::Error) -> io::Error {
-    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+    let kind = e.kind();
+    let path = path.to_path_buf();
+    io::Error::new(kind, PathError { path, source: e })
+}
+
+/// An I/O error and the path it concerns; `io::Error` shows this message and gives its source.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", path.display())]
+struct PathError {
+    path: std::path::PathBuf,
+    source: io::Error,
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
@@ -71,9 +82,13 @@ mod tests {
 
         let missing = dir.path().join("no-such-dir").join("x.json");
         let err = atomic_write(&missing, b"x").expect_err("parent does not exist");
-        assert!(
-            err.to_string().contains("no-such-dir"),
-            "error names the path: {err}"
+        // The message is the path, once; the source is the operating system's error.
+        assert_eq!(err.to_string(), missing.display().to_string());
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+        let cause = std::error::Error::source(&err).expect("the original error");
+        assert_eq!(
+            cause.downcast_ref::<io::Error>().unwrap().kind(),
+            io::ErrorKind::NotFound
         );
         let err = atomic_write(Path::new("/"), b"x").expect_err("no file name");
         assert_eq!(err.kind(), io::ErrorKind::InvalidInput);

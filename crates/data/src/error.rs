@@ -8,8 +8,9 @@ use std::sync::Arc;
 /// that the error stays `Clone`.
 pub type Cause = Arc<dyn Error + Send + Sync + 'static>;
 
-/// An error from reading, validating or transforming data. Its message is the whole story in
-/// one line (`file: what: cause`); `source()` gives the underlying error where there is one.
+/// An error from reading, validating or transforming data. Its message is its own part
+/// (`file: what`); `source()` gives the underlying error where there is one, and the command line
+/// prints the chain (`file: what: cause`).
 #[derive(Debug, Clone)]
 pub struct DataError {
     /// The file concerned, if the error comes from a file.
@@ -55,18 +56,19 @@ impl DataError {
     }
 }
 
-/// A dataset or corruption name that its registry lacks: the whole message, which names the
-/// valid ones.
+/// A dataset or corruption name that its registry lacks: its message is the whole story (it
+/// names the valid ones, and has no source of its own).
 impl From<registry::Unknown> for DataError {
     fn from(unknown: registry::Unknown) -> Self {
         Self::invalid(unknown.to_string())
     }
 }
 
-/// Two errors are equal when they say the same thing about the same file.
+/// Two errors are equal when they say the same thing about the same file, causes included.
 impl PartialEq for DataError {
     fn eq(&self, other: &Self) -> bool {
-        self.path == other.path && self.to_string() == other.to_string()
+        let cause = |e: &Self| e.cause.as_ref().map(ToString::to_string);
+        self.path == other.path && self.message == other.message && cause(self) == cause(other)
     }
 }
 
@@ -77,11 +79,7 @@ impl std::fmt::Display for DataError {
         if let Some(path) = &self.path {
             write!(f, "{}: ", path.display())?;
         }
-        f.write_str(&self.message)?;
-        match &self.cause {
-            Some(cause) => write!(f, ": {cause}"),
-            None => Ok(()),
-        }
+        f.write_str(&self.message)
     }
 }
 
@@ -93,16 +91,34 @@ impl Error for DataError {
     }
 }
 
+/// An error and its sources as one line, `top: cause: cause`, each part once: what the command
+/// line prints last (every crate's errors follow that rule: a message is its own part, the
+/// error underneath its `source()`), and what a test reads.
+pub fn error_chain(error: &(dyn Error + 'static)) -> String {
+    let parts = std::iter::successors(Some(error), |&e| e.source());
+    let parts: Vec<String> = parts
+        .map(|e| e.to_string().trim_end().to_string())
+        .collect();
+    parts.join(": ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn the_cause_is_the_source_and_ends_the_message() {
+    fn the_cause_is_the_source_not_part_of_the_message() {
         let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
         let err = DataError::caused(Path::new("a/b.png"), "cannot read image", io);
-        assert_eq!(err.to_string(), "a/b.png: cannot read image: no such file");
-        assert_eq!(err.source().unwrap().to_string(), "no such file");
+        assert_eq!(err.to_string(), "a/b.png: cannot read image");
+        let source = err.source().unwrap();
+        assert!(source.downcast_ref::<std::io::Error>().is_some());
+        assert_eq!(source.to_string(), "no such file");
+        assert!(source.source().is_none());
+        assert_eq!(
+            error_chain(&err),
+            "a/b.png: cannot read image: no such file"
+        );
         assert!(DataError::invalid("x").source().is_none());
         assert_eq!(err.clone(), err);
         assert_ne!(

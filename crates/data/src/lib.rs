@@ -40,8 +40,9 @@
 //!   matching transformers' `CLIPTokenizer`: `<|startoftext|> ... <|endoftext|>` cut to
 //!   [`CLIP_CONTEXT_LENGTH`], and padded batches ([`ClipBatch`]) with each row's pooling position.
 //!
-//! - Utilities: [`mix`] (seeds for independent random streams) and [`atomic_write`]
-//!   (crash-safe file replacement), used by every crate above.
+//! - Utilities: [`mix`] (seeds for independent random streams), [`atomic_write`]
+//!   (crash-safe file replacement) and [`error_chain`] (an error and its sources in one line),
+//!   used by every crate above.
 //!
 //! Every random choice is drawn from an explicit seed. Errors are [`DataError`] values.
 
@@ -77,7 +78,7 @@ pub use cifar::{CifarKind, CifarSplit, load_cifar, load_cifar_dir};
 pub use clip_bpe::{CLIP_CONTEXT_LENGTH, ClipBatch, ClipBpe};
 pub use corrupt::{Corruption, corrupt};
 pub use dataset::{Dataset, ImageDataset, Pixels, TextDataset, WithClasses};
-pub use error::{Cause, DataError, Result};
+pub use error::{Cause, DataError, Result, error_chain};
 pub use folder::{IMAGE_EXTENSIONS, ImageFolder, ImageIndex, ImageItem, SPLIT_FOLDERS};
 pub use idx::{
     load_idx_pair, read_idx_images, read_idx_labels, write_idx_images, write_idx_labels,

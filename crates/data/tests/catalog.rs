@@ -68,7 +68,10 @@ fn optional_and_absent_train_splits() {
     assert_eq!((animal.test.len(), animal.test.num_classes), (9, 10));
     // Labels are checked against the set's 10 classes.
     write_split(dir.path(), "bundled/mnist", "t10k", 11, 11, true);
-    let err = catalog.load_images("mnist_small").unwrap_err().to_string();
+    let err = catalog
+        .load_images("mnist_small")
+        .map_err(|e| data::error_chain(&e))
+        .unwrap_err();
     assert!(err.contains("label 10 at index 10"), "{err}");
     write_split(dir.path(), "bundled/mnist", "t10k", 4, 10, true);
     let small = catalog.load_images("mnist_small").unwrap();
@@ -76,8 +79,8 @@ fn optional_and_absent_train_splits() {
     assert_eq!(small.test.len(), 4);
     let err = catalog
         .load_image_split("mnist_small", Split::Train)
-        .unwrap_err()
-        .to_string();
+        .map_err(|e| data::error_chain(&e))
+        .unwrap_err();
     assert!(err.contains("no training split"), "{err}");
     // A train split present for the optional set is loaded.
     write_split(dir.path(), "animal-mnist", "train", 8, 4, true);
@@ -92,8 +95,8 @@ fn missing_files_say_how_to_get_them() {
     let catalog = Catalog::new(dir.path());
     let err = catalog
         .load_images("fashion_mnist")
-        .unwrap_err()
-        .to_string();
+        .map_err(|e| data::error_chain(&e))
+        .unwrap_err();
     assert!(
         err.contains("fashion-mnist/train-images-idx3-ubyte.gz"),
         "{err}"
@@ -104,8 +107,8 @@ fn missing_files_say_how_to_get_them() {
     );
     let err = catalog
         .load_images("fashion_mnist_small")
-        .unwrap_err()
-        .to_string();
+        .map_err(|e| data::error_chain(&e))
+        .unwrap_err();
     assert!(
         err.contains("bundled/fashion-mnist/train-images")
             && err.contains("missing from the checkout"),
@@ -113,8 +116,8 @@ fn missing_files_say_how_to_get_them() {
     );
     let err = catalog
         .load_text("sentiment_tweets")
-        .unwrap_err()
-        .to_string();
+        .map_err(|e| data::error_chain(&e))
+        .unwrap_err();
     assert!(
         err.contains("vader/tweets_GroundTruth.txt") && err.contains("datasets/fetch"),
         "{err}"
@@ -126,7 +129,10 @@ fn missing_files_say_how_to_get_them() {
         b"",
     )
     .unwrap();
-    let err = catalog.load_images("animal_mnist").unwrap_err().to_string();
+    let err = catalog
+        .load_images("animal_mnist")
+        .map_err(|e| data::error_chain(&e))
+        .unwrap_err();
     assert!(err.contains("train-"), "{err}");
 }
 
@@ -146,12 +152,18 @@ fn text_sets_load_and_names_are_checked() {
         (amazon.labels.clone(), amazon.name.as_str()),
         (vec![1, 0], "sentiment_amazon")
     );
-    let err = catalog.load_text("imdb").unwrap_err().to_string();
+    let err = catalog
+        .load_text("imdb")
+        .map_err(|e| data::error_chain(&e))
+        .unwrap_err();
     assert!(
         err.contains("unknown data set `imdb`") && err.contains("sentiment_tweets"),
         "{err}"
     );
-    let err = catalog.load_text("mnist").unwrap_err().to_string();
+    let err = catalog
+        .load_text("mnist")
+        .map_err(|e| data::error_chain(&e))
+        .unwrap_err();
     assert!(err.contains("Image") && err.contains("not Text"), "{err}");
     assert!(catalog.load_images("sentiment_amazon").is_err());
 }

@@ -311,7 +311,7 @@ fn bad_files_are_named_with_the_line() {
     let (dir, _) = tiny(&TEN_TOKENS, TEN_MERGES);
     std::fs::write(dir.path().join("vocab.json"), "{\"a\": 0,\n \"b\": x}").unwrap();
     let err = ClipBpe::from_dir(dir.path()).unwrap_err();
-    assert!(err.to_string().contains("line 2"), "{err}");
+    assert!(data::error_chain(&err).contains("line 2"), "{err}");
     assert!(
         std::error::Error::source(&err)
             .unwrap()

@@ -188,7 +188,10 @@ fn names_parse_and_bad_inputs_are_errors() {
         "shot_noise".parse::<Corruption>().unwrap(),
         Corruption::ShotNoise
     );
-    let err = "fog".parse::<Corruption>().unwrap_err().to_string();
+    let err = "fog"
+        .parse::<Corruption>()
+        .map_err(|e| data::error_chain(&e))
+        .unwrap_err();
     assert!(
         err.contains("unknown corruption `fog`")
             && err.contains("gaussian_noise")
@@ -198,8 +201,8 @@ fn names_parse_and_bad_inputs_are_errors() {
     let clean = random_images();
     for s in [0, 6] {
         let err = corrupt(&clean, Corruption::Contrast, s, 0)
-            .unwrap_err()
-            .to_string();
+            .map_err(|e| data::error_chain(&e))
+            .unwrap_err();
         assert!(err.contains(&format!("severity {s}")), "{err}");
     }
 }

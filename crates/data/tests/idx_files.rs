@@ -12,7 +12,7 @@ fn sample() -> (Vec<u8>, [usize; 3], Vec<u8>) {
 }
 
 fn error_text<T: std::fmt::Debug>(r: data::Result<T>) -> String {
-    r.unwrap_err().to_string()
+    r.map_err(|e| data::error_chain(&e)).unwrap_err()
 }
 
 #[test]

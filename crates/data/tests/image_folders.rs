@@ -119,7 +119,9 @@ fn class_sets_that_differ_between_splits_are_refused_naming_both() {
     ] {
         png(&root.join(f), 0);
     }
-    let err = ImageFolder::open(root).unwrap_err().to_string();
+    let err = ImageFolder::open(root)
+        .map_err(|e| data::error_chain(&e))
+        .unwrap_err();
     assert!(
         err.contains("splits train and test differ: only in train: b; only in test: c, d"),
         "{err}"
@@ -136,11 +138,13 @@ fn a_class_folder_without_images_and_a_tree_without_classes_are_refused() {
     let err = ImageFolder::open(root).unwrap_err();
     assert_eq!(err.path, Some(root.join("b")));
     assert!(
-        err.to_string().contains("class folder \"b\" has no image"),
+        data::error_chain(&err).contains("class folder \"b\" has no image"),
         "{err}"
     );
     let empty = tempfile::tempdir().unwrap();
-    let err = ImageFolder::open(empty.path()).unwrap_err().to_string();
+    let err = ImageFolder::open(empty.path())
+        .map_err(|e| data::error_chain(&e))
+        .unwrap_err();
     assert!(err.contains("no class folder"), "{err}");
 }
 
@@ -256,7 +260,7 @@ fn a_corrupt_or_missing_image_is_an_error_naming_its_path() {
     ] {
         let err = index.read_batch(&raw(), &[0, i]).unwrap_err();
         assert_eq!(err.path.as_ref(), Some(&index.items[i].path));
-        assert!(err.to_string().contains(what), "{err}");
+        assert!(data::error_chain(&err).contains(what), "{err}");
         // The decoder's own error is kept as the source.
         assert_eq!(std::error::Error::source(&err).is_some(), i != 2, "{err}");
     }
@@ -272,13 +276,15 @@ fn a_corrupt_or_missing_image_is_an_error_naming_its_path() {
     assert!(results[0].is_ok());
     let err = results[1].as_ref().unwrap_err();
     assert!(
-        err.to_string()
-            .contains("b.png: cannot decode the PNG image"),
+        data::error_chain(err).contains("b.png: cannot decode the PNG image"),
         "{err}"
     );
     // A file removed after indexing.
     std::fs::remove_file(&index.items[0].path).unwrap();
-    let err = index.read_batch(&raw(), &[0]).unwrap_err().to_string();
+    let err = index
+        .read_batch(&raw(), &[0])
+        .map_err(|e| data::error_chain(&e))
+        .unwrap_err();
     assert!(err.contains("a.png: cannot read"), "{err}");
 }
 
@@ -383,7 +389,10 @@ fn loading_whole_keeps_the_bytes_after_resize_and_crop() {
         assert!((a - b).abs() < 1e-6, "{a} vs {b}");
     }
     // Without one output size there is no single shape to hold.
-    let err = index.load(&raw()).unwrap_err().to_string();
+    let err = index
+        .load(&raw())
+        .map_err(|e| data::error_chain(&e))
+        .unwrap_err();
     assert!(err.contains("set a crop or an exact resize"), "{err}");
 }
 
@@ -396,8 +405,7 @@ fn images_of_different_sizes_need_a_crop_or_exact_resize_to_share_a_batch() {
     let err = index.read_batch(&raw(), &[0, 1]).unwrap_err();
     assert_eq!(err.path.as_ref(), Some(&index.items[1].path));
     assert!(
-        err.to_string()
-            .contains("preprocessed to 2x3, but the batch's images are 2x2")
+        data::error_chain(&err).contains("preprocessed to 2x3, but the batch's images are 2x2")
     );
     let pre = Preprocess {
         crop: Some([2, 2]),

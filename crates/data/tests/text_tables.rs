@@ -86,7 +86,7 @@ fn error(name: &str, body: &str) -> String {
     let path = write(dir.path(), name, body);
     let err = load_text_table(&path, &columns("text", "label"), "x").unwrap_err();
     assert_eq!(err.path.as_deref(), Some(path.as_path()));
-    err.to_string()
+    data::error_chain(&err)
 }
 
 #[test]

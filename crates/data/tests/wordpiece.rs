@@ -139,7 +139,10 @@ fn truncation_and_batch_padding() {
             },
         ]
     );
-    let err = t.encode("a", 1).unwrap_err().to_string();
+    let err = t
+        .encode("a", 1)
+        .map_err(|e| data::error_chain(&e))
+        .unwrap_err();
     assert!(
         err.contains("max_len = 1") && err.contains("at least 2"),
         "{err}"
@@ -170,7 +173,9 @@ fn bad_vocabularies_are_named() {
         (dir.path().join("absent.txt"), "cannot read the vocabulary"),
     ];
     for (path, message) in cases {
-        let err = WordPiece::from_vocab_file(&path).unwrap_err().to_string();
+        let err = WordPiece::from_vocab_file(&path)
+            .map_err(|e| data::error_chain(&e))
+            .unwrap_err();
         assert!(
             err.contains(&path.display().to_string()) && err.contains(message),
             "{err}"

@@ -155,8 +155,7 @@ impl std::str::FromStr for Backend {
     type Err = ExperimentError;
 
     fn from_str(name: &str) -> Result<Self, Self::Err> {
-        (Self::NAMES.get(name).map(|entry| entry.item))
-            .map_err(|unknown| ExperimentError::invalid(unknown.to_string()))
+        Ok(Self::NAMES.get(name)?.item)
     }
 }
 

@@ -2,14 +2,16 @@
 //! was expected. [`ConfigError`] is an invalid experiment file; [`ExperimentError`] is anything a
 //! run can hit, with the error of the crate it came from kept as its source.
 
+use std::error::Error;
 use std::fmt;
 
-/// An invalid experiment file or value.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{}{}", file.as_ref().map(|f| format!("{f}: ")).unwrap_or_default(), message.trim_end())]
+/// An invalid experiment file or value: `file: place: what`, and the error underneath (a TOML
+/// or serde error, a checkpoint that cannot be read) as the source.
+#[derive(Debug, Clone)]
 pub struct ConfigError {
     file: Option<String>,
     message: String,
+    source: Option<data::Cause>,
 }
 
 impl ConfigError {
@@ -17,13 +19,19 @@ impl ConfigError {
         Self {
             file: None,
             message: message.into(),
+            source: None,
         }
     }
 
     pub fn new(file: &str, message: impl Into<String>) -> Self {
+        Self::msg(message).in_file(file)
+    }
+
+    /// `message` (the place or what was being done) with `source` underneath.
+    pub fn caused(message: impl Into<String>, source: impl Error + Send + Sync + 'static) -> Self {
         Self {
-            file: Some(file.to_string()),
-            message: message.into(),
+            source: Some(std::sync::Arc::new(source)),
+            ..Self::msg(message)
         }
     }
 
@@ -44,41 +52,73 @@ impl ConfigError {
     }
 }
 
-/// What went wrong in a run, from the crate where it happened (kept as the source);
-/// [`ErrorContext::context`] adds where. The message of each is the whole story in one line
-/// (`where: what`), since that line is what a researcher reads; `source()` walks the same
-/// chain for programs.
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(file) = &self.file {
+            write!(f, "{file}: ")?;
+        }
+        f.write_str(self.message.trim_end())
+    }
+}
+
+/// Written out rather than derived, as for [`data::DataError`]: the source is the error inside
+/// the `Arc`, so `downcast_ref` sees its type.
+impl Error for ConfigError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        self.source.as_deref().map(|c| c as &(dyn Error + 'static))
+    }
+}
+
+/// Two errors are equal when they say the same thing about the same file, sources included.
+impl PartialEq for ConfigError {
+    fn eq(&self, other: &Self) -> bool {
+        let source = |e: &Self| e.source.as_ref().map(ToString::to_string);
+        self.file == other.file && self.message == other.message && source(self) == source(other)
+    }
+}
+
+/// What went wrong in a run, from the crate where it happened (kept whole: the wrappers are
+/// transparent); [`ErrorContext::context`] adds where. Each message is its own part
+/// (`where`, or `what`), and `source()` gives the next: the command line prints the chain
+/// (`where: what: cause`), each part once.
 #[derive(Debug, thiserror::Error)]
 pub enum ExperimentError {
-    #[error("{0}")]
+    #[error(transparent)]
     Config(#[from] ConfigError),
-    #[error("{0}")]
+    #[error(transparent)]
     Data(#[from] data::DataError),
-    #[error("{0}")]
+    #[error(transparent)]
     Backbone(#[from] backbone::BackboneError),
-    #[error("{0}")]
+    #[error(transparent)]
     Import(#[from] importers::ImportError),
-    #[error("{0}")]
+    #[error(transparent)]
     Train(#[from] train::TrainError),
-    #[error("{0}")]
+    #[error(transparent)]
     Hydra(#[from] hydra::HydraError),
-    #[error("{0}")]
+    #[error(transparent)]
     Lora(#[from] lora_ensemble::LoraError),
-    #[error("{0}")]
+    #[error(transparent)]
     HetDpt(#[from] hetdpt::HetDptError),
-    #[error("{0}")]
+    #[error(transparent)]
     Metrics(#[from] uq_metrics::MetricsError),
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] std::io::Error),
-    #[error("{0}")]
+    #[error(transparent)]
     Json(#[from] serde_json::Error),
-    #[error("{0}")]
+    #[error(transparent)]
+    Toml(#[from] toml::ser::Error),
+    #[error(transparent)]
+    Tensor(#[from] burn::tensor::DataError),
+    #[error(transparent)]
     Report(#[from] report::ReportError),
+    /// A name that its registry lacks (a backend's).
+    #[error(transparent)]
+    Unknown(#[from] registry::Unknown),
     /// A check of this crate's own, in words.
     #[error("{0}")]
     Invalid(String),
     /// `source`, and where it happened (a field, a method and seed, a file).
-    #[error("{place}: {source}")]
+    #[error("{place}")]
     At {
         place: String,
         source: Box<ExperimentError>,
@@ -129,19 +169,43 @@ mod tests {
     use super::*;
     use std::error::Error;
 
+    fn chain(e: &dyn Error) -> Vec<String> {
+        std::iter::successors(Some(e), |&e| e.source())
+            .map(ToString::to_string)
+            .collect()
+    }
+
     #[test]
-    fn context_keeps_the_crate_error_as_the_source_of_the_line() {
+    fn context_is_its_own_part_and_the_crate_error_follows_once() {
         let inner = backbone::BackboneError::invalid("ViTConfig.n_heads", 0, "at least 1");
         let failed: std::result::Result<(), _> = Err(hydra::HydraError::from(inner.clone()));
         let err = failed.context("method `hydra`, seed 2").unwrap_err();
-        assert_eq!(err.to_string(), format!("method `hydra`, seed 2: {inner}"));
-        // The chain: At -> Hydra -> HydraError::Backbone -> BackboneError.
-        let hydra = err
+        // The wrappers (ExperimentError::Hydra, HydraError::Backbone) are transparent.
+        assert_eq!(
+            chain(&err),
+            ["method `hydra`, seed 2".to_string(), inner.to_string()]
+        );
+        // At's source is its boxed error.
+        let source = err.source().expect("the hydra error");
+        assert!(matches!(
+            source.downcast_ref::<Box<ExperimentError>>().map(|b| &**b),
+            Some(ExperimentError::Hydra(hydra::HydraError::Backbone(b))) if *b == inner
+        ));
+    }
+
+    #[test]
+    fn a_config_error_names_its_file_once_and_keeps_the_toml_error() {
+        let toml = "a = ".parse::<toml::Table>().unwrap_err();
+        let err = ConfigError::caused("not valid TOML", toml.clone()).in_file("x.toml");
+        let parts = chain(&err);
+        assert_eq!(
+            parts,
+            ["x.toml: not valid TOML".to_string(), toml.to_string()]
+        );
+        let source = err
             .source()
-            .and_then(|e| e.source())
-            .expect("the hydra error");
-        assert!(hydra.downcast_ref::<hydra::HydraError>().is_some());
-        let root = hydra.source().expect("the backbone error");
-        assert_eq!(root.downcast_ref::<backbone::BackboneError>(), Some(&inner));
+            .and_then(|s| s.downcast_ref::<toml::de::Error>());
+        assert_eq!(source, Some(&toml));
+        assert_eq!(data::error_chain(&err), parts.join(": ").trim_end());
     }
 }

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::ExperimentError;
+use crate::error::{ErrorContext as _, ExperimentError};
 
 /// Worker processes for a run: `exe worker ...` (the `uqformer` binary) and how many at once.
 #[derive(Debug, Clone)]
@@ -75,8 +75,7 @@ pub struct WorkerSpec {
 impl WorkerSpec {
     /// The spec a worker was given, or an error naming what did not parse.
     pub fn parse(text: &str) -> Result<Self, ExperimentError> {
-        serde_json::from_str(text)
-            .map_err(|e| ExperimentError::invalid(format!("worker spec {text}: {e}")))
+        serde_json::from_str(text).context(format_args!("worker spec {text}"))
     }
 }
 

@@ -1,5 +1,8 @@
 //! The experiment schema: valid files parse, each kind of bad input names what is wrong.
 
+use std::error::Error;
+
+use data::error_chain;
 use experiment::device::Backend;
 use experiment::{ExperimentConfig, Overrides};
 
@@ -34,9 +37,7 @@ samples = 4
 "#;
 
 fn error_of(text: &str) -> String {
-    ExperimentConfig::parse(text)
-        .expect_err("should be rejected")
-        .to_string()
+    error_chain(&ExperimentConfig::parse(text).expect_err("should be rejected"))
 }
 
 #[test]
@@ -111,16 +112,14 @@ fn load_names_the_file() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("bad.toml");
     std::fs::write(&path, VALID.replace("[train]", "[trian]")).unwrap();
-    let e = ExperimentConfig::load(&path, &Overrides::default())
-        .unwrap_err()
-        .to_string();
+    let e = error_chain(&ExperimentConfig::load(&path, &Overrides::default()).unwrap_err());
     assert!(
         e.starts_with(&path.display().to_string()) && e.contains("trian"),
         "{e}"
     );
     let missing = ExperimentConfig::load(&dir.join("nope.toml"), &Overrides::default())
-        .unwrap_err()
-        .to_string();
+        .map_err(|e| error_chain(&e))
+        .unwrap_err();
     assert!(
         missing.contains("nope.toml") && missing.contains("cannot read"),
         "{missing}"
@@ -155,8 +154,8 @@ fn overrides_replace_the_files_values_and_are_validated() {
             devices: None,
         };
         let e = ExperimentConfig::load(&path, &overrides)
-            .unwrap_err()
-            .to_string();
+            .map_err(|e| error_chain(&e))
+            .unwrap_err();
         assert!(
             e.starts_with(&path.display().to_string()) && e.contains(field),
             "{e}"
@@ -465,5 +464,58 @@ fn the_baseline_is_a_method_of_the_run() {
             && e.contains("`mc_dropout`")
             && e.contains("single, deep_ensemble, mcd"),
         "{e}"
+    );
+}
+
+/// A file that is not TOML (a bomb of nested arrays included) names the file once, and the
+/// parser's error is the source.
+#[test]
+fn a_malformed_file_names_the_file_once_and_keeps_the_toml_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let bomb = format!("x = {}{}", "[".repeat(10_000), "]".repeat(10_000));
+    for (name, text) in [
+        ("bad.toml", "[experiment]\nname = \"x\n".to_string()),
+        ("bomb.toml", bomb),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let e = ExperimentConfig::load(&path, &Overrides::default()).unwrap_err();
+        let file = path.display().to_string();
+        assert_eq!(
+            e.to_string(),
+            format!("{file}: not a valid experiment file")
+        );
+        let source = e.source().expect("toml's error");
+        assert!(
+            source.downcast_ref::<toml::de::Error>().is_some(),
+            "{source}"
+        );
+        assert_eq!(
+            error_chain(&e).matches(&file).count(),
+            1,
+            "{}",
+            error_chain(&e)
+        );
+    }
+}
+
+/// A method's parameter that does not parse: the place (entry, kind) is the message, serde's
+/// error naming the key its source.
+#[test]
+fn a_bad_method_parameter_keeps_serdes_error_as_the_source() {
+    let e = ExperimentConfig::parse(&VALID.replace("members = 3", "members = 3\nmembrs = 2"))
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "[[method]] #2: kind `deep_ensemble`: parameters"
+    );
+    let source = e.source().expect("serde's error");
+    assert!(
+        source.downcast_ref::<toml::de::Error>().is_some(),
+        "{source}"
+    );
+    assert!(
+        source.to_string().contains("unknown field `membrs`"),
+        "{source}"
     );
 }

@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::sync::Mutex;
 
+use data::error_chain;
 use experiment::{ExperimentConfig, RunOptions, run};
 
 /// Burn's CPU RNG is process-global: runs must not interleave.
@@ -149,7 +150,9 @@ fn a_detector_that_cannot_be_fitted_names_the_method_and_the_detector() {
         .replace("SCORES", "[\"msp\", \"knn\"]")
         .replace("train_limit = 300", "train_limit = 40");
     let config = ExperimentConfig::parse(&text).unwrap();
-    let err = run(&config, &options(dir.path())).unwrap_err().to_string();
+    let err = run(&config, &options(dir.path()))
+        .map_err(|e| error_chain(&e))
+        .unwrap_err();
     assert!(
         err.contains("method `single`") && err.contains("knn detector") && err.contains("k = 50"),
         "{err}"
@@ -163,7 +166,9 @@ fn bad_score_lists_and_groups_are_refused_naming_the_field() {
             "eval_batch_size = 64",
             &format!("eval_batch_size = 64\n{extra}"),
         );
-        ExperimentConfig::parse(&text).unwrap_err().to_string()
+        ExperimentConfig::parse(&text)
+            .map_err(|e| error_chain(&e))
+            .unwrap_err()
     };
     let err = refused("[\"msp\", \"mahalanobiss\"]", "");
     assert!(

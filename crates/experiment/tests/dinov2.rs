@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use data::error_chain;
 use experiment::{ExperimentConfig, RunOptions, run};
 
 const CONFIG: &str = r#"
@@ -102,7 +103,9 @@ fn dinov2_fine_tunes_through_the_runner() {
 fn a_pretrained_backbone_takes_no_preset_or_shape() {
     for extra in ["preset = \"vit_tiny_28\"", "d_model = 64"] {
         let text = CONFIG.replace("[backbone]", &format!("[backbone]\n{extra}"));
-        let err = ExperimentConfig::parse(&text).unwrap_err().to_string();
+        let err = ExperimentConfig::parse(&text)
+            .map_err(|e| error_chain(&e))
+            .unwrap_err();
         assert!(err.contains("shape of its pretrained checkpoint"), "{err}");
     }
 }

@@ -6,6 +6,7 @@ mod common;
 use common::{image_trees, options};
 use std::path::Path;
 
+use data::error_chain;
 use experiment::{ExperimentConfig, run};
 
 /// Runs `config` with data and results under `dir`: every method scores its test set and the
@@ -64,8 +65,8 @@ batch_size = 9
     runs_with_ood(&config, dir.path(), "stripes");
     // Without an image size the tree cannot be read at one size: refused when the file is read.
     let e = ExperimentConfig::parse(&text.replace("image_size = 8\n", ""))
-        .unwrap_err()
-        .to_string();
+        .map_err(|e| error_chain(&e))
+        .unwrap_err();
     assert!(e.contains("data.image_size") && e.contains("shapes"), "{e}");
 }
 
@@ -132,8 +133,8 @@ lr = 1e-4
     // A column the file lacks is named with the file.
     let config = ExperimentConfig::parse(&text("review")).unwrap();
     let e = run(&config, &options(dir.path(), dir.path()))
-        .unwrap_err()
-        .to_string();
+        .map_err(|e| error_chain(&e))
+        .unwrap_err();
     assert!(e.contains("reviews.csv") && e.contains("review"), "{e}");
 }
 
@@ -191,7 +192,7 @@ calibration_samples = 6
     runs_with_ood(&config, dir.path(), "stripes");
     let config = ExperimentConfig::parse(&text(8)).unwrap();
     let e = run(&config, &options(dir.path(), dir.path()))
-        .unwrap_err()
-        .to_string();
+        .map_err(|e| error_chain(&e))
+        .unwrap_err();
     assert!(e.contains("image_size = 16"), "{e}");
 }

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use data::error_chain;
 use experiment::{ExperimentConfig, RunOptions, run};
 use report::{Summary, Variant};
 use report::{join_runs, redraw};
@@ -142,15 +143,17 @@ fn a_missing_dataset_says_to_run_fetch() {
         data_root: empty.path().to_path_buf(),
         ..options(empty.path())
     };
-    let e = run(&config, &opts).unwrap_err().to_string();
+    let e = run(&config, &opts)
+        .map_err(|e| error_chain(&e))
+        .unwrap_err();
     assert!(e.contains("datasets/fetch") && e.contains("fashion"), "{e}");
 }
 
 #[test]
 fn unknown_backend_or_preset_is_rejected_when_parsed() {
     let e = ExperimentConfig::parse(&TINY.replace("seeds = [3]", "seeds = [3]\nbackend = \"tpu\""))
-        .unwrap_err()
-        .to_string();
+        .map_err(|e| error_chain(&e))
+        .unwrap_err();
     // toml's message quotes the line and serde lists the variants.
     assert!(
         e.contains("backend = \"tpu\"") && e.contains("`flex`") && e.contains("`tch-cuda`"),
@@ -160,19 +163,19 @@ fn unknown_backend_or_preset_is_rejected_when_parsed() {
         .replace("seeds = [3]", "seeds = [3]\nbackend = \"ndarray\"")
         .replace("[backbone]", "[eval]\nprecision = \"bf16\"\n\n[backbone]");
     let e = ExperimentConfig::parse(&bf16_on_ndarray)
-        .unwrap_err()
-        .to_string();
+        .map_err(|e| error_chain(&e))
+        .unwrap_err();
     assert!(e.contains("eval.precision") && e.contains("ndarray"), "{e}");
     let e = ExperimentConfig::parse(&TINY.replace("\"vit_tiny_28\"", "\"vit_huge\""))
-        .unwrap_err()
-        .to_string();
+        .map_err(|e| error_chain(&e))
+        .unwrap_err();
     assert!(
         e.contains("backbone.preset") && e.contains("vit_tiny_28"),
         "{e}"
     );
     let e = ExperimentConfig::parse(&TINY.replace("\"gaussian_noise\"", "\"fog\""))
-        .unwrap_err()
-        .to_string();
+        .map_err(|e| error_chain(&e))
+        .unwrap_err();
     assert!(
         e.contains("data.shift.corruption") && e.contains("contrast"),
         "{e}"

@@ -7,6 +7,7 @@ mod common;
 use common::options;
 use std::path::Path;
 
+use data::error_chain;
 use experiment::{ExperimentConfig, run};
 
 const POSITIVE: [&str; 6] = [
@@ -203,15 +204,15 @@ fn every_text_kind_runs_on_a_pretrained_bert() {
 fn text_refuses_image_only_kinds_and_settings() {
     let refuse = |methods: &str, needle: &str| {
         let err = ExperimentConfig::parse(&format!("{BASE}{methods}"))
-            .unwrap_err()
-            .to_string();
+            .map_err(|e| error_chain(&e))
+            .unwrap_err();
         assert!(err.contains(needle), "{err}");
     };
     let single = "\n[[method]]\nkind = \"single\"\n";
     let resized = BASE.replace("[data]", "[data]\nimage_size = 56");
     let err = ExperimentConfig::parse(&format!("{resized}{single}"))
-        .unwrap_err()
-        .to_string();
+        .map_err(|e| error_chain(&e))
+        .unwrap_err();
     assert!(
         err.contains("data.image_size") && err.contains("texts"),
         "{err}"
@@ -221,29 +222,29 @@ fn text_refuses_image_only_kinds_and_settings() {
     refuse("\n[[method]]\nkind = \"hetdpt\"\n", needs_vit);
     let vit_on_text = BASE.replace("\"all-minilm-l6-v2\"", "\"dinov2-s\"");
     let err = ExperimentConfig::parse(&format!("{vit_on_text}{single}"))
-        .unwrap_err()
-        .to_string();
+        .map_err(|e| error_chain(&e))
+        .unwrap_err();
     assert!(
         err.contains("backbone.pretrained") && err.contains("reads images"),
         "{err}"
     );
     let with_preset = BASE.replace("[backbone]", "[backbone]\npreset = \"vit_tiny_28\"");
     let err = ExperimentConfig::parse(&format!("{with_preset}{single}"))
-        .unwrap_err()
-        .to_string();
+        .map_err(|e| error_chain(&e))
+        .unwrap_err();
     assert!(err.contains("shape of its pretrained checkpoint"), "{err}");
     let no_weights = BASE.replace("pretrained = \"all-minilm-l6-v2\"", "");
     let err = ExperimentConfig::parse(&format!("{no_weights}{single}"))
-        .unwrap_err()
-        .to_string();
+        .map_err(|e| error_chain(&e))
+        .unwrap_err();
     assert!(
         err.contains("backbone.pretrained") && err.contains("needs a BERT"),
         "{err}"
     );
     let image_ood = BASE.replace("ood = [\"sentiment_tweets\"]", "ood = [\"mnist_small\"]");
     let err = ExperimentConfig::parse(&format!("{image_ood}{single}"))
-        .unwrap_err()
-        .to_string();
+        .map_err(|e| error_chain(&e))
+        .unwrap_err();
     assert!(
         err.contains("data.ood") && err.contains("mnist_small"),
         "{err}"
@@ -258,8 +259,8 @@ fn a_missing_checkpoint_is_named() {
     let config =
         ExperimentConfig::parse(&format!("{BASE}\n[[method]]\nkind = \"single\"\n")).unwrap();
     let err = run(&config, &options(root.path(), out.path()))
-        .unwrap_err()
-        .to_string();
+        .map_err(|e| error_chain(&e))
+        .unwrap_err();
     assert!(
         err.contains("backbone.pretrained") && err.contains("vocab.txt"),
         "{err}"

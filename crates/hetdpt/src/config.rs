@@ -164,9 +164,7 @@ impl WidthConfig {
         }
         hydra::strategy(&heads.strategy, &heads.params)
             .map(drop)
-            .map_err(|e| {
-                HetDptError::config("width.heads.strategy", &heads.strategy, e.to_string())
-            })
+            .map_err(|e| HetDptError::hydra("hetdpt.width.heads.strategy", e))
     }
 }
 

@@ -48,7 +48,7 @@ pub(crate) fn final_finetune(
 pub(crate) fn subset(set: &ImageDataset, n: usize, seed: u64) -> Result<ImageDataset, HetDptError> {
     let n = n.min(set.len());
     let idx = stratified_subset(&set.labels, SubsetSize::Total(n), seed)
-        .map_err(|e| HetDptError::Invalid(format!("subset of {}: {e}", set.name)))?;
+        .map_err(|e| HetDptError::data(format!("subset of {}", set.name), e))?;
     Ok(set.subset(&idx))
 }
 

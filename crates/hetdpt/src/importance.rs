@@ -144,9 +144,9 @@ pub(crate) fn removal_order(
     let model = base.clone().fork(&autodiff).no_grad();
     let n = cfg.importance_images.min(data.set.len());
     let subset = stratified_subset(&data.set.labels, SubsetSize::Total(n), seed)
-        .map_err(|e| HetDptError::Invalid(format!("importance subset: {e}")))?;
+        .map_err(|e| HetDptError::data("importance subset", e))?;
     let plan = BatchPlan::new(subset.len(), cfg.batch_size, Some(seed), false)
-        .map_err(|e| HetDptError::Invalid(e.to_string()))?;
+        .map_err(|e| HetDptError::data("importance batches", e))?;
     let mut batches = (0..).flat_map(|epoch| plan.epoch(epoch));
 
     let mut attn = Candidates::new(layers);
@@ -256,7 +256,10 @@ impl Scorer<'_> {
 fn host(t: Tensor<1>) -> Result<Vec<f32>, HetDptError> {
     t.into_data()
         .try_to_vec::<f32>()
-        .map_err(|e| HetDptError::Invalid(format!("reading gate gradients: {e:?}")))
+        .map_err(|source| HetDptError::Tensor {
+            what: "gate gradients",
+            source,
+        })
 }
 
 #[cfg(test)]

@@ -95,12 +95,11 @@ impl Polynomial {
             .map(|&(a, g, _)| terms.iter().map(|&t| eval_term(t, a, g)).collect())
             .collect();
         let y: Vec<f64> = points.iter().map(|p| p.2).collect();
-        let coefficients = least_squares(rows.clone(), &y).map_err(|why| {
-            HetDptError::Invalid(format!(
-                "the MAP fit of degree {degree} ({} coefficients) on {} points failed: {why}",
-                terms.len(),
-                points.len()
-            ))
+        let coefficients = least_squares(rows.clone(), &y).map_err(|reason| HetDptError::Fit {
+            degree,
+            coefficients: terms.len(),
+            points: points.len(),
+            reason,
         })?;
         let polynomial = Self {
             degree,

@@ -43,11 +43,10 @@ pub(crate) fn apply(
     let (model, head_scores, heads_kept) = match &cfg.heads {
         Some(heads) => {
             let (scores, kept) = choose_heads(base, heads, calibration, device, seed)?;
-            let fail = |e: String| HetDptError::Invalid(format!("HetDPT+ head pruning: {e}"));
             let narrowed = match hydra::prune(&Classifier::Vit(base.clone()), &kept) {
                 Ok(Classifier::Vit(v)) => v,
                 Ok(_) => unreachable!("pruning keeps the model's kind"),
-                Err(e) => return Err(fail(e.to_string())),
+                Err(e) => return Err(HetDptError::hydra("HetDPT+ head pruning", e)),
             };
             (merge(&narrowed, removal)?, Some(scores), Some(kept))
         }
@@ -71,11 +70,11 @@ fn choose_heads(
     device: &Device,
     seed: u64,
 ) -> Result<(Vec<Vec<f64>>, HeadSet), HetDptError> {
-    let fail = |e: hydra::HydraError| HetDptError::Invalid(format!("HetDPT+ heads: {e}"));
+    let fail = |e| HetDptError::hydra("HetDPT+ heads", e);
     let strategy = hydra::strategy(&cfg.strategy, &cfg.params).map_err(fail)?;
     let n = cfg.calibration_images.min(data.set.len());
     let picked = stratified_subset(&data.set.labels, SubsetSize::Total(n), seed)
-        .map_err(|e| HetDptError::Invalid(format!("HetDPT+ calibration subset: {e}")))?;
+        .map_err(|e| HetDptError::data("HetDPT+ calibration subset", e))?;
     let batches = picked
         .chunks(CALIBRATION_BATCH)
         .map(|idx| {
@@ -137,10 +136,14 @@ fn narrow_mlp(mlp: &Mlp, keep: f64) -> Result<Mlp, HetDptError> {
             .sum_dim(1)
             .squeeze_dim::<1>(1)
             .sqrt();
-    let score: Vec<f32> = score
-        .into_data()
-        .try_to_vec::<f32>()
-        .map_err(|e| HetDptError::Invalid(format!("reading MLP weights: {e:?}")))?;
+    let score: Vec<f32> =
+        score
+            .into_data()
+            .try_to_vec::<f32>()
+            .map_err(|source| HetDptError::Tensor {
+                what: "MLP weights",
+                source,
+            })?;
     let k = ((keep * hidden as f64).round() as usize).clamp(1, hidden);
     let mut ranked: Vec<usize> = (0..hidden).collect();
     // Stable sort: equal scores keep the lower channel.
@@ -290,6 +293,12 @@ mod tests {
             }),
         };
         let err = apply(&base, &Removal::none(3), &width, data, &device, 1).unwrap_err();
-        assert!(err.to_string().contains("nope"), "{err}");
+        // Hydra's error, naming the strategy, is the source of HetDPT's step.
+        assert_eq!(err.to_string(), "HetDPT+ heads");
+        let source = std::error::Error::source(&err).expect("hydra's error");
+        let hydra = source.downcast_ref::<hydra::HydraError>();
+        assert!(
+            matches!(hydra, Some(hydra::HydraError::Unknown(u)) if u.name == "nope")
+        );
     }
 }

@@ -17,14 +17,23 @@ pub enum HydraError {
     #[error(transparent)]
     Unknown(#[from] registry::Unknown),
     /// A strategy's parameter table does not parse: a key it does not read, or a value of
-    /// the wrong kind (serde's message names the key and what was expected).
-    #[error("strategy {strategy:?}, importance_params: {reason}")]
+    /// the wrong kind (the source, serde's error, names the key and what was expected).
+    #[error("strategy {strategy:?}, importance_params")]
     Params {
         strategy: &'static str,
-        reason: String,
+        // Boxed: toml's error is large, and every result of the crate carries this type.
+        #[source]
+        source: Box<toml::de::Error>,
+    },
+    /// A metric a strategy scores heads by cannot be computed (`what` names it).
+    #[error("{what}")]
+    Metric {
+        what: &'static str,
+        #[source]
+        source: uq_metrics::MetricsError,
     },
     /// A member or the model it came from does not make a valid backbone (the field is named).
-    #[error("{0}")]
+    #[error(transparent)]
     Backbone(#[from] backbone::BackboneError),
 }
 
@@ -48,15 +57,14 @@ mod tests {
     use std::error::Error;
 
     #[test]
-    fn a_backbone_error_stays_the_source_and_the_message() {
+    fn a_backbone_error_is_passed_through_whole() {
+        // Transparent: the message and the sources are the backbone error's, so walking the
+        // chain prints it once.
         let inner = backbone::BackboneError::invalid("ViTConfig.n_heads", 0, "at least 1");
         let err = HydraError::from(inner.clone());
         assert_eq!(err.to_string(), inner.to_string());
-        let source = err.source().expect("the backbone error is the source");
-        assert_eq!(
-            source.downcast_ref::<backbone::BackboneError>(),
-            Some(&inner)
-        );
+        assert!(err.source().is_none());
+        assert!(matches!(&err, HydraError::Backbone(b) if *b == inner));
         assert!(HydraError::invalid("k", 1, "2").source().is_none());
     }
 }

@@ -82,7 +82,7 @@ impl BertWeights {
         }
         let expected = "expected config.json with model.safetensors, or one *.onnx graph";
         let mut graphs = onnx_files(dir).map_err(|e| {
-            ImportError::file(dir, format!("cannot read the folder ({e}); {expected}"))
+            ImportError::caused(dir, format!("cannot read the folder; {expected}"), e)
         })?;
         match graphs.len() {
             1 => Ok(Self::Onnx(Box::new(OnnxGraph::read(&graphs.remove(0))?))),

@@ -13,15 +13,15 @@ use crate::error::ImportError;
 /// value).
 pub(crate) fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, ImportError> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| ImportError::file(path, format!("cannot read the file: {e}")))?;
+        .map_err(|e| ImportError::caused(path, "cannot read the file", e))?;
     let json = &mut serde_json::Deserializer::from_str(&text);
     serde_path_to_error::deserialize(json).map_err(|e| {
         let message = match e.path().to_string() {
             // The whole file: not an object, or a required field missing (named by serde).
-            root if root == "." => e.inner().to_string(),
-            field => format!("{field}: {}", e.inner()),
+            root if root == "." => "not the expected configuration".to_string(),
+            field => field,
         };
-        ImportError::file(path, message)
+        ImportError::caused(path, message, e.into_inner())
     })
 }
 

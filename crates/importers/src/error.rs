@@ -1,12 +1,13 @@
 //! [`ImportError`]: why a checkpoint could not be imported, naming the file and, for tensors,
 //! every offending name.
 
+use std::error::Error;
 use std::path::{Path, PathBuf};
 
 use backbone::BackboneError;
 
 /// Why a checkpoint could not be imported.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum ImportError {
     /// The file cannot be read or is not valid: truncated, bad header, bad config field.
     #[error("{}: {message}", path.display())]
@@ -15,6 +16,9 @@ pub enum ImportError {
         path: PathBuf,
         /// What is wrong and what was expected.
         message: String,
+        /// The error underneath (an I/O or parse error), if any.
+        #[source]
+        source: Option<Box<dyn Error + Send + Sync>>,
     },
     /// The tensors in the file do not fit the model; every offending name is listed.
     #[error(
@@ -33,7 +37,7 @@ pub enum ImportError {
         mismatched: Vec<String>,
     },
     /// The tokenizer beside the checkpoint cannot be read.
-    #[error("{}: the tokenizer: {error}", path.display())]
+    #[error("{}: the tokenizer", path.display())]
     Tokenizer {
         /// The checkpoint folder.
         path: PathBuf,
@@ -52,7 +56,7 @@ pub enum ImportError {
         error: data::DataError,
     },
     /// The configuration read from the file cannot build a model.
-    #[error("{}: {error}", path.display())]
+    #[error("{}", path.display())]
     Config {
         /// The file.
         path: PathBuf,
@@ -67,6 +71,20 @@ impl ImportError {
         Self::File {
             path: path.to_path_buf(),
             message: message.into(),
+            source: None,
+        }
+    }
+
+    /// An error about the file at `path` caused by `source` (kept as the source).
+    pub(crate) fn caused(
+        path: &Path,
+        message: impl Into<String>,
+        source: impl Error + Send + Sync + 'static,
+    ) -> Self {
+        Self::File {
+            path: path.to_path_buf(),
+            message: message.into(),
+            source: Some(Box::new(source)),
         }
     }
 }

@@ -106,7 +106,7 @@ impl OnnxGraph {
     /// Reads the graph of an ONNX model file.
     pub fn read(path: &Path) -> Result<Self, ImportError> {
         let bytes = std::fs::read(path)
-            .map_err(|e| ImportError::file(path, format!("cannot read the file: {e}")))?;
+            .map_err(|e| ImportError::caused(path, "cannot read the file", e))?;
         Self::parse(path, &bytes).map_err(|e| {
             ImportError::file(
                 path,

@@ -116,7 +116,7 @@ pub fn minilm_l6() -> BertConfig {
 pub(crate) fn hf_bert(dir: &Path, _name: &str, target: &Target) -> Result<Checkpoint, ImportError> {
     let vocab = dir.join("vocab.txt");
     std::fs::metadata(&vocab)
-        .map_err(|e| ImportError::file(&vocab, format!("cannot read the vocabulary: {e}")))?;
+        .map_err(|e| ImportError::caused(&vocab, "cannot read the vocabulary", e))?;
     let weights = BertWeights::find(dir)?;
     let mut bert = weights.config()?;
     bert.dropout = target.dropout;
@@ -150,9 +150,8 @@ fn dinov2_onnx(dir: &Path, name: &str, target: &Target) -> Result<Checkpoint, Im
         return Err(fail(format!("`{name}` is a backbone for images")));
     };
     let mut files = onnx_files(dir).map_err(|e| {
-        fail(format!(
-            "cannot read the folder ({e}); run `datasets/fetch {name}`"
-        ))
+        let what = format!("cannot read the folder; run `datasets/fetch {name}`");
+        ImportError::caused(dir, what, e)
     })?;
     let path = match files.len() {
         1 => files.remove(0),

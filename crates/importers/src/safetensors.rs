@@ -31,9 +31,9 @@ impl SafeTensors {
     /// byte range) with the `safetensors` crate.
     pub fn read(path: &Path) -> Result<Self, ImportError> {
         let bytes = std::fs::read(path)
-            .map_err(|e| ImportError::file(path, format!("cannot read the file: {e}")))?;
+            .map_err(|e| ImportError::caused(path, "cannot read the file", e))?;
         let (header_len, metadata) = ::safetensors::SafeTensors::read_metadata(&bytes)
-            .map_err(|e| ImportError::file(path, format!("not a valid safetensors file: {e}")))?;
+            .map_err(|e| ImportError::caused(path, "not a valid safetensors file", e))?;
         // Offsets count from the end of the header, after its 8-byte length.
         let data_start = 8 + header_len;
         let tensors = (metadata.tensors().into_iter())

@@ -1,8 +1,9 @@
+use std::error::Error;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// Why an ensemble could not be built, or its adapters not saved or loaded.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum LoraError {
     /// A [`LoraConfig`](crate::LoraConfig) field holds a value the ensemble cannot be built with.
     #[error("{field} = {value} is invalid: expected {expected}")]
@@ -14,14 +15,20 @@ pub enum LoraError {
         /// What was expected instead.
         expected: String,
     },
-    /// An adapter file could not be written, read, or does not fit this ensemble.
+    /// An adapter file could not be encoded, read, or does not fit this ensemble.
     #[error("adapter file {}: {reason}", path.display())]
     AdapterFile {
         /// The file concerned.
         path: PathBuf,
         /// What went wrong.
-        reason: String,
+        reason: &'static str,
+        /// The error underneath (Burn's record error).
+        #[source]
+        source: Box<dyn Error + Send + Sync>,
     },
+    /// The adapter file could not be written (the I/O error names it).
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
 }
 
 impl LoraError {
@@ -37,10 +44,15 @@ impl LoraError {
         }
     }
 
-    pub(crate) fn file(path: &Path, reason: impl fmt::Display) -> Self {
+    pub(crate) fn file(
+        path: &Path,
+        reason: &'static str,
+        source: impl Error + Send + Sync + 'static,
+    ) -> Self {
         Self::AdapterFile {
             path: path.to_path_buf(),
-            reason: reason.to_string(),
+            reason,
+            source: Box::new(source),
         }
     }
 }

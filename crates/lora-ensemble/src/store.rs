@@ -20,8 +20,9 @@ impl LoraEnsemble {
             .clone()
             .into_record()
             .into_bytes()
-            .map_err(|e| LoraError::file(path, e))?;
-        data::atomic_write(path, &bytes).map_err(|e| LoraError::file(path, e))
+            .map_err(|e| LoraError::file(path, "cannot be encoded", e))?;
+        // atomic_write's error names the file.
+        Ok(data::atomic_write(path, &bytes)?)
     }
 
     /// Rebuilds the ensemble `config` describes around `backbone` and loads its adapters and
@@ -32,13 +33,14 @@ impl LoraEnsemble {
         config: &LoraConfig,
         path: &Path,
     ) -> Result<Self, LoraError> {
-        let record = ModuleRecord::load(path).map_err(|e| LoraError::file(path, e))?;
+        let record =
+            ModuleRecord::load(path).map_err(|e| LoraError::file(path, "cannot be read", e))?;
         // The seed only shapes values the file overwrites.
         let mut model = config.init(backbone, 0)?;
         model.adapters = model
             .adapters
             .try_load_record(record)
-            .map_err(|e| LoraError::file(path, format!("does not fit this ensemble: {e}")))?;
+            .map_err(|e| LoraError::file(path, "does not fit this ensemble", e))?;
         Ok(model)
     }
 }

@@ -13,14 +13,15 @@ pub(crate) const GRID_MINOR: RGBColor = RGBColor(238, 238, 238);
 pub(crate) const GRID_MAJOR: RGBColor = RGBColor(215, 215, 215);
 pub(crate) const MUTED: RGBColor = RGBColor(110, 110, 110);
 
-/// A drawing failure inside plotters (not expected for an in-memory SVG).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("drawing a figure: {0}")]
-pub struct PlotError(pub String);
+/// A drawing failure inside plotters (not expected for an in-memory SVG); plotters' error is
+/// the source.
+#[derive(Debug, thiserror::Error)]
+#[error("drawing a figure")]
+pub struct PlotError(#[source] pub Box<dyn std::error::Error + Send + Sync>);
 
-impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for PlotError {
+impl<E: std::error::Error + Send + Sync + 'static> From<DrawingAreaErrorKind<E>> for PlotError {
     fn from(e: DrawingAreaErrorKind<E>) -> Self {
-        Self(e.to_string())
+        Self(Box::new(e))
     }
 }
 

@@ -9,20 +9,26 @@ use plots::PlotError;
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
     /// A run's file could not be read or written.
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Io {
         path: PathBuf,
         source: std::io::Error,
     },
     /// A run's file that is not what it should be (`what`: "a run summary", ...).
-    #[error("{}: not {what}: {source}", path.display())]
+    #[error("{}: not {what}", path.display())]
     Parse {
         path: PathBuf,
         what: &'static str,
         source: Box<dyn std::error::Error + Send + Sync>,
     },
-    #[error("{0}")]
+    #[error(transparent)]
     Plot(#[from] PlotError),
+    /// A run folder without a readable summary (the I/O error is the source).
+    #[error("{}: cannot read it (is this a run directory?)", path.display())]
+    NotARun {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     /// Runs that cannot be joined, or an argument that cannot be used, in words.
     #[error("{0}")]
     Invalid(String),

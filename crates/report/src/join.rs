@@ -91,11 +91,9 @@ impl StoredConfig {
 impl Run {
     fn read(dir: &Path) -> Result<Self> {
         let path = dir.join("summary.json");
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            ReportError::Invalid(format!(
-                "{}: {e} (is this a run directory?)",
-                path.display()
-            ))
+        let text = std::fs::read_to_string(&path).map_err(|source| ReportError::NotARun {
+            path: path.clone(),
+            source,
         })?;
         let config = StoredConfig::read(&dir.join("config.toml"))?;
         let summary: Summary = serde_json::from_str(&text)

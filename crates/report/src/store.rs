@@ -63,9 +63,14 @@ pub fn write_joined(
 fn unix_now() -> io::Result<u64> {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_err(|e| io::Error::other(format!("system clock is before 1970: {e}")))?;
+        .map_err(|e| io::Error::other(ClockBefore1970(e)))?;
     Ok(now.as_secs())
 }
+
+/// The clock's error, kept as the source of the I/O error that stops the write.
+#[derive(Debug, thiserror::Error)]
+#[error("system clock is before 1970")]
+struct ClockBefore1970(#[source] std::time::SystemTimeError);
 
 fn write_run_at(
     results_root: &Path,

@@ -685,3 +685,21 @@ fn provenance_heads_the_report_and_differences_are_named() {
     );
     assert!(made.differences(&made).is_empty());
 }
+
+/// A folder that is not a run: the summary file is named once, the I/O error is the source.
+#[test]
+fn a_folder_without_a_summary_names_the_file_once_and_keeps_the_io_error() {
+    let dir = temp_dir("not-a-run");
+    let e = report::redraw(&dir).unwrap_err();
+    let summary = dir.join("summary.json").display().to_string();
+    assert_eq!(
+        e.to_string(),
+        format!("{summary}: cannot read it (is this a run directory?)")
+    );
+    let source = std::error::Error::source(&e).expect("the I/O error");
+    let io = source
+        .downcast_ref::<std::io::Error>()
+        .expect("an I/O error");
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+    assert!(!source.to_string().contains("summary.json"), "{source}");
+}

@@ -139,8 +139,37 @@ impl std::fmt::Display for Damage {
     }
 }
 
-/// A file that cannot be used, and why.
-struct Bad(PathBuf, String);
+/// A file that cannot be used, why, and the error underneath if there is one.
+struct Bad(
+    PathBuf,
+    String,
+    Option<Box<dyn std::error::Error + Send + Sync>>,
+);
+
+impl Bad {
+    fn caused(
+        path: &Path,
+        why: &str,
+        cause: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Self(path.to_path_buf(), why.to_string(), Some(Box::new(cause)))
+    }
+
+    /// A [`Damage`] notice: a recovered condition reported in words, not an error that goes
+    /// on, so the cause's message joins the reason here.
+    fn into_damage(self, set_aside: PathBuf) -> Damage {
+        let Bad(file, why, cause) = self;
+        let why = match cause {
+            Some(cause) => format!("{why}: {cause}"),
+            None => why,
+        };
+        Damage {
+            file,
+            why,
+            set_aside,
+        }
+    }
+}
 
 /// A checkpoint folder.
 #[derive(Debug, Clone)]
@@ -165,9 +194,7 @@ impl Checkpoint {
     pub fn state(&self) -> Result<Option<CheckpointState>, TrainError> {
         self.read_state()?
             .map(|s| {
-                s.map_err(|Bad(path, why)| {
-                    TrainError::Checkpoint(format!("{}: {why}", path.display()))
-                })
+                s.map_err(|Bad(path, what, source)| TrainError::Checkpoint { path, what, source })
             })
             .transpose()
     }
@@ -183,15 +210,16 @@ impl Checkpoint {
         };
         let state: CheckpointState = match serde_json::from_slice(&text) {
             Ok(state) => state,
-            Err(e) => return Ok(Some(Err(Bad(path, format!("not a checkpoint state: {e}"))))),
+            Err(e) => return Ok(Some(Err(Bad::caused(&path, "not a checkpoint state", e)))),
         };
         if state.fingerprint != self.fingerprint {
-            return Err(TrainError::Checkpoint(format!(
-                "{}: the checkpoint belongs to another run (fingerprint {} instead of {}); remove the folder to start afresh",
-                self.dir.display(),
-                state.fingerprint,
-                self.fingerprint
-            )));
+            return Err(TrainError::checkpoint(
+                &self.dir,
+                format!(
+                    "the checkpoint belongs to another run (fingerprint {} instead of {}); remove the folder to start afresh",
+                    state.fingerprint, self.fingerprint
+                ),
+            ));
         }
         Ok(Some(Ok(state)))
     }
@@ -212,15 +240,20 @@ impl Checkpoint {
         history: &History,
     ) -> Result<CheckpointState, TrainError> {
         fs::create_dir_all(&self.dir).map_err(|e| TrainError::io(&self.dir, e))?;
-        let record = |r: Result<Bytes, burn::store::RecordError>| {
-            r.map_err(|e| TrainError::Checkpoint(format!("{}: {e}", self.dir.display())))
+        let record = |path: &Path, r: Result<Bytes, burn::store::RecordError>| {
+            r.map_err(|e| TrainError::Checkpoint {
+                path: path.to_path_buf(),
+                what: "cannot be encoded".into(),
+                source: Some(Box::new(e)),
+            })
         };
         let model_path = self.model_path(epochs_done);
         let optim_path = self.optim_path(epochs_done);
-        let model_bytes = record(model.clone().into_record().into_bytes())?;
-        atomic_write(&model_path, &model_bytes).map_err(|e| TrainError::io(&model_path, e))?;
-        let optim_bytes = record(optim.into_bytes())?;
-        atomic_write(&optim_path, &optim_bytes).map_err(|e| TrainError::io(&optim_path, e))?;
+        // atomic_write's error names the file already.
+        let model_bytes = record(&model_path, model.clone().into_record().into_bytes())?;
+        atomic_write(&model_path, &model_bytes)?;
+        let optim_bytes = record(&optim_path, optim.into_bytes())?;
+        atomic_write(&optim_path, &optim_bytes)?;
         let state = CheckpointState {
             epochs_done,
             fingerprint: self.fingerprint.clone(),
@@ -230,12 +263,11 @@ impl Checkpoint {
             history: history.clone(),
         };
         let csv_path = self.dir.join(TRAINING_CSV);
-        atomic_write(&csv_path, history.training_csv().as_bytes())
-            .map_err(|e| TrainError::io(&csv_path, e))?;
+        atomic_write(&csv_path, history.training_csv().as_bytes())?;
         // Written last: it vouches for the files above.
         let state_path = self.dir.join("state.json");
         let json = serde_json::to_vec_pretty(&state).expect("state serialises");
-        atomic_write(&state_path, &json).map_err(|e| TrainError::io(&state_path, e))?;
+        atomic_write(&state_path, &json)?;
         self.remove_older_than(epochs_done);
         Ok(state)
     }
@@ -258,11 +290,7 @@ impl Checkpoint {
                 optim,
                 state,
             }),
-            Err(Bad(file, why)) => Ok(Loaded::Damaged(Damage {
-                file,
-                why,
-                set_aside: self.set_aside()?,
-            })),
+            Err(bad) => Ok(Loaded::Damaged(bad.into_damage(self.set_aside()?))),
         }
     }
 
@@ -277,9 +305,7 @@ impl Checkpoint {
         let model_path = self.model_path(state.epochs_done);
         let bytes = read_checked(&model_path, state.model.as_ref())?;
         state.model.get_or_insert_with(|| FileCheck::of(&bytes));
-        let undecodable = |path: &Path, e: burn::store::RecordError| {
-            Bad(path.to_path_buf(), format!("cannot be decoded: {e}"))
-        };
+        let undecodable = |path: &Path, e| Bad::caused(path, "cannot be decoded", e);
         let model = ModuleRecord::from_bytes(Bytes::from_bytes_vec(bytes))
             .and_then(|record| model.try_load_record(record))
             .map_err(|e| undecodable(&model_path, e))?;
@@ -295,10 +321,10 @@ impl Checkpoint {
     /// Renames the folder aside (never deleted: it is evidence) and returns its new path.
     fn set_aside(&self) -> Result<PathBuf, TrainError> {
         let Some(name) = self.dir.file_name() else {
-            return Err(TrainError::Checkpoint(format!(
-                "{}: expected a checkpoint folder with a name, to set it aside",
-                self.dir.display()
-            )));
+            return Err(TrainError::checkpoint(
+                &self.dir,
+                "expected a checkpoint folder with a name, to set it aside",
+            ));
         };
         let name = name.to_string_lossy();
         let free = (1..)
@@ -308,12 +334,13 @@ impl Checkpoint {
             })
             .find(|p| fs::symlink_metadata(p).is_err())
             .expect("some name is free");
-        fs::rename(&self.dir, &free).map_err(|e| {
-            TrainError::Checkpoint(format!(
-                "{}: the checkpoint is damaged and could not be set aside as {}: {e}",
-                self.dir.display(),
+        fs::rename(&self.dir, &free).map_err(|e| TrainError::Checkpoint {
+            path: self.dir.clone(),
+            what: format!(
+                "the checkpoint is damaged and could not be set aside as {}",
                 free.display()
-            ))
+            ),
+            source: Some(Box::new(e)),
         })?;
         Ok(free)
     }
@@ -338,11 +365,11 @@ impl Checkpoint {
 /// The file's bytes, if it can be read and matches `check` (when the state has one).
 fn read_checked(path: &Path, check: Option<&FileCheck>) -> Result<Vec<u8>, Bad> {
     let bytes = fs::read(path).map_err(|e| match e.kind() {
-        ErrorKind::NotFound => Bad(path.to_path_buf(), "missing".into()),
-        _ => Bad(path.to_path_buf(), format!("unreadable: {e}")),
+        ErrorKind::NotFound => Bad(path.to_path_buf(), "missing".into(), None),
+        _ => Bad::caused(path, "unreadable", e),
     })?;
     match check.and_then(|c| c.mismatch(&bytes)) {
-        Some(why) => Err(Bad(path.to_path_buf(), why)),
+        Some(why) => Err(Bad(path.to_path_buf(), why, None)),
         None => Ok(bytes),
     }
 }

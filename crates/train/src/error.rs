@@ -1,6 +1,6 @@
 //! Why training stopped.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Why training stopped; each says which training (`label`) and what is left of it.
 #[derive(Debug, thiserror::Error)]
@@ -28,22 +28,52 @@ pub enum TrainError {
         epochs: usize,
         checkpointed: bool,
     },
-    /// A checkpoint could not be read, written or used.
-    #[error("{0}")]
-    Checkpoint(String),
-    /// Invalid recipe or data.
+    /// A checkpoint file or folder that cannot be read, written or used (`what` says how);
+    /// the error underneath, if any, is the source.
+    #[error("{}: {what}", path.display())]
+    Checkpoint {
+        path: PathBuf,
+        what: String,
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+    /// Invalid recipe.
     #[error("{0}")]
     Invalid(String),
+    /// A batch of the data set `set` cannot be made (the data error is the source).
+    #[error("data set {set}")]
+    Data {
+        set: String,
+        #[source]
+        source: data::DataError,
+    },
+    /// A file operation; the I/O error names the path (as [`data::with_path`] and
+    /// [`data::atomic_write`] give it).
     #[error(transparent)]
-    Io(std::io::Error),
+    Io(#[from] std::io::Error),
 }
 
 impl TrainError {
+    /// An I/O error on `path`: the message names the path once, the I/O error is the source.
     pub fn io(path: &Path, e: std::io::Error) -> Self {
-        Self::Io(std::io::Error::new(
-            e.kind(),
-            format!("{}: {e}", path.display()),
-        ))
+        Self::Io(data::with_path(path, e))
+    }
+
+    /// A checkpoint file or folder that cannot be used, for a reason of its own (no source).
+    pub(crate) fn checkpoint(path: &Path, what: impl Into<String>) -> Self {
+        Self::Checkpoint {
+            path: path.to_path_buf(),
+            what: what.into(),
+            source: None,
+        }
+    }
+
+    /// A batch of the data set `set` that cannot be made.
+    pub(crate) fn data(set: &str, source: data::DataError) -> Self {
+        Self::Data {
+            set: set.to_string(),
+            source,
+        }
     }
 }
 

@@ -28,12 +28,12 @@ impl ImageData<'_> {
         if let Some((config, rng)) = augment_with {
             for image in x.chunks_exact_mut(c * h * w) {
                 augment(image, self.set.dims, config, rng)
-                    .map_err(|e| TrainError::Invalid(e.to_string()))?;
+                    .map_err(|e| TrainError::data(&self.set.name, e))?;
             }
         }
         self.norm
             .apply(&mut x, c, h * w)
-            .map_err(|e| TrainError::Invalid(e.to_string()))?;
+            .map_err(|e| TrainError::data(&self.set.name, e))?;
         Ok(Tensor::from_data(
             TensorData::new(x, [indices.len(), c, h, w]),
             device,
@@ -62,7 +62,7 @@ impl TextData<'_> {
             .map(|&i| self.set.texts[i].as_str())
             .collect();
         let encoded = (self.tokenizer.encode_batch(&texts, self.max_tokens))
-            .map_err(|e| TrainError::Invalid(format!("{}: {e}", self.set.name)))?;
+            .map_err(|e| TrainError::data(&self.set.name, e))?;
         let tokens = encoded.first().map_or(0, |e| e.ids.len());
         let tensor = |rows: Vec<i64>| {
             Tensor::<2, Int>::from_data(TensorData::new(rows, [indices.len(), tokens]), device)

@@ -123,7 +123,7 @@ pub fn fit_with_report<'a, M: Trainable>(
     // Keep the last partial batch only when the set is smaller than one batch.
     let drop_last = data.len() >= config.batch_size;
     let plan = BatchPlan::new(data.len(), config.batch_size, Some(opts.seed), drop_last)
-        .map_err(|e| TrainError::Invalid(e.to_string()))?;
+        .map_err(|e| TrainError::data(data.name(), e))?;
     let clip =
         (config.grad_clip > 0.0).then_some(GradientClippingConfig::Norm(config.grad_clip as f32));
     let mut optim = ModuleOptimizer::from(FusedAdamW::new(config.weight_decay as f32));

@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::error::Error as _;
 use std::fs;
 use std::path::Path;
 
@@ -247,4 +248,34 @@ fn another_runs_checkpoint_is_still_an_error_and_left_in_place() {
     assert!(e.to_string().contains("another run"), "{e}");
     assert!(dir.join("state.json").is_file());
     assert!(!root.path().join("ckpt.damaged").exists());
+}
+
+/// The error and its sources, each message once: what the command line prints.
+fn chain(e: &dyn std::error::Error) -> Vec<String> {
+    std::iter::successors(Some(e), |&e| e.source())
+        .map(ToString::to_string)
+        .collect()
+}
+
+#[test]
+fn a_checkpoint_that_cannot_be_written_names_its_file_once_and_keeps_the_cause() {
+    let _guard = serial();
+    let device = Device::flex().autodiff();
+    let task = Task::new(&device);
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("ckpt");
+    // A folder where the first epoch's model file goes: the rename over it fails.
+    let blocked = dir.join("model-1.bpk");
+    fs::create_dir_all(&blocked).unwrap();
+    let opts = options(&device, Some(Checkpoint::new(&dir, "run-a")));
+    let e = fit(model(&device), task.data(), &recipe(EPOCHS), &opts).unwrap_err();
+    let parts = chain(&e);
+    assert_eq!(parts.len(), 2, "{parts:?}");
+    assert_eq!(parts[0], blocked.display().to_string());
+    let cause = e.source().and_then(|s| s.downcast_ref::<std::io::Error>());
+    assert!(
+        cause.is_some(),
+        "the operating system's error is the source: {parts:?}"
+    );
+    assert!(!parts[1].contains("model-1.bpk"), "{parts:?}");
 }

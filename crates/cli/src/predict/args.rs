@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::error::CliError;
 use burn::tensor::Tensor;
 use clap::Args;
 use experiment::device::Backend;
@@ -61,11 +62,11 @@ impl Outputs {
     }
 
     /// Appends one batch's outputs `[B, width]`.
-    pub(super) fn push(&mut self, batch: Tensor<2>) -> Result<(), String> {
+    pub(super) fn push(&mut self, batch: Tensor<2>) -> crate::error::Result<()> {
         let [rows, width] = batch.dims();
         let values = batch.into_data().convert::<f32>().try_into_vec::<f32>();
         self.values
-            .extend(values.map_err(|e| format!("reading the outputs back: {e:?}"))?);
+            .extend(values.map_err(|e| CliError::at("reading the outputs back", e))?);
         (self.rows, self.width) = (self.rows + rows, width);
         Ok(())
     }

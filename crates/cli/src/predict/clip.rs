@@ -8,6 +8,7 @@ use importers::{ClipCheckpoint, load_clip, token_batch};
 
 use super::args::{Outputs, PredictArgs};
 use super::pixels::batches;
+use crate::error::CliError;
 
 /// `logits_per_image` of the images of `--input` against the texts of `texts`.
 pub(super) fn predict(
@@ -30,15 +31,12 @@ pub(super) fn predict(
 }
 
 /// The texts of `path`, one a line (at least one).
-fn read_texts(path: &Path) -> Result<Vec<String>, String> {
+fn read_texts(path: &Path) -> crate::error::Result<Vec<String>> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{}: cannot read the texts: {e}", path.display()))?;
+        .map_err(|e| CliError::at(format_args!("{}: cannot read the texts", path.display()), e))?;
     let lines: Vec<String> = text.lines().map(String::from).collect();
     if lines.is_empty() {
-        return Err(format!(
-            "{}: no texts, expected one text a line",
-            path.display()
-        ));
+        return Err(format!("{}: no texts, expected one text a line", path.display()).into());
     }
     Ok(lines)
 }

@@ -33,7 +33,7 @@ pub(super) fn batches(
     expected: [usize; 3],
     batch_size: usize,
     device: &Device,
-) -> Result<Vec<Tensor<4>>, String> {
+) -> crate::error::Result<Vec<Tensor<4>>> {
     let pixels = read_pixels(path, expected)?;
     let per_image: usize = expected.iter().product();
     let [c, h, w] = expected;
@@ -46,7 +46,7 @@ pub(super) fn batches(
 
 /// The pixel values of `path` as f32, checked to be `[N, C, H, W]` with `[C, H, W]` = `expected`
 /// and N ≥ 1.
-fn read_pixels(path: &Path, expected: [usize; 3]) -> Result<Vec<f32>, String> {
+fn read_pixels(path: &Path, expected: [usize; 3]) -> crate::error::Result<Vec<f32>> {
     let array = read_floats(path)?;
     let [c, h, w] = expected;
     match array.shape() {
@@ -58,6 +58,7 @@ fn read_pixels(path: &Path, expected: [usize; 3]) -> Result<Vec<f32>, String> {
             "{}: shape {shape:?}, expected pixel values [N, {c}, {h}, {w}] (N ≥ 1) for this \
              checkpoint",
             path.display()
-        )),
+        )
+        .into()),
     }
 }

@@ -45,27 +45,30 @@ struct Limits {
 /// The ids of `path` row-major with their length L, checked to be `[N, L]` (N, L ≥ 1, L within the position table), each
 /// below the vocabulary size and, for RoBERTa, not its padding id (`transformers` would number
 /// it as padding, which an all-ones mask does not have).
-fn read_ids(path: &Path, limits: &Limits) -> Result<(usize, Vec<i64>), String> {
+fn read_ids(path: &Path, limits: &Limits) -> crate::error::Result<(usize, Vec<i64>)> {
     let array = read_token_ids(path)?;
     let at = path.display();
     let &[n, length] = array.shape() else {
         return Err(format!(
             "{at}: shape {:?}, expected token ids [N, L] (2 dimensions)",
             array.shape()
-        ));
+        )
+        .into());
     };
     if n == 0 || length == 0 || length > limits.positions {
         return Err(format!(
             "{at}: shape [{n}, {length}], expected token ids [N, L] with N ≥ 1 and \
              1 ≤ L ≤ {} (the checkpoint's position table)",
             limits.positions
-        ));
+        )
+        .into());
     }
     let vocab = limits.vocab as i128;
     if let Some(bad) = array.iter().find(|&&id| id < 0 || id >= vocab) {
         return Err(format!(
             "{at}: token id {bad}, expected ids in 0..{vocab} (the checkpoint's vocabulary)"
-        ));
+        )
+        .into());
     }
     if let Some(padding) = limits
         .padding
@@ -74,7 +77,8 @@ fn read_ids(path: &Path, limits: &Limits) -> Result<(usize, Vec<i64>), String> {
         return Err(format!(
             "{at}: token id {padding} is RoBERTa's padding id (pad_token_id), expected \
              unpadded sequences (the attention mask is all ones)"
-        ));
+        )
+        .into());
     }
     // Row-major whatever the file's order, as the [N, L] tensor reads them.
     let ids = array.iter().map(|&id| id as i64).collect();

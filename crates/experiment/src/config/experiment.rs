@@ -75,7 +75,7 @@ impl ExperimentConfig {
     pub fn load(path: &Path, overrides: &Overrides) -> Result<Self, ConfigError> {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path)
-            .map_err(|e| ConfigError::new(&file, format!("cannot read the file: {e}")))?;
+            .map_err(|e| ConfigError::caused("cannot read the file", e).in_file(&file))?;
         Self::parse_with(&text, overrides).map_err(|e| e.in_file(&file))
     }
 
@@ -86,8 +86,8 @@ impl ExperimentConfig {
 
     /// Parses experiment TOML text, sets `overrides` over it and validates the result.
     fn parse_with(text: &str, overrides: &Overrides) -> Result<Self, ConfigError> {
-        let mut raw: RawConfig =
-            toml::from_str(text).map_err(|e| ConfigError::msg(e.to_string()))?;
+        let mut raw: RawConfig = toml::from_str(text)
+            .map_err(|e| ConfigError::caused("not a valid experiment file", e))?;
         overrides.apply(&mut raw.experiment);
         let methods = raw
             .method
@@ -131,7 +131,7 @@ impl ExperimentConfig {
             return Ok(None);
         };
         (PRETRAINED.get(name).map(Some))
-            .map_err(|unknown| ConfigError::msg(format!("backbone.pretrained: {unknown}")))
+            .map_err(|unknown| ConfigError::caused("backbone.pretrained", unknown))
     }
 
     /// The backbone's family: the pretrained checkpoint's (a registered one, or the one
@@ -140,7 +140,7 @@ impl ExperimentConfig {
     pub fn architecture(&self) -> Result<Architecture, ConfigError> {
         if let Some(path) = &self.backbone.checkpoint {
             return checkpoint_architecture(path)
-                .map_err(|e| ConfigError::msg(format!("backbone.checkpoint: {e}")));
+                .map_err(|e| ConfigError::caused("backbone.checkpoint", e));
         }
         Ok(self
             .pretrained()?
@@ -149,6 +149,7 @@ impl ExperimentConfig {
 
     /// Whether the in-distribution dataset holds images or texts (an error for unknown names).
     pub fn modality(&self) -> Result<Modality, ConfigError> {
-        (self.data.dataset.modality()).map_err(|e| ConfigError::msg(format!("data.dataset: {e}")))
+        (self.data.dataset.modality())
+            .map_err(|unknown| ConfigError::caused("data.dataset", unknown))
     }
 }

@@ -107,7 +107,7 @@ impl DataSource {
     }
 
     /// Images or texts; an error for a catalog name it does not know (listing the known ones).
-    pub fn modality(&self) -> Result<Modality, String> {
+    pub fn modality(&self) -> Result<Modality, registry::Unknown> {
         match self {
             Self::Catalog(name) => modality_of(name),
             Self::Disk(set) if set.format() == DiskFormat::Text => Ok(Modality::Text),
@@ -134,7 +134,7 @@ impl<'de> Deserialize<'de> for DataSource {
     }
 }
 
-/// The modality of a catalog dataset, or the list of known names.
-fn modality_of(name: &str) -> Result<Modality, String> {
-    (DATASETS.get(name).map(|d| d.item.modality())).map_err(|unknown| unknown.to_string())
+/// The modality of a catalog dataset, or the error listing the known names.
+fn modality_of(name: &str) -> Result<Modality, registry::Unknown> {
+    Ok(DATASETS.get(name)?.item.modality())
 }

@@ -15,6 +15,14 @@ pub(super) fn fail(field: &str, what: impl Into<String>) -> Result<(), ConfigErr
     Err(ConfigError::msg(format!("{field}: {}", what.into())))
 }
 
+/// `field` refused by another crate's check, whose error is the source.
+pub(super) fn failed(
+    field: &str,
+    source: impl std::error::Error + Send + Sync + 'static,
+) -> Result<(), ConfigError> {
+    Err(ConfigError::caused(field, source))
+}
+
 impl ExperimentConfig {
     /// Every check, in the order an experiment file reads: run, data, backbone, methods.
     pub(super) fn validate(&self) -> Result<(), ConfigError> {
@@ -100,7 +108,7 @@ impl ExperimentConfig {
             );
         }
         if let Err(e) = self.experiment.backend.device() {
-            return fail("experiment.backend", e.to_string());
+            return failed("experiment.backend", e);
         }
         self.validate_devices()
     }
@@ -196,7 +204,7 @@ impl ExperimentConfig {
                         format!("`{name}` holds {m:?} data, the dataset {modality:?} data"),
                     );
                 }
-                Err(e) => return fail("data.ood", e),
+                Err(unknown) => return Err(ConfigError::caused("data.ood", unknown)),
             }
         }
         self.validate_disk_sets()?;
@@ -263,7 +271,7 @@ impl ExperimentConfig {
             );
         };
         match backbone::ViTConfig::preset(preset) {
-            Err(e) => fail("backbone.preset", e.to_string()),
+            Err(e) => failed("backbone.preset", e),
             Ok(_) => Ok(()),
         }
     }

@@ -3,7 +3,7 @@
 
 use super::experiment::ExperimentConfig;
 use super::source::{DataSource, DiskFormat};
-use super::validate::fail;
+use super::validate::{fail, failed};
 use crate::error::ConfigError;
 use report::compare::DEFAULT_MARGINS;
 
@@ -34,7 +34,7 @@ impl ExperimentConfig {
         }
         for s in &d.shift {
             if let Err(e) = s.corruption.parse::<data::Corruption>() {
-                return fail("data.shift.corruption", e.to_string());
+                return failed("data.shift.corruption", e);
             }
             if s.severities.is_empty() || s.severities.iter().any(|v| !(1..=5).contains(v)) {
                 return fail(

@@ -36,8 +36,7 @@ impl ExperimentConfig {
         zero_shot.classes()?;
         zero_shot.templates()?;
         for (i, m) in self.methods.iter().enumerate() {
-            let recipe =
-                (m.train_config(&self.train)).map_err(|e| ConfigError::msg(e.to_string()))?;
+            let recipe = m.train_config(&self.train)?;
             if let Err(why) = m.method.on_zero_shot(&recipe) {
                 return Err(ConfigError::msg(format!(
                     "method `{}` (kind `{}`) cannot run on a zero-shot classifier: {why}",

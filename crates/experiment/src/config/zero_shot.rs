@@ -85,7 +85,7 @@ fn one_of(
 /// be read or holds none.
 fn lines(path: &Path, field: &str) -> Result<Vec<String>, ConfigError> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError::msg(format!("{field}: cannot read {}: {e}", path.display())))?;
+        .map_err(|e| ConfigError::caused(format!("{field}: cannot read {}", path.display()), e))?;
     let lines: Vec<String> = (text.lines().map(str::trim))
         .filter(|l| !l.is_empty())
         .map(String::from)

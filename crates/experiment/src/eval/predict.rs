@@ -7,7 +7,7 @@ use seam::EnsembleModel;
 use train::Data;
 use uq_metrics::{Features, Logits, MemberProbs, member_softmax, scale_logits};
 
-use crate::error::{ErrorContext, ExperimentError, Result};
+use crate::error::{ErrorContext, Result};
 
 /// A method's predictions on one set.
 #[derive(Debug, Clone)]
@@ -95,6 +95,5 @@ fn split_members(members: &mut [Vec<f32>], batch: Vec<f32>) {
 }
 
 fn to_vec<const D: usize>(t: Tensor<D>) -> Result<Vec<f32>> {
-    (t.into_data().convert::<f32>().try_into_vec::<f32>())
-        .map_err(|e| ExperimentError::invalid(format!("reading predictions: {e:?}")))
+    (t.into_data().convert::<f32>().try_into_vec::<f32>()).context("reading predictions")
 }

@@ -143,7 +143,7 @@ impl<'a> Context<'a> {
 
     /// `[train]` with the method's overrides.
     pub fn train_config(&self) -> Result<TrainConfig> {
-        train_with(self.recipe, self.train_overrides, self.name)
+        Ok(train_with(self.recipe, self.train_overrides, self.name)?)
     }
 
     /// A seed for one random choice of this method (`tag` tells the choices apart), derived
@@ -233,18 +233,18 @@ pub(crate) fn train_with(
     base: &TrainConfig,
     overrides: &toml::Table,
     method: &str,
-) -> Result<TrainConfig> {
+) -> Result<TrainConfig, ConfigError> {
     if overrides.is_empty() {
         return Ok(base.clone());
     }
-    let fail = |what: String| {
-        ExperimentError::Config(ConfigError::msg(format!("method `{method}`: {what}")))
-    };
-    let mut table =
-        toml::Table::try_from(base).map_err(|e| fail(format!("serialising [train]: {e}")))?;
+    let place = format!("method `{method}`: train");
+    let mut table = toml::Table::try_from(base)
+        .map_err(|e| ConfigError::caused(format!("{place}: serialising [train]"), e))?;
     table.extend(overrides.clone());
     let config = TrainConfig::deserialize(toml::Value::Table(table))
-        .map_err(|e| fail(format!("train: {}", e.message())))?;
-    config.check().map_err(|e| fail(format!("train: {e}")))?;
+        .map_err(|e| ConfigError::caused(place.clone(), e))?;
+    config
+        .check()
+        .map_err(|why| ConfigError::msg(why).at(&place))?;
     Ok(config)
 }

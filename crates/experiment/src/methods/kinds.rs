@@ -134,7 +134,7 @@ impl MethodSpec {
             None => Recalibration::None,
         };
         let registered =
-            (KINDS.get(&kind)).map_err(|unknown| ConfigError::msg(unknown.to_string()))?;
+            (KINDS.get(&kind)).map_err(|unknown| ConfigError::caused("kind", unknown))?;
         let (method, params) =
             (registered.item)(table).map_err(|e| e.at(&format!("kind `{kind}`")))?;
         Ok(Self {
@@ -153,16 +153,15 @@ impl MethodSpec {
     }
 
     /// `[train]` with this method's overrides applied.
-    pub fn train_config(&self, base: &TrainConfig) -> Result<TrainConfig> {
+    pub fn train_config(&self, base: &TrainConfig) -> Result<TrainConfig, ConfigError> {
         train_with(base, &self.train, &self.name)
     }
 
     /// Checks the method against the experiment's `[train]` and settings.
     pub(crate) fn check(&self, recipe: &TrainConfig, setting: &Setting) -> Result<(), ConfigError> {
-        self.train_config(recipe)
-            .map_err(|e| ConfigError::msg(e.to_string()))?;
+        train_with(recipe, &self.train, &self.name)?;
         (self.method.check(setting))
-            .map_err(|e| ConfigError::msg(format!("method `{}`: {e}", self.name)))
+            .map_err(|e| ConfigError::caused(format!("method `{}`", self.name), e))
     }
 }
 
@@ -187,8 +186,9 @@ fn parse<T>(table: toml::Table) -> Result<(Arc<dyn Method>, toml::Table), Config
 where
     T: Method + DeserializeOwned + Serialize + 'static,
 {
-    let params =
-        T::deserialize(toml::Value::Table(table)).map_err(|e| ConfigError::msg(e.message()))?;
-    let resolved = toml::Table::try_from(&params).map_err(|e| ConfigError::msg(e.to_string()))?;
+    let params = T::deserialize(toml::Value::Table(table))
+        .map_err(|e| ConfigError::caused("parameters", e))?;
+    let resolved =
+        toml::Table::try_from(&params).map_err(|e| ConfigError::caused("parameters", e))?;
     Ok((Arc::new(params), resolved))
 }

@@ -62,7 +62,7 @@ impl LibraryParams for LoraEnsemble {
             .remove("backbone")
             .map(Frozen::deserialize)
             .transpose()
-            .map_err(|e| ConfigError::msg(format!("backbone: {}", e.message())))?;
+            .map_err(|e| ConfigError::caused("backbone", e))?;
         Ok(Self { config, backbone })
     }
 }

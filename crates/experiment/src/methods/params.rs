@@ -56,12 +56,12 @@ pub(super) fn parse<T: LibraryParams>(
         .filter_map(|k| table.remove_entry(*k))
         .collect();
     let mut merged =
-        toml::Table::try_from(T::defaults()).map_err(|e| ConfigError::msg(e.to_string()))?;
+        toml::Table::try_from(T::defaults()).map_err(|e| ConfigError::caused("defaults", e))?;
     merged.extend(table);
     let config = T::Config::deserialize(toml::Value::Table(merged))
-        .map_err(|e| ConfigError::msg(e.message()))?;
+        .map_err(|e| ConfigError::caused("parameters", e))?;
     let mut resolved =
-        toml::Table::try_from(&config).map_err(|e| ConfigError::msg(e.to_string()))?;
+        toml::Table::try_from(&config).map_err(|e| ConfigError::caused("parameters", e))?;
     resolved.retain(|k, _| !T::INTERNAL.contains(&k));
     // What the table gave of the method's own keys stays as given (an absent one keeps its
     // default, which may depend on the experiment).

@@ -179,8 +179,7 @@ impl Setup<'_> {
 
 /// The resolved config as TOML (what `config.toml` and the workers get).
 pub(super) fn resolved_toml(config: &ExperimentConfig) -> Result<String> {
-    toml::to_string_pretty(config)
-        .map_err(|e| ExperimentError::invalid(format!("serialising the resolved config: {e}")))
+    toml::to_string_pretty(config).context("serialising the resolved config")
 }
 
 /// The device of worker `slot` (0-based) with `devices`: the one after the main process's, in

@@ -3,6 +3,11 @@ use super::*;
 fn field_of(e: HetDptError) -> String {
     match e {
         HetDptError::Config { field, .. } => field,
+        // Hydra's error, naming the strategy, is the source of the field's.
+        HetDptError::Hydra {
+            what,
+            source: hydra::HydraError::Unknown(_),
+        } => what,
         other => panic!("expected a config error, got {other}"),
     }
 }

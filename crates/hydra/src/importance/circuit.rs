@@ -219,8 +219,9 @@ impl Evaluator<'_> {
                 .flat_map(|(x, _)| uncertainty(x))
                 .collect();
             let ood: Vec<f64> = self.data.ood.iter().flat_map(uncertainty).collect();
-            uq_metrics::auroc(&id, &ood).map_err(|e| {
-                HydraError::invalid("circuit: AUROC of 1 - MSP", e, "finite model outputs")
+            uq_metrics::auroc(&id, &ood).map_err(|source| HydraError::Metric {
+                what: "circuit: AUROC of 1 - MSP",
+                source,
             })
         };
         Ok(match self.objective {

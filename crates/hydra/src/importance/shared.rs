@@ -18,8 +18,7 @@ pub(crate) fn read_params<T: DeserializeOwned>(
 ) -> Result<T, HydraError> {
     T::deserialize(toml::Value::Table(table.clone())).map_err(|e| HydraError::Params {
         strategy,
-        // toml ends its message with the key on a line of its own: `... \nin `n``.
-        reason: e.to_string().trim_end().replace('\n', " "),
+        source: Box::new(e),
     })
 }
 

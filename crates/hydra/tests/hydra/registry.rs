@@ -1,5 +1,7 @@
 //! The registry, parameter checking, and the simple strategies against direct computations.
 
+use std::error::Error as _;
+
 use burn::tensor::Tensor;
 use hydra::{HydraError, Keep, Merge, STRATEGIES, ScoreContext, SelectConfig, strategy};
 
@@ -45,9 +47,11 @@ fn unknown_names_and_parameters_are_errors_listing_the_valid_ones() {
         "{text}"
     );
 
+    // The strategy is named by the error, the key by its source (serde's error).
     let table: toml::Table = "objective = \"loss\"\nsample = 10".parse().unwrap();
-    let text = strategy("circuit", &table).err().unwrap().to_string();
-    assert!(text.contains("\"circuit\""), "{text}");
+    let err = strategy("circuit", &table).err().unwrap();
+    assert!(err.to_string().contains("\"circuit\""), "{err}");
+    let text = err.source().expect("serde's error").to_string();
     assert!(
         text.contains(
             "unknown field `sample`, expected one of `objective`, `objectives`, `samples`, `n`"
@@ -56,7 +60,8 @@ fn unknown_names_and_parameters_are_errors_listing_the_valid_ones() {
     );
 
     let table: toml::Table = "samples = 10".parse().unwrap();
-    let text = strategy("taylor", &table).err().unwrap().to_string();
+    let err = strategy("taylor", &table).err().unwrap();
+    let text = err.source().expect("serde's error").to_string();
     assert!(
         text.contains("unknown field `samples`, there are no fields"),
         "{text}"

@@ -146,7 +146,7 @@ fn refusal(
 ) -> String {
     let dir = edited_copy(&fixtures().join(name), "bert_refusals", case, edit, config);
     let error: ImportError = load_bert(&dir, &test_device()).unwrap_err();
-    error.to_string()
+    data::error_chain(&error)
 }
 
 fn keep(_: &mut Value) {}

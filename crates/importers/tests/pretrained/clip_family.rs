@@ -213,22 +213,24 @@ fn class_names_and_templates_give_transformers_zero_shot_logits() {
     println!("zero-shot from class names: max abs difference {d:.2e}");
     assert!(d <= 1e-4, "max abs difference {d}");
     let no_slot = clip_zero_shot(&checkpoint, &classes, &["a photo".to_string()]);
-    let message = no_slot.unwrap_err().to_string();
+    let message = no_slot.map_err(|e| data::error_chain(&e)).unwrap_err();
     assert!(
         message.contains("clip_tokenized") && message.contains("{}"),
         "{message}"
     );
     let bare = load_clip(&fixtures().join("clip_argmax"), &test_device()).unwrap();
     let message = clip_zero_shot(&bare, &classes, &templates)
-        .unwrap_err()
-        .to_string();
+        .map_err(|e| data::error_chain(&e))
+        .unwrap_err();
     assert!(message.contains("clip_argmax: no tokenizer"), "{message}");
 }
 
 /// Fixture `name` copied to scratch case `case`, edited; the import's error message.
 fn refusal(name: &str, case: &str, edit: impl FnOnce(&mut Vec<Stored>), config: Edit) -> String {
     let dir = edited_copy(&fixtures().join(name), "clip_refusals", case, edit, config);
-    load_clip(&dir, &test_device()).unwrap_err().to_string()
+    load_clip(&dir, &test_device())
+        .map_err(|e| data::error_chain(&e))
+        .unwrap_err()
 }
 
 fn keep(_: &mut Value) {}
@@ -306,7 +308,9 @@ fn a_broken_tokenizer_is_named() {
         std::fs::copy(source.join(file), dir.join(file)).unwrap();
     }
     let _ = std::fs::remove_file(dir.join("merges.txt"));
-    let message = load_clip(&dir, &test_device()).unwrap_err().to_string();
+    let message = load_clip(&dir, &test_device())
+        .map_err(|e| data::error_chain(&e))
+        .unwrap_err();
     assert!(message.contains("the tokenizer"), "{message}");
     assert!(message.contains("merges.txt"), "{message}");
 }

@@ -190,7 +190,7 @@ fn error_after(edit: impl FnOnce(&mut OnnxGraph)) -> (ImportError, String) {
     let mut graph = graph().clone();
     edit(&mut graph);
     let err = dinov2_from_onnx(&graph, 56, 3, 10, 0, &test_device()).unwrap_err();
-    let text = err.to_string();
+    let text = data::error_chain(&err);
     assert!(
         text.starts_with(&model_path().display().to_string()),
         "{text}"
@@ -330,11 +330,12 @@ fn graph_faults_are_named() {
     let device = test_device();
     let err = dinov2_from_onnx(graph(), 100, 3, 10, 0, &device).unwrap_err();
     assert!(
-        matches!(err, ImportError::Config { .. }) && err.to_string().contains("image_size = 100"),
+        matches!(err, ImportError::Config { .. })
+            && data::error_chain(&err).contains("image_size = 100"),
         "{err}"
     );
     let err = dinov2_from_onnx(graph(), 56, 2, 10, 0, &device).unwrap_err();
-    assert!(err.to_string().contains("channels = 2"), "{err}");
+    assert!(data::error_chain(&err).contains("channels = 2"), "{err}");
 }
 
 #[test]
@@ -346,8 +347,8 @@ fn a_truncated_file_is_a_clear_error() {
     let path = dir.join("truncated.onnx");
     std::fs::write(&path, &bytes[..4096]).unwrap();
     let err = load_dinov2_onnx(&path, 56, 3, 10, 0, &test_device())
-        .unwrap_err()
-        .to_string();
+        .map_err(|e| data::error_chain(&e))
+        .unwrap_err();
     assert!(
         err.starts_with(&format!(
             "{}: malformed ONNX file: truncated: field 7 needs",

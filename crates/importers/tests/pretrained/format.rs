@@ -233,7 +233,7 @@ fn every_offending_key_is_listed_in_one_error() {
             "encoder.layer.0.intermediate.dense.weight: expected shape [6, 4], found [4, 6]",
         ]
     );
-    let text = err.to_string();
+    let text = data::error_chain(&err);
     assert!(
         text.starts_with(&path.display().to_string())
             && text.contains("missing (2)")
@@ -342,14 +342,18 @@ fn malformed_files_are_named() {
     ];
     for (name, bytes, message) in cases {
         let path = write(&format!("{name}.safetensors"), &bytes);
-        let err = SafeTensors::read(&path).unwrap_err().to_string();
+        let err = SafeTensors::read(&path)
+            .map_err(|e| data::error_chain(&e))
+            .unwrap_err();
         assert!(
             err.starts_with(&path.display().to_string()) && err.contains(message),
             "{name}: {err}"
         );
     }
     let absent = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("absent.safetensors");
-    let err = SafeTensors::read(&absent).unwrap_err().to_string();
+    let err = SafeTensors::read(&absent)
+        .map_err(|e| data::error_chain(&e))
+        .unwrap_err();
     assert!(
         err.contains("absent.safetensors: cannot read the file"),
         "{err}"
@@ -357,8 +361,8 @@ fn malformed_files_are_named() {
     let file = SafeTensors::read(&write("good.safetensors", &good)).unwrap();
     assert!(
         file.to_f32("v")
+            .map_err(|e| data::error_chain(&e))
             .unwrap_err()
-            .to_string()
             .contains("no tensor \"v\"")
     );
 }
@@ -417,7 +421,9 @@ fn hf_config_json() {
     ];
     for (i, (value, message)) in cases.iter().enumerate() {
         let path = config_file(&format!("bad{i}.json"), value);
-        let err = read_config(&path).unwrap_err().to_string();
+        let err = read_config(&path)
+            .map_err(|e| data::error_chain(&e))
+            .unwrap_err();
         assert!(
             err.starts_with(&path.display().to_string()) && err.contains(message),
             "{err}"
@@ -435,7 +441,8 @@ fn hf_config_json() {
     let err = load_bert_safetensors(&write("unused.safetensors", b""), &heads, &test_device())
         .unwrap_err();
     assert!(
-        matches!(&err, ImportError::Config { .. }) && err.to_string().contains("n_heads = 5"),
+        matches!(&err, ImportError::Config { .. })
+            && data::error_chain(&err).contains("n_heads = 5"),
         "{err}"
     );
 }

@@ -318,7 +318,9 @@ fn malformed_files_are_named_with_the_place_and_the_fault() {
     ];
     for (name, bytes, expected) in cases {
         let path = write(&format!("{name}.onnx"), &bytes);
-        let err = OnnxGraph::read(&path).unwrap_err().to_string();
+        let err = OnnxGraph::read(&path)
+            .map_err(|e| data::error_chain(&e))
+            .unwrap_err();
         assert!(
             err.starts_with(&format!("{}: malformed ONNX file: ", path.display()))
                 && err.contains(expected),
@@ -326,6 +328,8 @@ fn malformed_files_are_named_with_the_place_and_the_fault() {
         );
     }
     let absent = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("absent.onnx");
-    let err = OnnxGraph::read(&absent).unwrap_err().to_string();
+    let err = OnnxGraph::read(&absent)
+        .map_err(|e| data::error_chain(&e))
+        .unwrap_err();
     assert!(err.contains("absent.onnx: cannot read the file"), "{err}");
 }

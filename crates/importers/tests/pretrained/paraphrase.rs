@@ -79,7 +79,11 @@ fn a_folder_with_neither_layout_names_both() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bert_folder");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let error = || load_hf_bert(&dir, &test_device()).unwrap_err().to_string();
+    let error = || {
+        load_hf_bert(&dir, &test_device())
+            .map_err(|e| data::error_chain(&e))
+            .unwrap_err()
+    };
     let expected = "expected config.json with model.safetensors, or one *.onnx graph";
     let err = error();
     assert!(err.contains(&format!(
@@ -114,15 +118,15 @@ fn graph_faults_are_named() {
                 .for_each(|n| n.op_type = to.into())
         }
     };
-    let err = fault(ops("Div", "Mul")).to_string();
+    let err = data::error_chain(&fault(ops("Div", "Mul")));
     assert!(
         err.contains("expected 3 attentions Softmax(Add(Div(scores, √w), mask))")
             && err.contains("found scales [None, None, None]"),
         "{err}"
     );
-    let err = fault(ops("Erf", "Tanh")).to_string();
+    let err = data::error_chain(&fault(ops("Erf", "Tanh")));
     assert!(err.contains("expected exact GELU"), "{err}");
-    let err = fault(ops("LayerNormalization", "Identity")).to_string();
+    let err = data::error_chain(&fault(ops("LayerNormalization", "Identity")));
     assert!(err.contains("expected 7 LayerNorms"), "{err}");
 
     // A projection whose bias is renamed cannot be named, and a LayerNorm of the wrong width

@@ -102,7 +102,7 @@ fn refusal(
 ) -> String {
     let dir = edited_copy(&fixtures().join(name), "vit_refusals", case, edit, config);
     let error: ImportError = load_vit(&dir, &test_device()).unwrap_err();
-    error.to_string()
+    data::error_chain(&error)
 }
 
 /// A copy of the checkpoint folder `source` in the scratch folder `group/case`, its tensors
@@ -239,7 +239,7 @@ fn unsupported_settings_are_named() {
 #[test]
 fn missing_files_are_named() {
     let error = load_vit(&fixtures().join("no_such_checkpoint"), &test_device()).unwrap_err();
-    let message = error.to_string();
+    let message = data::error_chain(&error);
     assert!(message.contains("no_such_checkpoint"), "{message}");
     assert!(
         message.contains("expected a folder with config.json"),

@@ -293,6 +293,13 @@ fn assert_adapters_round_trip(model: &LoraEnsemble, input: &Input, path: &Path) 
         );
         let name = path.file_name().unwrap().to_str().unwrap();
         assert!(e.to_string().contains(name), "{e}");
+        // Burn's reason is the source, and the file is named once along the chain.
+        let chain: Vec<String> =
+            std::iter::successors(Some(&e as &dyn std::error::Error), |&e| e.source())
+                .map(ToString::to_string)
+                .collect();
+        assert!(chain.len() >= 2, "{chain:?}");
+        assert_eq!(chain.join(": ").matches(name).count(), 1, "{chain:?}");
     }
     let missing = path.with_file_name("absent.bpk");
     let e = LoraEnsemble::load_adapters(backbone(), &lora_config(), &missing).unwrap_err();
