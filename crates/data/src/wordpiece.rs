@@ -22,6 +22,7 @@ use std::path::Path;
 
 use crate::error::{DataError, Result};
 use crate::specials::{Piece, split_at_specials};
+use crate::table_sizes::debug_sizes;
 
 /// Words longer than this many characters become `[UNK]` (BERT's `max_input_chars_per_word`).
 const MAX_WORD_CHARS: usize = 100;
@@ -51,9 +52,7 @@ pub struct WordPiece {
 
 impl std::fmt::Debug for WordPiece {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WordPiece")
-            .field("vocab_size", &self.tokens.len())
-            .finish_non_exhaustive()
+        debug_sizes(f, "WordPiece", &[("vocab_size", self.tokens.len())])
     }
 }
 
