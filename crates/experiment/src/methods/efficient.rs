@@ -11,12 +11,11 @@ use backbone::ViTConfig;
 use burn::tensor::Device;
 use ensembles::{BatchEnsembleConfig, MimoConfig, PackedConfig};
 use seam::{EnsembleModel, Trainable};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 use super::context::{Built, Context, Setting};
 use super::method::{Method, Needs, at_least_two};
-use super::params::LibraryParams;
 use crate::error::{ExperimentError, Result};
 
 /// The library config of an ensemble trained from scratch on the base model's shape.
@@ -24,8 +23,6 @@ pub trait ScratchConfig:
     Serialize + DeserializeOwned + Debug + Clone + Send + Sync + 'static
 {
     type Model: Trainable + EnsembleModel + 'static;
-    /// The library's defaults.
-    fn defaults() -> Self;
     fn members(&self) -> usize;
     /// Checks the parameters beyond the member count.
     fn check(&self) -> Result<()> {
@@ -36,20 +33,9 @@ pub trait ScratchConfig:
 }
 
 /// A kind trained from scratch: the config `C` read from the method table.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
 pub struct FromScratch<C>(pub C);
-
-impl<C: ScratchConfig> LibraryParams for FromScratch<C> {
-    type Config = C;
-
-    fn defaults() -> C {
-        C::defaults()
-    }
-
-    fn new(config: C) -> Self {
-        Self(config)
-    }
-}
 
 impl<C: ScratchConfig> Method for FromScratch<C> {
     fn members(&self) -> usize {
@@ -85,10 +71,6 @@ impl<C: ScratchConfig> Method for FromScratch<C> {
 impl ScratchConfig for BatchEnsembleConfig {
     type Model = ensembles::BatchEnsemble;
 
-    fn defaults() -> Self {
-        Self::new()
-    }
-
     fn members(&self) -> usize {
         self.members
     }
@@ -100,10 +82,6 @@ impl ScratchConfig for BatchEnsembleConfig {
 
 impl ScratchConfig for MimoConfig {
     type Model = ensembles::Mimo;
-
-    fn defaults() -> Self {
-        Self::new()
-    }
 
     fn members(&self) -> usize {
         self.members
@@ -126,10 +104,6 @@ impl ScratchConfig for MimoConfig {
 
 impl ScratchConfig for PackedConfig {
     type Model = ensembles::PackedEnsemble;
-
-    fn defaults() -> Self {
-        Self::new()
-    }
 
     fn members(&self) -> usize {
         self.members
