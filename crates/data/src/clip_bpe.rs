@@ -287,15 +287,13 @@ impl ClipBpe {
                 "context length {context_length}: expected at least 2 (the start and end tokens)"
             )));
         }
-        let mut ids = vec![self.bos_id()];
-        ids.extend(self.tokenize(text));
-        ids.truncate(context_length - 1);
-        ids.push(self.eos_id());
-        let attention_mask = vec![1; ids.len()];
-        Ok(Encoding {
+        let ids = self.tokenize(text);
+        Ok(Encoding::framed(
+            self.bos_id(),
             ids,
-            attention_mask,
-        })
+            self.eos_id(),
+            context_length,
+        ))
     }
 
     /// Encodes every text like [`encode`](Self::encode), then pads all to the longest with the

@@ -67,6 +67,20 @@ pub struct Encoding {
 }
 
 impl Encoding {
+    /// `start ids end`, `ids` cut so that the whole is at most `len` long (`len` >= 2, checked
+    /// by the caller), with a mask of ones.
+    pub(crate) fn framed(start: u32, ids: Vec<u32>, end: u32, len: usize) -> Self {
+        let mut framed = vec![start];
+        framed.extend(ids);
+        framed.truncate(len - 1);
+        framed.push(end);
+        let attention_mask = vec![1; framed.len()];
+        Self {
+            ids: framed,
+            attention_mask,
+        }
+    }
+
     /// Pads every row to the longest with `pad` (mask 0), ready to stack into a `[B, T]` batch.
     pub(crate) fn pad_to_longest(rows: &mut [Encoding], pad: u32) {
         let longest = rows.iter().map(|e| e.ids.len()).max().unwrap_or(0);
@@ -159,15 +173,9 @@ impl WordPiece {
                 "max_len = {max_len}: expected at least 2 (room for [CLS] and [SEP])"
             )));
         }
-        let mut ids = vec![self.cls];
-        self.push_text(text, &mut ids);
-        ids.truncate(max_len - 1);
-        ids.push(self.sep);
-        let attention_mask = vec![1; ids.len()];
-        Ok(Encoding {
-            ids,
-            attention_mask,
-        })
+        let mut pieces = Vec::new();
+        self.push_text(text, &mut pieces);
+        Ok(Encoding::framed(self.cls, pieces, self.sep, max_len))
     }
 
     /// Encodes every text like [`encode`](Self::encode), then pads all to the longest with
