@@ -79,7 +79,6 @@ fn unit_fast_weights_and_shared_biases_give_the_shared_model() {
     let be = BatchEnsembleConfig {
         members: 3,
         fast_init: FastInit::Ones,
-        ..BatchEnsembleConfig::default()
     }
     .init(&config, 5, &device)
     .unwrap();

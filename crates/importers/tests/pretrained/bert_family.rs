@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use backbone::{Gates, Mode, Pooling};
 use burn::tensor::{Int, Tensor, TensorData};
-use importers::{ImportError, load_bert, load_hf_bert};
+use importers::{load_bert, load_hf_bert};
 use serde_json::Value;
 
 use crate::format::{Stored, f32_tensor};

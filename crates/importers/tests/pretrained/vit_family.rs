@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use backbone::{Gates, Mode, ViTConfig};
 use burn::tensor::{Tensor, TensorData};
-use importers::{ImportError, SafeTensors, load_vit};
+use importers::load_vit;
 use serde_json::Value;
 
 use crate::format::{Stored, f32_tensor};
