@@ -3,13 +3,15 @@
 //! aside, and the metrics are those of the undamaged run. `uqformer cache list` shows both;
 //! `uqformer cache clean --unused-by` removes the damaged ones and keeps what the run used.
 
+#[macro_use]
 mod common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const CONFIG: &str = r#"
+const CONFIG: &str = concat!(
+    r#"
 [experiment]
 name = "heal"
 seeds = [3]
@@ -21,15 +23,9 @@ train_limit = 200
 test_limit = 60
 eval_batch_size = 64
 
-[backbone]
-preset = "vit_tiny_28"
-patch_size = 7
-d_model = 16
-n_layers = 1
-n_heads = 2
-d_mlp = 32
-dropout = 0.1
-
+"#,
+    tiny_vit!(1),
+    r#"
 [train]
 epochs = 1
 batch_size = 50
@@ -40,7 +36,8 @@ kind = "single"
 [[method]]
 kind = "deep_ensemble"
 members = 3
-"#;
+"#
+);
 
 /// `uqformer cache ARGS --cache CACHE`: its stdout, or its stderr when it fails.
 fn cache(cache: &Path, args: &[&str]) -> Result<String, String> {

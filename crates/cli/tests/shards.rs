@@ -2,12 +2,14 @@
 //! variables set, running at once on one cache) train the run's jobs; a run with `--no-train`
 //! then evaluates from the cache, with exactly the metrics of an unsharded run.
 
+#[macro_use]
 mod common;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-const CONFIG: &str = r#"
+const CONFIG: &str = concat!(
+    r#"
 [experiment]
 name = "shards"
 seeds = [0, 1]
@@ -20,15 +22,9 @@ train_limit = 200
 test_limit = 60
 eval_batch_size = 32
 
-[backbone]
-preset = "vit_tiny_28"
-patch_size = 7
-d_model = 16
-n_layers = 2
-n_heads = 2
-d_mlp = 32
-dropout = 0.1
-
+"#,
+    tiny_vit!(2),
+    r#"
 [train]
 epochs = 1
 batch_size = 50
@@ -45,7 +41,8 @@ kind = "hydra"
 members = 2
 keep = 1
 train = { epochs = 1 }
-"#;
+"#
+);
 
 fn succeeded(out: Output) -> String {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();

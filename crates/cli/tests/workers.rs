@@ -1,11 +1,13 @@
 //! `uqformer run --workers`: training in worker processes gives exactly the results of training
 //! everything in the main process.
 
+#[macro_use]
 mod common;
 
 use std::path::Path;
 
-const CONFIG: &str = r#"
+const CONFIG: &str = concat!(
+    r#"
 [experiment]
 name = "workers"
 seeds = [2]
@@ -19,15 +21,9 @@ train_limit = 200
 test_limit = 60
 eval_batch_size = 32
 
-[backbone]
-preset = "vit_tiny_28"
-patch_size = 7
-d_model = 16
-n_layers = 2
-n_heads = 2
-d_mlp = 32
-dropout = 0.1
-
+"#,
+    tiny_vit!(2),
+    r#"
 [train]
 epochs = 1
 batch_size = 50
@@ -50,7 +46,8 @@ kind = "hydra"
 members = 2
 keep = 1
 train = { epochs = 1 }
-"#;
+"#
+);
 
 /// Runs the experiment with `workers` worker processes; returns each method's metrics and what
 /// the run printed on stderr.

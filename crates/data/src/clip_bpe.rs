@@ -33,6 +33,7 @@ use std::path::Path;
 
 use crate::error::{DataError, Result};
 use crate::specials::{Piece, split_at_specials};
+use crate::table_sizes::debug_sizes;
 use crate::wordpiece::Encoding;
 
 /// CLIP's context length: the text tower has 77 positions.
@@ -76,10 +77,11 @@ pub struct ClipBpe {
 
 impl std::fmt::Debug for ClipBpe {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClipBpe")
-            .field("vocab_size", &self.tokens.len())
-            .field("merges", &self.merges.len())
-            .finish_non_exhaustive()
+        let sizes = [
+            ("vocab_size", self.tokens.len()),
+            ("merges", self.merges.len()),
+        ];
+        debug_sizes(f, "ClipBpe", &sizes)
     }
 }
 
@@ -285,15 +287,13 @@ impl ClipBpe {
                 "context length {context_length}: expected at least 2 (the start and end tokens)"
             )));
         }
-        let mut ids = vec![self.bos_id()];
-        ids.extend(self.tokenize(text));
-        ids.truncate(context_length - 1);
-        ids.push(self.eos_id());
-        let attention_mask = vec![1; ids.len()];
-        Ok(Encoding {
+        let ids = self.tokenize(text);
+        Ok(Encoding::framed(
+            self.bos_id(),
             ids,
-            attention_mask,
-        })
+            self.eos_id(),
+            context_length,
+        ))
     }
 
     /// Encodes every text like [`encode`](Self::encode), then pads all to the longest with the

@@ -69,6 +69,7 @@ mod specials;
 mod split;
 mod stream;
 mod table;
+mod table_sizes;
 mod wordpiece;
 
 pub use atomic::{atomic_write, with_path};

@@ -22,6 +22,7 @@ use std::path::Path;
 
 use crate::error::{DataError, Result};
 use crate::specials::{Piece, split_at_specials};
+use crate::table_sizes::debug_sizes;
 
 /// Words longer than this many characters become `[UNK]` (BERT's `max_input_chars_per_word`).
 const MAX_WORD_CHARS: usize = 100;
@@ -51,9 +52,7 @@ pub struct WordPiece {
 
 impl std::fmt::Debug for WordPiece {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WordPiece")
-            .field("vocab_size", &self.tokens.len())
-            .finish_non_exhaustive()
+        debug_sizes(f, "WordPiece", &[("vocab_size", self.tokens.len())])
     }
 }
 
@@ -68,6 +67,20 @@ pub struct Encoding {
 }
 
 impl Encoding {
+    /// `start ids end`, `ids` cut so that the whole is at most `len` long (`len` >= 2, checked
+    /// by the caller), with a mask of ones.
+    pub(crate) fn framed(start: u32, ids: Vec<u32>, end: u32, len: usize) -> Self {
+        let mut framed = vec![start];
+        framed.extend(ids);
+        framed.truncate(len - 1);
+        framed.push(end);
+        let attention_mask = vec![1; framed.len()];
+        Self {
+            ids: framed,
+            attention_mask,
+        }
+    }
+
     /// Pads every row to the longest with `pad` (mask 0), ready to stack into a `[B, T]` batch.
     pub(crate) fn pad_to_longest(rows: &mut [Encoding], pad: u32) {
         let longest = rows.iter().map(|e| e.ids.len()).max().unwrap_or(0);
@@ -160,15 +173,9 @@ impl WordPiece {
                 "max_len = {max_len}: expected at least 2 (room for [CLS] and [SEP])"
             )));
         }
-        let mut ids = vec![self.cls];
-        self.push_text(text, &mut ids);
-        ids.truncate(max_len - 1);
-        ids.push(self.sep);
-        let attention_mask = vec![1; ids.len()];
-        Ok(Encoding {
-            ids,
-            attention_mask,
-        })
+        let mut pieces = Vec::new();
+        self.push_text(text, &mut pieces);
+        Ok(Encoding::framed(self.cls, pieces, self.sep, max_len))
     }
 
     /// Encodes every text like [`encode`](Self::encode), then pads all to the longest with

@@ -2,7 +2,6 @@
 //! matrix; each linear layer gives member m rank-1 fast weights, `y = ((x ∘ r_m) W) ∘ s_m + b_m`.
 
 use backbone::{BackboneError, Dropout, Mode, ViTConfig, patchify, positive};
-use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::{LayerNorm, Linear};
 use burn::tensor::{Device, Distribution, Tensor};
@@ -14,23 +13,34 @@ use seam::EnsembleModel;
 use seam::MemberOutputs;
 
 /// How the fast weights r and s start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FastInit {
     /// Independent random signs ±1 (Wen et al.): members differ from the first step.
+    #[default]
     RandomSign,
     /// All ones: every member starts as the shared model.
     Ones,
 }
 
 /// BatchEnsemble's own settings; the network is the `ViTConfig` given to [`init`](Self::init).
-#[derive(Config, Debug)]
+/// Read from a table, `members` is required and unknown keys are errors.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct BatchEnsembleConfig {
-    /// Members M.
-    #[config(default = 4)]
+    /// Members M (4 by default).
     pub members: usize,
-    #[config(default = "FastInit::RandomSign")]
+    #[serde(default)]
     pub fast_init: FastInit,
+}
+
+impl Default for BatchEnsembleConfig {
+    fn default() -> Self {
+        Self {
+            members: 4,
+            fast_init: FastInit::default(),
+        }
+    }
 }
 
 impl BatchEnsembleConfig {

@@ -2,24 +2,34 @@
 //! along channels and M predictions leave it, one block of C logits per member.
 
 use backbone::{BackboneError, Gates, Input, Mode, ViTConfig, VisionTransformer, positive};
-use burn::config::Config;
 use burn::module::Module;
 use burn::tensor::{Device, Distribution, Int, Tensor};
 use seam::{MemberOutputs, Trainable};
+use serde::{Deserialize, Serialize};
 
 use crate::draw;
 
 /// MIMO's own settings; the base network is the `ViTConfig` given to [`init`](Self::init).
-#[derive(Config, Debug)]
+/// Read from a table, `members` is required and unknown keys are errors.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct MimoConfig {
-    /// Members M (input slots and output heads).
-    #[config(default = 3)]
+    /// Members M (input slots and output heads; 3 by default).
     pub members: usize,
     /// Input repetition ρ: the fraction of each training batch shown to every member at the
     /// same position (the same image in all slots), as in the reference implementation; the
     /// rest is shuffled independently per member.
-    #[config(default = 0.0)]
+    #[serde(default)]
     pub input_repetition: f64,
+}
+
+impl Default for MimoConfig {
+    fn default() -> Self {
+        Self {
+            members: 3,
+            input_repetition: 0.0,
+        }
+    }
 }
 
 impl MimoConfig {

@@ -19,29 +19,46 @@
 //! multiple of γ.
 
 use backbone::{BackboneError, Dropout, GroupedLinear, Mode, ViTConfig, positive};
-use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::tensor::{Device, Distribution, Tensor};
 use seam::MemberOutputs;
+use serde::{Deserialize, Serialize};
 
 use crate::block::{MemberBlock, tokens};
 use crate::draw;
 use crate::grouped::PackedLayerNorm;
 
 /// Packed-Ensembles' own settings; the base network is the `ViTConfig` given to
-/// [`init`](Self::init).
-#[derive(Config, Debug)]
+/// [`init`](Self::init). Read from a table, `members` is required and unknown keys are errors.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PackedConfig {
-    /// Members M.
-    #[config(default = 4)]
+    /// Members M (4 by default).
     pub members: usize,
     /// Width multiplier α: the stream is about α·D wide in all.
-    #[config(default = 2.0)]
+    #[serde(default = "default_alpha")]
     pub alpha: f64,
     /// Groups per member γ in every encoder linear layer.
-    #[config(default = 1)]
+    #[serde(default = "default_gamma")]
     pub gamma: usize,
+}
+
+fn default_alpha() -> f64 {
+    2.0
+}
+fn default_gamma() -> usize {
+    1
+}
+
+impl Default for PackedConfig {
+    fn default() -> Self {
+        Self {
+            members: 4,
+            alpha: default_alpha(),
+            gamma: default_gamma(),
+        }
+    }
 }
 
 /// Smallest multiple of `step` at least `alpha·width/members`.

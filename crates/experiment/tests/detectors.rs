@@ -2,16 +2,15 @@
 //! for every method and OOD set, near/far group means, the headline score's metrics unchanged by
 //! the detectors beside it, and a detector that cannot be fitted named with its method.
 
-use std::path::Path;
-use std::sync::Mutex;
+#[macro_use]
+mod common;
 
+use common::{bundled, serial};
 use data::error_chain;
-use experiment::{ExperimentConfig, RunOptions, run};
+use experiment::{ExperimentConfig, run};
 
-/// Burn's CPU RNG is process-global: runs must not interleave.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-const TINY: &str = r#"
+const TINY: &str = concat!(
+    r#"
 [experiment]
 name = "detectors"
 seeds = [5]
@@ -24,15 +23,9 @@ train_limit = 300
 test_limit = 100
 eval_batch_size = 64
 
-[backbone]
-preset = "vit_tiny_28"
-patch_size = 7
-d_model = 16
-n_layers = 1
-n_heads = 2
-d_mlp = 32
-dropout = 0.1
-
+"#,
+    tiny_vit!(1),
+    r#"
 [train]
 epochs = 1
 batch_size = 50
@@ -48,7 +41,8 @@ members = 2
 [[method]]
 kind = "mc_dropout"
 samples = 3
-"#;
+"#
+);
 
 const LISTED: [&str; 6] = [
     "energy",
@@ -67,29 +61,18 @@ fn config(scores: &str, extra_data: &str) -> ExperimentConfig {
     ExperimentConfig::parse(&text).unwrap()
 }
 
-fn options(root: &Path) -> RunOptions {
-    RunOptions {
-        data_root: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets"),
-        results_root: root.join("results"),
-        cache_root: root.join("cache"),
-        quiet: true,
-        workers: None,
-        no_train: false,
-    }
-}
-
 #[test]
 fn every_listed_score_is_reported_per_set_and_group_and_leaves_the_rest_unchanged() {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = serial();
     let dir = tempfile::tempdir().unwrap();
     let list = format!("{LISTED:?}");
     let listed = run(
         &config(&list, "ood_groups = { far = [\"mnist_small\"] }"),
-        &options(dir.path()),
+        &bundled(dir.path()),
     )
     .unwrap();
     // The same models (from the cache) with the headline score alone.
-    let alone = run(&config("\"energy\"", ""), &options(dir.path())).unwrap();
+    let alone = run(&config("\"energy\"", ""), &bundled(dir.path())).unwrap();
 
     let s = &listed.summary;
     assert_eq!(s.ood_scores, LISTED);
@@ -143,14 +126,14 @@ fn every_listed_score_is_reported_per_set_and_group_and_leaves_the_rest_unchange
 
 #[test]
 fn a_detector_that_cannot_be_fitted_names_the_method_and_the_detector() {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = serial();
     let dir = tempfile::tempdir().unwrap();
     // 40 training images: KNN's k = 50 has too few neighbours.
     let text = TINY
         .replace("SCORES", "[\"msp\", \"knn\"]")
         .replace("train_limit = 300", "train_limit = 40");
     let config = ExperimentConfig::parse(&text).unwrap();
-    let err = run(&config, &options(dir.path()))
+    let err = run(&config, &bundled(dir.path()))
         .map_err(|e| error_chain(&e))
         .unwrap_err();
     assert!(

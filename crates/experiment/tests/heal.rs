@@ -2,17 +2,18 @@
 //! trained again from scratch to the same metrics, and the summary counts the recovery (and
 //! resumes). The warning it prints: `crates/cli/tests/heal.rs`.
 
+#[macro_use]
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
-use experiment::{ExperimentConfig, RunOptions, run};
+use common::{bundled, serial};
+use experiment::{ExperimentConfig, run};
 use report::Summary;
 
-/// Burn's CPU RNG is process-global: runs must not interleave.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-const TINY: &str = r#"
+const TINY: &str = concat!(
+    r#"
 [experiment]
 name = "heal"
 seeds = [3]
@@ -24,15 +25,9 @@ train_limit = 200
 test_limit = 100
 eval_batch_size = 64
 
-[backbone]
-preset = "vit_tiny_28"
-patch_size = 7
-d_model = 16
-n_layers = 1
-n_heads = 2
-d_mlp = 32
-dropout = 0.1
-
+"#,
+    tiny_vit!(1),
+    r#"
 [train]
 epochs = 2
 batch_size = 50
@@ -43,18 +38,8 @@ kind = "single"
 [[method]]
 kind = "mc_dropout"
 samples = 2
-"#;
-
-fn options(root: &Path) -> RunOptions {
-    RunOptions {
-        data_root: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets"),
-        results_root: root.join("results"),
-        cache_root: root.join("cache"),
-        quiet: true,
-        workers: None,
-        no_train: false,
-    }
-}
+"#
+);
 
 /// Everything of a summary that must not depend on timing.
 fn metrics(s: &Summary) -> String {
@@ -90,10 +75,10 @@ fn the_checkpoint(root: &Path) -> PathBuf {
 
 #[test]
 fn a_damaged_cached_model_is_retrained_to_the_same_metrics() {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = serial();
     let config = ExperimentConfig::parse(TINY).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let first = run(&config, &options(dir.path())).unwrap().summary;
+    let first = run(&config, &bundled(dir.path())).unwrap().summary;
     let folder = the_checkpoint(dir.path());
     assert_eq!(recovered(&first), [0, 0]);
     let cost = serde_json::to_value(first.methods[0].train_cost).unwrap();
@@ -111,7 +96,7 @@ fn a_damaged_cached_model_is_retrained_to_the_same_metrics() {
         .for_each(|b| *b ^= 0xA5);
     fs::write(&model, &bytes).unwrap();
 
-    let healed = run(&config, &options(dir.path())).unwrap().summary;
+    let healed = run(&config, &bundled(dir.path())).unwrap().summary;
     assert_eq!(metrics(&healed), metrics(&first));
     assert_eq!(
         recovered(&healed),
@@ -127,7 +112,7 @@ fn a_damaged_cached_model_is_retrained_to_the_same_metrics() {
     assert_eq!(resumed(&healed), [0, 0]);
 
     // Read back from the cache: the same, and the recovery stays on the record.
-    let cached = run(&config, &options(dir.path())).unwrap().summary;
+    let cached = run(&config, &bundled(dir.path())).unwrap().summary;
     assert_eq!(metrics(&cached), metrics(&first));
     assert_eq!(recovered(&cached), [1, 1]);
 }
@@ -136,17 +121,17 @@ fn a_damaged_cached_model_is_retrained_to_the_same_metrics() {
 /// interrupt one) is counted in the summary of every method standing on the model.
 #[test]
 fn a_resume_on_the_checkpoints_record_is_counted_in_the_summary() {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = serial();
     let config = ExperimentConfig::parse(TINY).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let first = run(&config, &options(dir.path())).unwrap().summary;
+    let first = run(&config, &bundled(dir.path())).unwrap().summary;
     assert_eq!(resumed(&first), [0, 0]);
     let state = the_checkpoint(dir.path()).join("state.json");
     let mut json: serde_json::Value = serde_json::from_slice(&fs::read(&state).unwrap()).unwrap();
     json["history"] = serde_json::json!({ "resumed_from": [1] });
     fs::write(&state, serde_json::to_vec(&json).unwrap()).unwrap();
 
-    let cached = run(&config, &options(dir.path())).unwrap().summary;
+    let cached = run(&config, &bundled(dir.path())).unwrap().summary;
     assert_eq!(metrics(&cached), metrics(&first));
     assert_eq!(resumed(&cached), [1, 1]);
     assert_eq!(recovered(&cached), [0, 0]);

@@ -1,14 +1,19 @@
 //! Every registered method kind runs end to end through the runner on a very small model, and
 //! the resolved config it writes parses back to the same methods.
 
+#[macro_use]
+mod common;
+
 use std::path::Path;
 
-use experiment::{ExperimentConfig, KINDS, RunOptions, run};
+use common::bundled;
+use experiment::{ExperimentConfig, KINDS, run};
 use report::Summary;
 use report::outputs::{Frozen, LoraOutputs};
 use report::{MethodOutputs, RunCurves};
 
-const BASE: &str = r#"
+const BASE: &str = concat!(
+    r#"
 [experiment]
 name = "kinds"
 seeds = [1]
@@ -24,19 +29,14 @@ train_limit = 200
 test_limit = 60
 eval_batch_size = 32
 
-[backbone]
-preset = "vit_tiny_28"
-patch_size = 7
-d_model = 16
-n_layers = 2
-n_heads = 2
-d_mlp = 32
-dropout = 0.1
-
+"#,
+    tiny_vit!(2),
+    r#"
 [train]
 epochs = 1
 batch_size = 50
-"#;
+"#
+);
 
 /// The methods run here, as (kind, parameters); every registered kind must appear (the test
 /// checks coverage).
@@ -82,18 +82,7 @@ fn every_kind_runs_and_its_resolved_config_parses_back() {
     }
     let config = ExperimentConfig::parse(&text).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let out = run(
-        &config,
-        &RunOptions {
-            data_root: Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets"),
-            results_root: dir.path().join("results"),
-            cache_root: dir.path().join("cache"),
-            quiet: true,
-            workers: None,
-            no_train: false,
-        },
-    )
-    .unwrap();
+    let out = run(&config, &bundled(dir.path())).unwrap();
     let names: Vec<_> = out
         .summary
         .methods

@@ -1,18 +1,19 @@
 //! The runner end to end on the bundled data, with a very small model: the output contract,
 //! identical metrics for the same seed, and a clear error for a data set that is not fetched.
 
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+#[macro_use]
+mod common;
 
+use std::path::Path;
+
+use common::{bundled, options, serial};
 use data::error_chain;
-use experiment::{ExperimentConfig, RunOptions, run};
+use experiment::{ExperimentConfig, run};
 use report::{Summary, Variant};
 use report::{join_runs, redraw};
 
-/// Burn's CPU RNG is process-global: runs must not interleave.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-const TINY: &str = r#"
+const TINY: &str = concat!(
+    r#"
 [experiment]
 name = "tiny"
 seeds = [3]
@@ -25,15 +26,9 @@ train_limit = 300
 test_limit = 100
 eval_batch_size = 64
 
-[backbone]
-preset = "vit_tiny_28"
-patch_size = 7
-d_model = 16
-n_layers = 1
-n_heads = 2
-d_mlp = 32
-dropout = 0.1
-
+"#,
+    tiny_vit!(1),
+    r#"
 [train]
 epochs = 1
 batch_size = 50
@@ -49,22 +44,8 @@ members = 2
 [[method]]
 kind = "mc_dropout"
 samples = 3
-"#;
-
-fn datasets() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets")
-}
-
-fn options(root: &Path) -> RunOptions {
-    RunOptions {
-        data_root: datasets(),
-        results_root: root.join("results"),
-        cache_root: root.join("cache"),
-        quiet: true,
-        workers: None,
-        no_train: false,
-    }
-}
+"#
+);
 
 /// Everything of a summary that must not depend on timing.
 fn metrics(s: &Summary) -> String {
@@ -78,10 +59,10 @@ fn metrics(s: &Summary) -> String {
 
 #[test]
 fn writes_the_output_contract_and_repeats_exactly() {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = serial();
     let config = ExperimentConfig::parse(TINY).unwrap();
     let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let first = run(&config, &options(a.path())).unwrap();
+    let first = run(&config, &bundled(a.path())).unwrap();
     for file in ["config.toml", "summary.json", "report.md"] {
         assert!(
             first.dir.join(file).is_file(),
@@ -121,11 +102,11 @@ fn writes_the_output_contract_and_repeats_exactly() {
         .unwrap();
 
     // Same seed, fresh cache (so everything is trained again): identical metrics.
-    let second = run(&config, &options(b.path())).unwrap();
+    let second = run(&config, &bundled(b.path())).unwrap();
     assert_eq!(metrics(&first.summary), metrics(&second.summary));
     // Reusing the first cache skips training and still gives the same metrics, and counts the
     // training the cached models stand for.
-    let cached = run(&config, &options(a.path())).unwrap();
+    let cached = run(&config, &bundled(a.path())).unwrap();
     assert_eq!(metrics(&first.summary), metrics(&cached.summary));
     let train_costs = |s: &Summary| s.methods.iter().map(|m| m.train_cost).collect::<Vec<_>>();
     assert_eq!(train_costs(&first.summary), train_costs(&cached.summary));
@@ -134,16 +115,12 @@ fn writes_the_output_contract_and_repeats_exactly() {
 
 #[test]
 fn a_missing_dataset_says_to_run_fetch() {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = serial();
     let config =
         ExperimentConfig::parse(&TINY.replace("\"fashion_mnist_small\"", "\"fashion_mnist\""))
             .unwrap();
     let empty = tempfile::tempdir().unwrap();
-    let opts = RunOptions {
-        data_root: empty.path().to_path_buf(),
-        ..options(empty.path())
-    };
-    let e = run(&config, &opts)
+    let e = run(&config, &options(empty.path(), empty.path()))
         .map_err(|e| error_chain(&e))
         .unwrap_err();
     assert!(e.contains("datasets/fetch") && e.contains("fashion"), "{e}");
@@ -186,7 +163,7 @@ fn unknown_backend_or_preset_is_rejected_when_parsed() {
 /// comparisons of a two-seed run, against what each must be.
 #[test]
 fn calibrated_entries_diversity_and_comparisons() {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = serial();
     let text = TINY
         .replace("seeds = [3]", "seeds = [3, 4]")
         .replace(
@@ -196,7 +173,7 @@ fn calibrated_entries_diversity_and_comparisons() {
         .replace("members = 2", "members = 2\ncalibration = \"temperature\"");
     let config = ExperimentConfig::parse(&text).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let out = run(&config, &options(dir.path())).unwrap();
+    let out = run(&config, &bundled(dir.path())).unwrap();
     let s = &out.summary;
     let names: Vec<&str> = s.methods.iter().map(|m| m.name.as_str()).collect();
     let one_seed = [
@@ -324,10 +301,10 @@ fn calibrated_entries_diversity_and_comparisons() {
 /// joined, gives the two-seed run's entries under the same names, metric for metric, and the
 /// same paired comparisons of every metric that does not depend on timing.
 fn seed_parts_join_into_the_whole_run(whole: &Summary, text: &str, root: &Path) {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = serial();
     let part = |seed: u64| {
         let one = text.replace("seeds = [3, 4]", &format!("seeds = [{seed}]"));
-        run(&ExperimentConfig::parse(&one).unwrap(), &options(root)).unwrap()
+        run(&ExperimentConfig::parse(&one).unwrap(), &bundled(root)).unwrap()
     };
     let (a, b) = (part(3), part(4));
     let joined = join_runs(&[a.dir.clone(), b.dir.clone()], None).unwrap();
@@ -393,11 +370,11 @@ fn seed_parts_join_into_the_whole_run(whole: &Summary, text: &str, root: &Path) 
 /// model (kind, members, parameters, FLOPs), timed on its own, and compared in the report.
 #[test]
 fn bf16_entries_sit_beside_the_f32_ones() {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = serial();
     let text = TINY.replace("[backbone]", "[eval]\nprecision = \"bf16\"\n\n[backbone]");
     let config = ExperimentConfig::parse(&text).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let out = run(&config, &options(dir.path())).unwrap();
+    let out = run(&config, &bundled(dir.path())).unwrap();
     let s = &out.summary;
     let names: Vec<&str> = s.methods.iter().map(|m| m.name.as_str()).collect();
     let expected = [
@@ -452,7 +429,7 @@ fn bf16_entries_sit_beside_the_f32_ones() {
 /// `uqformer compare`: a later run (one seed, one method more, the same cache) joins the
 /// two-seed run in `first`; a run whose data differ is refused, naming the field.
 fn a_later_run_joins_and_other_data_is_refused(first: &Path, root: &Path) {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = serial();
     // Drawn again from the stored numbers, the run's report and figures come out the same.
     let again = redraw(first).unwrap();
     assert_eq!(
@@ -468,7 +445,7 @@ fn a_later_run_joins_and_other_data_is_refused(first: &Path, root: &Path) {
         );
     }
     let text = format!("{TINY}\n[[method]]\nkind = \"packed_ensemble\"\nmembers = 2\n");
-    let later = run(&ExperimentConfig::parse(&text).unwrap(), &options(root)).unwrap();
+    let later = run(&ExperimentConfig::parse(&text).unwrap(), &bundled(root)).unwrap();
     let id = later
         .dir
         .file_name()
@@ -538,7 +515,7 @@ fn a_later_run_joins_and_other_data_is_refused(first: &Path, root: &Path) {
 /// side (56 = 8x8 patches of 7 here, 64 tokens, not 16) and trains and evaluates on it.
 #[test]
 fn image_size_resizes_every_set_for_the_model() {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = serial();
     let text = TINY
         .replace("eval_batch_size = 64", "eval_batch_size = 64\nimage_size = 56")
         .replace(
@@ -548,7 +525,7 @@ fn image_size_resizes_every_set_for_the_model() {
     let config = ExperimentConfig::parse(&text).unwrap();
     assert_eq!(config.methods.len(), 1);
     let dir = tempfile::tempdir().unwrap();
-    let out = run(&config, &options(dir.path())).unwrap();
+    let out = run(&config, &bundled(dir.path())).unwrap();
     let single = &out.summary.methods[0];
     let vit = |side: usize| {
         backbone::ViTConfig::new()
@@ -571,14 +548,14 @@ fn image_size_resizes_every_set_for_the_model() {
 /// baseline's own ratio is exactly 1); the report's ratios are to it.
 #[test]
 fn the_baseline_chosen_pairs_the_latency_and_is_recorded() {
-    let _guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = serial();
     let text = TINY.replace(
         "[backbone]",
         "[eval]\nbaseline = \"mc_dropout\"\n\n[backbone]",
     );
     let config = ExperimentConfig::parse(&text).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let out = run(&config, &options(dir.path())).unwrap();
+    let out = run(&config, &bundled(dir.path())).unwrap();
     let s = &out.summary;
     assert_eq!(
         (s.baseline.as_deref(), s.reference.as_deref()),

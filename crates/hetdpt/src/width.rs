@@ -297,8 +297,6 @@ mod tests {
         assert_eq!(err.to_string(), "HetDPT+ heads");
         let source = std::error::Error::source(&err).expect("hydra's error");
         let hydra = source.downcast_ref::<hydra::HydraError>();
-        assert!(
-            matches!(hydra, Some(hydra::HydraError::Unknown(u)) if u.name == "nope")
-        );
+        assert!(matches!(hydra, Some(hydra::HydraError::Unknown(u)) if u.name == "nope"));
     }
 }

@@ -1,5 +1,4 @@
 use backbone::Classifier;
-use burn::config::Config;
 use burn::module::{Module, Param};
 use burn::nn::Linear;
 use burn::tensor::{Device, Tensor, TensorData};
@@ -12,45 +11,79 @@ use crate::error::LoraError;
 use crate::model::LoraEnsemble;
 
 /// How each member's classifier starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum HeadInit {
     /// A fresh classifier per member, seeded (uniform ±1/√D, as PyTorch's `nn.Linear`).
+    #[default]
     Random,
     /// Every member starts from the backbone's classifier.
     Copy,
 }
 
 /// Configuration of a [`LoraEnsemble`]; defaults follow the LoRA-Ensemble paper and its official code.
-#[derive(Config, Debug)]
+/// Read from a table, `members` is required, unknown keys are errors, and the two fields the
+/// caller sets from its data and memory (`text_tokens`, `eval_rows`) are neither read nor
+/// written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LoraConfig {
     /// Members N.
     pub members: usize,
-    /// Adapter rank r.
-    #[config(default = 8)]
+    /// Adapter rank r (8).
+    #[serde(default = "default_rank")]
     pub rank: usize,
-    /// Adapter scale s in `W0 + s · A_n B_n`.
-    #[config(default = 1.0)]
+    /// Adapter scale s in `W0 + s · A_n B_n` (1).
+    #[serde(default = "default_scale")]
     pub scale: f64,
-    /// Gain of the Xavier-uniform draw of every A_n (B_n starts at 0).
-    #[config(default = 10.0)]
+    /// Gain of the Xavier-uniform draw of every A_n (10; B_n starts at 0).
+    #[serde(default = "default_init_gain")]
     pub init_gain: f64,
     /// How the member classifiers start.
-    #[config(default = "HeadInit::Random")]
+    #[serde(default)]
     pub head_init: HeadInit,
     /// Text backbones: the sequence length (in tokens, `[CLS]` and `[SEP]` included) at which
-    /// FLOPs per sample are counted, e.g. the mean tokenised length of the test set. Unused for
-    /// a ViT, whose token count is fixed by its shapes.
-    #[config(default = 128)]
+    /// FLOPs per sample are counted, e.g. the mean tokenised length of the test set (128).
+    /// Unused for a ViT, whose token count is fixed by its shapes.
+    #[serde(skip, default = "default_text_tokens")]
     pub text_tokens: usize,
     /// Evaluation runs members in groups of at most this many rows (members × samples, at
     /// least one member per group): memory of one such pass instead of N members' at once,
-    /// while a small batch still runs many members together.
-    #[config(default = 256)]
+    /// while a small batch still runs many members together (256).
+    #[serde(skip, default = "default_eval_rows")]
     pub eval_rows: usize,
 }
 
+fn default_rank() -> usize {
+    8
+}
+fn default_scale() -> f64 {
+    1.0
+}
+fn default_init_gain() -> f64 {
+    10.0
+}
+fn default_text_tokens() -> usize {
+    128
+}
+fn default_eval_rows() -> usize {
+    256
+}
+
 impl LoraConfig {
+    /// N members, every other field at its default.
+    pub fn new(members: usize) -> Self {
+        Self {
+            members,
+            rank: default_rank(),
+            scale: default_scale(),
+            init_gain: default_init_gain(),
+            head_init: HeadInit::default(),
+            text_tokens: default_text_tokens(),
+            eval_rows: default_eval_rows(),
+        }
+    }
+
     /// Checks every field, naming an invalid one.
     pub fn check(&self) -> Result<(), LoraError> {
         if self.members == 0 {

@@ -1,8 +1,13 @@
 //! Shared by the `uqformer run` tests: the command for an experiment written into a temporary
-//! folder, and the metrics of its newest run.
+//! folder, the metrics of its newest run, and the tiny ViT of the experiment crate's tests.
+#![allow(unused_macros)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+#[macro_use]
+#[path = "../../../experiment/tests/common/tiny_vit.rs"]
+mod tiny_vit;
 
 /// `uqformer run <dir>/<name>.toml --out <dir>/results --data datasets --workers <workers>`,
 /// with `config` written to that file first.

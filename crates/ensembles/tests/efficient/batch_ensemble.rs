@@ -76,11 +76,12 @@ fn unit_fast_weights_and_shared_biases_give_the_shared_model() {
     let _guard = serial();
     let device = Device::flex();
     let config = tiny(2);
-    let be = BatchEnsembleConfig::new()
-        .with_members(3)
-        .with_fast_init(FastInit::Ones)
-        .init(&config, 5, &device)
-        .unwrap();
+    let be = BatchEnsembleConfig {
+        members: 3,
+        fast_init: FastInit::Ones,
+    }
+    .init(&config, 5, &device)
+    .unwrap();
     // The shared model: the shared weights and (equal) biases copied into a plain ViT.
     let mut shared = config.init(&device).unwrap();
     let plain = |l: &BeLinear| (l.weight.val(), row(&l.bias.val(), 0));
@@ -122,10 +123,12 @@ fn each_member_is_the_vit_with_its_rank1_modulated_weights() {
     let _guard = serial();
     let device = Device::flex();
     let config = tiny(2);
-    let mut be = BatchEnsembleConfig::new()
-        .with_members(3)
-        .init(&config, 6, &device)
-        .unwrap();
+    let mut be = BatchEnsembleConfig {
+        members: 3,
+        ..BatchEnsembleConfig::default()
+    }
+    .init(&config, 6, &device)
+    .unwrap();
     for r in values(&be.blocks[1].fc1.r.val()) {
         assert!(r == 1.0 || r == -1.0, "fast weight {r} is not a sign");
     }
@@ -155,10 +158,12 @@ fn parameter_and_flop_counts_match_their_closed_forms() {
     let device = Device::flex();
     let config = tiny(2);
     let m = 3;
-    let be = BatchEnsembleConfig::new()
-        .with_members(m)
-        .init(&config, 7, &device)
-        .unwrap();
+    let be = BatchEnsembleConfig {
+        members: m,
+        ..BatchEnsembleConfig::default()
+    }
+    .init(&config, 7, &device)
+    .unwrap();
     let base = config.init(&device).unwrap().num_params();
     // Each linear (in, out) adds r, s and M biases in place of its one bias.
     let extra = |d_in: usize, d_out: usize| m * (d_in + 2 * d_out) - d_out;
@@ -174,12 +179,14 @@ fn parameter_and_flop_counts_match_their_closed_forms() {
 fn invalid_settings_are_named() {
     let _guard = serial();
     let device = Device::flex();
-    let e = BatchEnsembleConfig::new()
-        .with_members(0)
-        .init(&tiny(1), 1, &device)
-        .unwrap_err();
+    let e = BatchEnsembleConfig {
+        members: 0,
+        ..BatchEnsembleConfig::default()
+    }
+    .init(&tiny(1), 1, &device)
+    .unwrap_err();
     assert!(e.to_string().contains("BatchEnsembleConfig.members"), "{e}");
-    let e = BatchEnsembleConfig::new()
+    let e = BatchEnsembleConfig::default()
         .init(&tiny(1).with_patch_size(3), 1, &device)
         .unwrap_err();
     assert!(e.to_string().contains("ViTConfig.image_size"), "{e}");

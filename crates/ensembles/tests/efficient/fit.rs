@@ -91,10 +91,12 @@ fn batch_ensemble_trains() {
     let _guard = serial();
     let device = Device::flex().autodiff();
     one_epoch(
-        BatchEnsembleConfig::new()
-            .with_members(2)
-            .init(&config(), 1, &device)
-            .unwrap(),
+        BatchEnsembleConfig {
+            members: 2,
+            ..BatchEnsembleConfig::default()
+        }
+        .init(&config(), 1, &device)
+        .unwrap(),
     );
 }
 
@@ -102,9 +104,10 @@ fn batch_ensemble_trains() {
 fn mimo_trains() {
     let _guard = serial();
     let device = Device::flex().autodiff();
-    let settings = MimoConfig::new()
-        .with_members(2)
-        .with_input_repetition(0.25);
+    let settings = MimoConfig {
+        members: 2,
+        input_repetition: 0.25,
+    };
     one_epoch(settings.init(&config(), 2, &device).unwrap());
 }
 
@@ -112,6 +115,10 @@ fn mimo_trains() {
 fn packed_ensemble_trains() {
     let _guard = serial();
     let device = Device::flex().autodiff();
-    let settings = PackedConfig::new().with_members(2).with_gamma(2);
+    let settings = PackedConfig {
+        members: 2,
+        gamma: 2,
+        ..PackedConfig::default()
+    };
     one_epoch(settings.init(&config(), 3, &device).unwrap());
 }

@@ -35,10 +35,12 @@ fn one_member_is_the_plain_vit() {
     let _guard = serial();
     let device = Device::flex();
     let config = tiny(1);
-    let mimo = MimoConfig::new()
-        .with_members(1)
-        .init(&config, 3, &device)
-        .unwrap();
+    let mimo = MimoConfig {
+        members: 1,
+        ..MimoConfig::default()
+    }
+    .init(&config, 3, &device)
+    .unwrap();
     // The same seed, then every lazily initialised weight drawn in field order.
     device.seed(3);
     let plain = config.init(&device).unwrap();
@@ -60,10 +62,12 @@ fn at_test_time_member_m_reads_every_slot_and_writes_block_m() {
     let _guard = serial();
     let device = Device::flex();
     let (config, m, c, k) = (tiny(2), 3, 2, 3);
-    let mimo = MimoConfig::new()
-        .with_members(m)
-        .init(&config, 4, &device)
-        .unwrap();
+    let mimo = MimoConfig {
+        members: m,
+        ..MimoConfig::default()
+    }
+    .init(&config, 4, &device)
+    .unwrap();
     let x = images(4, c, &device);
     let logits = mimo.member_logits(x.clone().into());
     assert_eq!(logits.dims(), [m, 4, k]);
@@ -90,10 +94,12 @@ fn training_outputs_come_back_in_batch_order() {
     let _guard = serial();
     let device = Device::flex();
     let (config, m, b, c, k) = (tiny(1), 2, 4, 1, 3);
-    let mimo = MimoConfig::new()
-        .with_members(m)
-        .init(&config, 5, &device)
-        .unwrap();
+    let mimo = MimoConfig {
+        members: m,
+        ..MimoConfig::default()
+    }
+    .init(&config, 5, &device)
+    .unwrap();
     let x = images(b, c, &device);
     let orders = [[2usize, 0, 3, 1], [1, 3, 0, 2]];
     let flat: Vec<i64> = orders.iter().flatten().map(|&i| i as i64).collect();
@@ -122,11 +128,12 @@ fn permutations_are_reproducible_permutations() {
     let _guard = serial();
     let device = Device::flex();
     let mimo = |rho: f64| -> Mimo {
-        MimoConfig::new()
-            .with_members(3)
-            .with_input_repetition(rho)
-            .init(&tiny(1), 6, &device)
-            .unwrap()
+        MimoConfig {
+            members: 3,
+            input_repetition: rho,
+        }
+        .init(&tiny(1), 6, &device)
+        .unwrap()
     };
     let independent = mimo(0.0);
     let draw = |model: &Mimo, seed: u64| {
@@ -178,10 +185,12 @@ fn parameter_and_flop_counts_match_their_closed_forms() {
     let device = Device::flex();
     let config = tiny(1);
     let m = 3;
-    let mimo = MimoConfig::new()
-        .with_members(m)
-        .init(&config, 7, &device)
-        .unwrap();
+    let mimo = MimoConfig {
+        members: m,
+        ..MimoConfig::default()
+    }
+    .init(&config, 7, &device)
+    .unwrap();
     let base = config.init(&device).unwrap().num_params();
     let (c, p, d, k, n) = (1, 4, 8, 3, 4);
     // Extra input slots in the patch embedding, extra classifier blocks.
@@ -199,9 +208,18 @@ fn invalid_settings_are_named() {
     let _guard = serial();
     let device = Device::flex();
     for (settings, field) in [
-        (MimoConfig::new().with_members(0), "MimoConfig.members"),
         (
-            MimoConfig::new().with_input_repetition(1.5),
+            MimoConfig {
+                members: 0,
+                ..MimoConfig::default()
+            },
+            "MimoConfig.members",
+        ),
+        (
+            MimoConfig {
+                input_repetition: 1.5,
+                ..MimoConfig::default()
+            },
             "MimoConfig.input_repetition",
         ),
     ] {

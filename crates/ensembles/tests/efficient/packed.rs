@@ -77,7 +77,11 @@ fn each_member_is_a_plain_vit_of_its_slices() {
     // M = 1, α = 1, γ = 1 is the plain ViT itself; M = 3, α = 2 rounds d_m = 16/3 up to 6
     // (a multiple of H = 2) and f_m = 32/3 up to 11.
     for (members, alpha, widths) in [(1, 1.0, (8, 16)), (3, 2.0, (6, 11))] {
-        let settings = PackedConfig::new().with_members(members).with_alpha(alpha);
+        let settings = PackedConfig {
+            members,
+            alpha,
+            ..PackedConfig::default()
+        };
         assert_eq!(
             (
                 settings.member_width(&config),
@@ -114,7 +118,11 @@ fn groups_within_members_shape_and_count() {
     let device = Device::flex();
     let config = tiny(1);
     let (m, gamma) = (3, 2);
-    let settings = PackedConfig::new().with_members(m).with_gamma(gamma);
+    let settings = PackedConfig {
+        members: m,
+        gamma,
+        ..PackedConfig::default()
+    };
     let packed = settings.init(&config, 9, &device).unwrap();
     // d_m = 16/3 -> 6 (a multiple of lcm(H, γ) = 2), f_m = 32/3 -> 12 (a multiple of γ).
     let (d_m, f_m) = (6, 12);
@@ -138,7 +146,11 @@ fn flops_count_only_the_block_diagonal_part() {
     // M = 2, α = 2, γ = 2 on the tiny ViT: W = 16, MLP 32, 4 groups, 5 tokens, 4 patches.
     // Multiply-accumulates: patches 4·16·16 = 1024; per block 5·(4·16² + 2·16·32)/4 (grouped
     // projections) + 2·5²·16 (scores and context) = 3360; classifier 16·3 = 48.
-    let settings = PackedConfig::new().with_members(2).with_gamma(2);
+    let settings = PackedConfig {
+        members: 2,
+        gamma: 2,
+        ..PackedConfig::default()
+    };
     assert_eq!(settings.flops(&tiny(1)), 2 * (1024 + 2 * 3360 + 48));
 }
 
@@ -148,18 +160,39 @@ fn invalid_settings_are_named() {
     let device = Device::flex();
     let config = tiny(1);
     for (settings, field) in [
-        (PackedConfig::new().with_alpha(0.0), "PackedConfig.alpha"),
         (
-            PackedConfig::new().with_alpha(f64::NAN),
+            PackedConfig {
+                alpha: 0.0,
+                ..PackedConfig::default()
+            },
             "PackedConfig.alpha",
         ),
-        (PackedConfig::new().with_gamma(0), "PackedConfig.gamma"),
-        (PackedConfig::new().with_members(0), "PackedConfig.members"),
+        (
+            PackedConfig {
+                alpha: f64::NAN,
+                ..PackedConfig::default()
+            },
+            "PackedConfig.alpha",
+        ),
+        (
+            PackedConfig {
+                gamma: 0,
+                ..PackedConfig::default()
+            },
+            "PackedConfig.gamma",
+        ),
+        (
+            PackedConfig {
+                members: 0,
+                ..PackedConfig::default()
+            },
+            "PackedConfig.members",
+        ),
     ] {
         let e = settings.init(&config, 1, &device).unwrap_err();
         assert!(e.to_string().contains(field), "{e}");
     }
-    let e = PackedConfig::new()
+    let e = PackedConfig::default()
         .init(&config.with_n_heads(3), 1, &device)
         .unwrap_err();
     assert!(e.to_string().contains("ViTConfig.n_heads"), "{e}");

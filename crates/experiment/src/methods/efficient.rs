@@ -11,12 +11,11 @@ use backbone::ViTConfig;
 use burn::tensor::Device;
 use ensembles::{BatchEnsembleConfig, MimoConfig, PackedConfig};
 use seam::{EnsembleModel, Trainable};
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 use super::context::{Built, Context, Setting};
 use super::method::{Method, Needs, at_least_two};
-use super::params::LibraryParams;
 use crate::error::{ExperimentError, Result};
 use crate::workload::{ModelShape, Sizing, Work};
 
@@ -25,8 +24,6 @@ pub trait ScratchConfig:
     Serialize + DeserializeOwned + Debug + Clone + Send + Sync + 'static
 {
     type Model: Trainable + EnsembleModel + 'static;
-    /// The library's defaults.
-    fn defaults() -> Self;
     fn members(&self) -> usize;
     /// Checks the parameters beyond the member count.
     fn check(&self) -> Result<()> {
@@ -40,20 +37,9 @@ pub trait ScratchConfig:
 }
 
 /// A kind trained from scratch: the config `C` read from the method table.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(transparent)]
 pub struct FromScratch<C>(pub C);
-
-impl<C: ScratchConfig> LibraryParams for FromScratch<C> {
-    type Config = C;
-
-    fn defaults() -> C {
-        C::defaults()
-    }
-
-    fn new(config: C) -> Self {
-        Self(config)
-    }
-}
 
 impl<C: ScratchConfig> Method for FromScratch<C> {
     fn members(&self) -> usize {
@@ -102,10 +88,6 @@ impl<C: ScratchConfig> Method for FromScratch<C> {
 impl ScratchConfig for BatchEnsembleConfig {
     type Model = ensembles::BatchEnsemble;
 
-    fn defaults() -> Self {
-        Self::new()
-    }
-
     fn members(&self) -> usize {
         self.members
     }
@@ -134,10 +116,6 @@ impl ScratchConfig for BatchEnsembleConfig {
 
 impl ScratchConfig for MimoConfig {
     type Model = ensembles::Mimo;
-
-    fn defaults() -> Self {
-        Self::new()
-    }
 
     fn members(&self) -> usize {
         self.members
@@ -169,10 +147,6 @@ impl ScratchConfig for MimoConfig {
 
 impl ScratchConfig for PackedConfig {
     type Model = ensembles::PackedEnsemble;
-
-    fn defaults() -> Self {
-        Self::new()
-    }
 
     fn members(&self) -> usize {
         self.members
@@ -238,15 +212,22 @@ mod tests {
             assert_eq!(work.eval_flops, model.flops_per_sample(), "{config:?}");
             assert_eq!(work.eval_params, model.num_params() as u64, "{config:?}");
         }
-        let mut batch = BatchEnsembleConfig::new();
-        batch.members = 3;
+        let batch = BatchEnsembleConfig {
+            members: 3,
+            ..Default::default()
+        };
         check(batch, &vit, &device);
-        let mut mimo = MimoConfig::new();
-        mimo.members = 3;
+        let mimo = MimoConfig {
+            members: 3,
+            ..Default::default()
+        };
         check(mimo, &vit, &device);
         for gamma in [1, 2] {
-            let mut packed = PackedConfig::new();
-            (packed.members, packed.gamma) = (3, gamma);
+            let packed = PackedConfig {
+                members: 3,
+                gamma,
+                ..Default::default()
+            };
             check(packed, &vit, &device);
         }
     }

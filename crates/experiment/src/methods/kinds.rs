@@ -12,7 +12,7 @@ use train::TrainConfig;
 use super::context::{Setting, train_with};
 use super::efficient::FromScratch;
 use super::method::{Method, Recalibration};
-use super::{baselines, hetdpt, hydra, lora, params};
+use super::{baselines, hetdpt, hydra, lora};
 use crate::error::{ConfigError, Result};
 
 /// Parses a kind's parameter table into the method and its resolved parameters.
@@ -40,22 +40,22 @@ pub const KINDS: Registry<ParseParams> = Registry::new(
         Entry {
             name: "lora_ensemble",
             about: "a frozen backbone, N members differing by low-rank adapters on Q/K/V/O (members, rank, scale, init_gain, head_init, backbone = pretrained | base)",
-            item: params::parse::<lora::LoraEnsemble>,
+            item: parse::<lora::LoraEnsemble>,
         },
         Entry {
             name: "batch_ensemble",
             about: "shared weights with per-member rank-1 fast weights, trained from scratch (members, fast_init)",
-            item: params::parse::<FromScratch<BatchEnsembleConfig>>,
+            item: parse::<FromScratch<BatchEnsembleConfig>>,
         },
         Entry {
             name: "mimo",
             about: "M inputs and M outputs through one network, trained from scratch (members, input_repetition)",
-            item: params::parse::<FromScratch<MimoConfig>>,
+            item: parse::<FromScratch<MimoConfig>>,
         },
         Entry {
             name: "packed_ensemble",
             about: "M narrow members packed in one grouped network, trained from scratch (members, alpha, gamma)",
-            item: params::parse::<FromScratch<PackedConfig>>,
+            item: parse::<FromScratch<PackedConfig>>,
         },
         Entry {
             name: "hydra",
@@ -181,7 +181,9 @@ impl Serialize for MethodSpec {
     }
 }
 
-/// Parses a kind's parameters and returns them re-serialised with defaults filled in.
+/// Parses a kind's parameters (serde: unknown keys are errors naming the valid ones, absent keys
+/// take the defaults the parameter type declares) and returns them re-serialised with the
+/// defaults filled in.
 fn parse<T>(table: toml::Table) -> Result<(Arc<dyn Method>, toml::Table), ConfigError>
 where
     T: Method + DeserializeOwned + Serialize + 'static,

@@ -9,25 +9,50 @@
 use burn::module::Module;
 use lora_ensemble::LoraConfig;
 use report::outputs::{LoraOutputs, MethodOutputs};
-use serde::Deserialize;
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
 
 use super::context::{Built, Context, Setting};
 use super::method::{Method, Needs};
-use super::params::LibraryParams;
-use crate::error::{ConfigError, ExperimentError, Result};
+use crate::error::{ExperimentError, Result};
 use crate::workload::{Sizing, Work};
 
 /// Which weights the members' adapters are learnt on: the type the report records, so the
 /// `backbone` key and the stored `frozen` are one set of names.
 pub use report::outputs::Frozen;
 
-/// Every key of `lora_ensemble::LoraConfig` but `text_tokens` and `eval_rows` (set from the
-/// experiment), with the library's defaults, and `backbone`; `members` is required.
-#[derive(Debug, Clone)]
+/// Every key `lora_ensemble::LoraConfig` reads (`members` required, the rest with the library's
+/// defaults), and `backbone`.
+#[derive(Debug, Clone, Serialize)]
 pub struct LoraEnsemble {
+    #[serde(flatten)]
     pub config: LoraConfig,
-    /// `None`: pretrained when the experiment's backbone is, else base.
+    /// `None`: pretrained when the experiment's backbone is, else base (so an absent key stays
+    /// absent in the resolved config).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub backbone: Option<Frozen>,
+}
+
+/// The library's config from the table less `backbone`: serde's `flatten` would let unknown
+/// keys through silently.
+impl<'de> Deserialize<'de> for LoraEnsemble {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut table = toml::Table::deserialize(deserializer)?;
+        let backbone = (table.remove("backbone"))
+            .map(Frozen::deserialize)
+            .transpose()
+            .map_err(|e| D::Error::custom(format!("backbone: {}", e.message())))?;
+        let config = LoraConfig::deserialize(toml::Value::Table(table)).map_err(|e| {
+            // The library lists its own keys; `backbone` is this method's.
+            let own = if e.message().starts_with("unknown field") {
+                ", or `backbone`"
+            } else {
+                ""
+            };
+            D::Error::custom(format!("{}{own}", e.message()))
+        })?;
+        Ok(Self { config, backbone })
+    }
 }
 
 impl LoraEnsemble {
@@ -38,32 +63,6 @@ impl LoraEnsemble {
         } else {
             Frozen::Base
         })
-    }
-}
-
-impl LibraryParams for LoraEnsemble {
-    type Config = LoraConfig;
-    const INTERNAL: &'static [&'static str] = &["text_tokens", "eval_rows"];
-    const OWN: &'static [&'static str] = &["backbone"];
-
-    fn defaults() -> LoraConfig {
-        LoraConfig::new(0)
-    }
-
-    fn new(config: LoraConfig) -> Self {
-        Self {
-            config,
-            backbone: None,
-        }
-    }
-
-    fn with_own(config: LoraConfig, mut own: toml::Table) -> Result<Self, ConfigError> {
-        let backbone = own
-            .remove("backbone")
-            .map(Frozen::deserialize)
-            .transpose()
-            .map_err(|e| ConfigError::caused("backbone", e))?;
-        Ok(Self { config, backbone })
     }
 }
 
@@ -140,9 +139,11 @@ impl Method for LoraEnsemble {
                 (weights, "pretrained adapters")
             }
         };
-        let model = (self.config.clone())
-            .with_text_tokens(ctx.text_tokens.max(1))
-            .init(backbone, ctx.seed_for("adapters"))?;
+        let config = LoraConfig {
+            text_tokens: ctx.text_tokens.max(1),
+            ..self.config.clone()
+        };
+        let model = config.init(backbone, ctx.seed_for("adapters"))?;
         let mut built = ctx.fit_method(model, tag)?;
         built.outputs = Some(MethodOutputs::LoraEnsemble(LoraOutputs { frozen }));
         Ok(built)
@@ -167,7 +168,10 @@ mod tests {
             .with_n_heads(2);
         let backbone = Classifier::from(vit.init(&Device::flex()).unwrap());
         let method = LoraEnsemble {
-            config: LoraConfig::new(3).with_rank(2),
+            config: LoraConfig {
+                rank: 2,
+                ..LoraConfig::new(3)
+            },
             backbone: None,
         };
         let model = method.config.clone().init(backbone, 0).unwrap();

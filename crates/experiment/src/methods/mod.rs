@@ -21,7 +21,6 @@ mod hydra;
 mod kinds;
 mod lora;
 mod method;
-mod params;
 
 pub use context::{Built, Context, ModelInit, Setting, Sweep};
 pub use kinds::{KINDS, MethodSpec, ParseParams};

@@ -1,9 +1,30 @@
 //! What the end-to-end tests share. Each test binary uses part of it.
-#![allow(dead_code)]
+#![allow(dead_code, unused_macros)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 
 use experiment::RunOptions;
+
+#[macro_use]
+mod tiny_vit;
+
+/// The bundled data sets (`datasets/` at the workspace root).
+pub fn datasets() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets")
+}
+
+/// A quiet run on the bundled data sets, writing results and its cache under `out`.
+pub fn bundled(out: &Path) -> RunOptions {
+    options(&datasets(), out)
+}
+
+/// Held while a test runs: Burn's CPU RNG is process-global, so runs must not interleave (a
+/// test that failed holding it leaves it usable).
+pub fn serial() -> MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// A quiet run in this process reading `root` (the data root) and writing results and its cache
 /// under `out`.

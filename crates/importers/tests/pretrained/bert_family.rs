@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 
 use backbone::{Gates, Mode, Pooling};
 use burn::tensor::{Int, Tensor, TensorData};
-use importers::{ImportError, load_bert, load_hf_bert};
+use importers::{load_bert, load_hf_bert};
 use serde_json::Value;
 
 use crate::format::{Stored, f32_tensor};
-use crate::vit_family::{Edit, assert_settings_refused, edited_copy};
+use crate::refusals::{Edit, assert_settings_refused, edited_copy, keep, remove, unchanged};
 use crate::{json, max_diff, numbers, test_device, values};
 
 fn fixtures() -> PathBuf {
@@ -138,30 +138,16 @@ fn pretraining_heads_are_left_unused() {
 }
 
 /// Fixture `name` copied to scratch case `case`, edited; the import's error message.
-fn refusal(
-    name: &str,
-    case: &str,
-    edit: impl FnOnce(&mut Vec<Stored>),
-    config: impl FnOnce(&mut Value),
-) -> String {
+fn refusal(name: &str, case: &str, edit: impl FnOnce(&mut Vec<Stored>), config: Edit) -> String {
     let dir = edited_copy(&fixtures().join(name), "bert_refusals", case, edit, config);
-    let error: ImportError = load_bert(&dir, &test_device()).unwrap_err();
+    let error: importers::ImportError = load_bert(&dir, &test_device()).unwrap_err();
     data::error_chain(&error)
 }
-
-fn keep(_: &mut Value) {}
-
-fn unchanged(_: &mut Vec<Stored>) {}
 
 #[test]
 fn missing_unknown_and_mis_shaped_keys_are_named() {
     let key = "roberta.encoder.layer.1.attention.self.key.bias";
-    let missing = refusal(
-        "roberta_classifier",
-        "missing",
-        |t| t.retain(|t| t.name != key),
-        keep,
-    );
+    let missing = refusal("roberta_classifier", "missing", remove(key), keep);
     assert!(
         missing.contains(&format!("missing (1): {key}")),
         "{missing}"

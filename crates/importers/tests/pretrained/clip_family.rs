@@ -12,7 +12,7 @@ use importers::{ClipCheckpoint, clip_zero_shot, load_clip};
 use serde_json::Value;
 
 use crate::format::{Stored, f32_tensor};
-use crate::vit_family::{Edit, assert_settings_refused, edited_copy};
+use crate::refusals::{Edit, assert_settings_refused, edited_copy, keep, remove, unchanged};
 use crate::{json, max_diff, numbers, test_device, values};
 
 fn fixtures() -> PathBuf {
@@ -233,16 +233,14 @@ fn refusal(name: &str, case: &str, edit: impl FnOnce(&mut Vec<Stored>), config: 
         .unwrap_err()
 }
 
-fn keep(_: &mut Value) {}
-
-fn unchanged(_: &mut Vec<Stored>) {}
-
 #[test]
 fn missing_unknown_and_mis_shaped_keys_are_named() {
-    let remove = |tensors: &mut Vec<Stored>| {
-        tensors.retain(|t| t.name != "vision_model.pre_layrnorm.weight")
-    };
-    let missing = refusal("clip_argmax", "missing", remove, keep);
+    let missing = refusal(
+        "clip_argmax",
+        "missing",
+        remove("vision_model.pre_layrnorm.weight"),
+        keep,
+    );
     assert!(
         missing.contains("missing (1): vision_model.pre_layrnorm.weight"),
         "{missing}"

@@ -21,6 +21,7 @@ mod minilm;
 mod onnx_format;
 mod paraphrase;
 mod presets;
+mod refusals;
 mod vit_family;
 
 use burn::tensor::{Device, Tensor};

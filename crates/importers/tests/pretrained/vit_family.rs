@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 
 use backbone::{Gates, Mode, ViTConfig};
 use burn::tensor::{Tensor, TensorData};
-use importers::{ImportError, SafeTensors, load_vit};
+use importers::load_vit;
 use serde_json::Value;
 
-use crate::format::{Stored, encode, f32_tensor};
+use crate::format::{Stored, f32_tensor};
+use crate::refusals::{Edit, assert_settings_refused, edited_copy, keep, remove, unchanged};
 use crate::{json, max_diff, numbers, test_device, values};
 
 fn fixtures() -> PathBuf {
@@ -94,49 +95,11 @@ fn configuration_is_read_from_config_and_shapes() {
 }
 
 /// Fixture `name` copied to scratch case `case`, edited; the import's error message.
-fn refusal(
-    name: &str,
-    case: &str,
-    edit: impl FnOnce(&mut Vec<Stored>),
-    config: impl FnOnce(&mut Value),
-) -> String {
+fn refusal(name: &str, case: &str, edit: impl FnOnce(&mut Vec<Stored>), config: Edit) -> String {
     let dir = edited_copy(&fixtures().join(name), "vit_refusals", case, edit, config);
-    let error: ImportError = load_vit(&dir, &test_device()).unwrap_err();
+    let error: importers::ImportError = load_vit(&dir, &test_device()).unwrap_err();
     data::error_chain(&error)
 }
-
-/// A copy of the checkpoint folder `source` in the scratch folder `group/case`, its tensors
-/// (as f32) passed through `edit` and its config.json through `config`.
-pub fn edited_copy(
-    source: &Path,
-    group: &str,
-    case: &str,
-    edit: impl FnOnce(&mut Vec<Stored>),
-    config: impl FnOnce(&mut Value),
-) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(group)
-        .join(case);
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = SafeTensors::read(&source.join("model.safetensors")).unwrap();
-    let mut tensors: Vec<Stored> = (file.tensors())
-        .map(|(key, info)| f32_tensor(key, &info.shape, &file.to_f32(key).unwrap()))
-        .collect();
-    edit(&mut tensors);
-    std::fs::write(dir.join("model.safetensors"), encode(&tensors)).unwrap();
-    let mut json = json(&source.join("config.json"));
-    config(&mut json);
-    std::fs::write(dir.join("config.json"), json.to_string()).unwrap();
-    dir
-}
-
-fn remove(key: &str) -> impl FnOnce(&mut Vec<Stored>) + '_ {
-    move |tensors| tensors.retain(|t| t.name != key)
-}
-
-fn keep(_: &mut Value) {}
-
-fn unchanged(_: &mut Vec<Stored>) {}
 
 #[test]
 fn missing_unknown_and_mis_shaped_keys_are_named() {
@@ -184,22 +147,6 @@ fn missing_unknown_and_mis_shaped_keys_are_named() {
         bias.contains("vit.encoder.layer.0.attention.attention.query.bias"),
         "{bias}"
     );
-}
-
-/// An edit of a config.json.
-pub type Edit = fn(&mut Value);
-
-/// Each case's fixture, its config.json passed through the edit, is refused with a message
-/// naming config.json and holding the case's text; `refused(name, case, edit)` imports it.
-pub fn assert_settings_refused(
-    cases: &[(&str, Edit, &str)],
-    refused: impl Fn(&str, &str, Edit) -> String,
-) {
-    for (i, &(name, edit, expected)) in cases.iter().enumerate() {
-        let message = refused(name, &format!("setting{i}"), edit);
-        assert!(message.contains(expected), "{message}");
-        assert!(message.contains("config.json"), "{message}");
-    }
 }
 
 #[test]

@@ -123,10 +123,12 @@ fn parameter_count_and_text_flops_match_their_closed_forms() {
     let backbone_params = backbone.num_params();
     let c = bert_config();
     let (l, d, classes) = (c.n_layers, c.d_model, 2);
-    let model = lora_config()
-        .with_text_tokens(12)
-        .init(backbone, 0)
-        .unwrap();
+    let model = LoraConfig {
+        text_tokens: 12,
+        ..lora_config()
+    }
+    .init(backbone, 0)
+    .unwrap();
     assert_eq!(
         EnsembleModel::num_params(&model),
         4 * l * N * RANK * (d + d) + N * (d * classes + classes) + backbone_params

@@ -27,7 +27,11 @@ fn serial() -> MutexGuard<'static, ()> {
 }
 
 fn lora_config() -> LoraConfig {
-    LoraConfig::new(N).with_rank(RANK).with_scale(0.5)
+    LoraConfig {
+        rank: RANK,
+        scale: 0.5,
+        ..LoraConfig::new(N)
+    }
 }
 
 /// Deterministic pseudo-random values in [-1, 1) (a small LCG; any fixed spread will do).
@@ -207,10 +211,12 @@ fn assert_members_start_at_base(backbone: Classifier, input: &Input, width: usiz
     let a = model.adapters.blocks[0].query.a.val();
     assert_ne!(to_vec(a.clone().narrow(0, 0, 1)), to_vec(a.narrow(0, 1, 1)));
 
-    let copied = lora_config()
-        .with_head_init(HeadInit::Copy)
-        .init(model.backbone.clone(), 1)
-        .unwrap();
+    let copied = LoraConfig {
+        head_init: HeadInit::Copy,
+        ..lora_config()
+    }
+    .init(model.backbone.clone(), 1)
+    .unwrap();
     let base_logits = base_logits(&model.backbone, input);
     let logits = copied.member_logits(input.clone());
     for n in 0..N {
@@ -283,8 +289,14 @@ fn assert_adapters_round_trip(model: &LoraEnsemble, input: &Input, path: &Path) 
     );
 
     for other in [
-        LoraConfig::new(N + 1).with_rank(RANK),
-        LoraConfig::new(N).with_rank(RANK + 1),
+        LoraConfig {
+            rank: RANK,
+            ..LoraConfig::new(N + 1)
+        },
+        LoraConfig {
+            rank: RANK + 1,
+            ..LoraConfig::new(N)
+        },
     ] {
         let e = LoraEnsemble::load_adapters(backbone(), &other, path).unwrap_err();
         assert!(

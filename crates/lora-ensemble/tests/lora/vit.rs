@@ -97,7 +97,11 @@ fn parameter_count_and_flops_match_their_closed_forms() {
     let expected = N as u64 * c.flops_per_sample();
     assert_eq!(model.flops_per_sample(), expected);
     // The text sequence length does not enter a ViT's count.
-    let other = lora_config().with_text_tokens(7).init(model.backbone, 0);
+    let other = LoraConfig {
+        text_tokens: 7,
+        ..lora_config()
+    }
+    .init(model.backbone, 0);
     assert_eq!(other.unwrap().flops_per_sample(), expected);
 }
 
@@ -120,14 +124,32 @@ fn invalid_configs_name_their_field() {
     let backbone = backbone(&device);
     let cases = [
         (LoraConfig::new(0), "LoraConfig.members"),
-        (LoraConfig::new(2).with_rank(0), "LoraConfig.rank"),
-        (LoraConfig::new(2).with_scale(f64::NAN), "LoraConfig.scale"),
         (
-            LoraConfig::new(2).with_init_gain(0.0),
+            LoraConfig {
+                rank: 0,
+                ..LoraConfig::new(2)
+            },
+            "LoraConfig.rank",
+        ),
+        (
+            LoraConfig {
+                scale: f64::NAN,
+                ..LoraConfig::new(2)
+            },
+            "LoraConfig.scale",
+        ),
+        (
+            LoraConfig {
+                init_gain: 0.0,
+                ..LoraConfig::new(2)
+            },
             "LoraConfig.init_gain",
         ),
         (
-            LoraConfig::new(2).with_text_tokens(0),
+            LoraConfig {
+                text_tokens: 0,
+                ..LoraConfig::new(2)
+            },
             "LoraConfig.text_tokens",
         ),
     ];
