@@ -13,7 +13,10 @@ post-norm with word/position/type embeddings and a mean-pooled classifier):
   vit_tiny_28  28x28x1, patch 7, width 64, 4 blocks, 4 heads, MLP 256
   vit_192x12   32x32x3, patch 4 (65 tokens), width 192, 12 blocks, 3 heads, MLP 768
   minilm_l6    vocab 30522, width 384, 6 blocks, 12 heads, MLP 1536, 64 tokens
-Training: batch 32, AdamW (weight decay 0.05) under warm-up and cosine decay, gradient norm
+  vit_b16      ViT-B/16: 224x224x3, patch 16 (197 tokens), width 768, 12 blocks, 12 heads, MLP 3072,
+               1000 classes
+  bert_base    BERT-base: vocab 30522, width 768, 12 blocks, 12 heads, MLP 3072, 128 tokens, 2 classes
+Sizes, batches and timed calls per model: PLANS (the engine bench's `PLANS`). Training: AdamW (weight decay 0.05) under warm-up and cosine decay, gradient norm
 clipped to 1, dropout 0.1 (on attention probabilities too in BERT), loss and accuracy read back
 every step as uqformer's loop does; the inputs are uint8 images normalised per batch, or token
 ids. uqformer clips each parameter's gradient norm on its own (Burn's clipping), this script the
@@ -30,12 +33,22 @@ import torch.nn.functional as F
 from torch import nn
 
 MODELS = {
-    # name: (kind, shape, train samples per round, evaluation batch)
-    "vit_tiny_28": ("vit", dict(image=28, channels=1, patch=7, d=64, layers=4, heads=4, mlp=256), 960, 256),
-    "vit_192x12": ("vit", dict(image=32, channels=3, patch=4, d=192, layers=12, heads=3, mlp=768), 320, 64),
-    "minilm_l6": ("bert", dict(vocab=30522, d=384, layers=6, heads=12, mlp=1536, tokens=64), 320, 64),
+    "vit_tiny_28": ("vit", dict(image=28, channels=1, patch=7, d=64, layers=4, heads=4, mlp=256, classes=10)),
+    "vit_192x12": ("vit", dict(image=32, channels=3, patch=4, d=192, layers=12, heads=3, mlp=768, classes=10)),
+    "minilm_l6": ("bert", dict(vocab=30522, d=384, layers=6, heads=12, mlp=1536, tokens=64, classes=10)),
+    "vit_b16": ("vit", dict(image=224, channels=3, patch=16, d=768, layers=12, heads=12, mlp=3072, classes=1000)),
+    "bert_base": ("bert", dict(vocab=30522, d=768, layers=12, heads=12, mlp=3072, tokens=128, classes=2)),
 }
-BATCH, CLASSES, DROPOUT = 32, 10, 0.1
+# name: (train samples per round, training batch, evaluation batch, calls timed at it, calls
+# timed at batch 1); the papers' scale trains 2 steps of 8 so that a round stays within minutes.
+PLANS = {
+    "vit_tiny_28": (960, 32, 256, 5, 50),
+    "vit_192x12": (320, 32, 64, 5, 50),
+    "minilm_l6": (320, 32, 64, 5, 50),
+    "vit_b16": (16, 8, 8, 3, 7),
+    "bert_base": (16, 8, 8, 3, 7),
+}
+DROPOUT = 0.1
 
 
 class Attention(nn.Module):
@@ -72,7 +85,7 @@ class Block(nn.Module):
 
 
 class ViT(nn.Module):
-    def __init__(self, image, channels, patch, d, layers, heads, mlp):
+    def __init__(self, image, channels, patch, d, layers, heads, mlp, classes):
         super().__init__()
         tokens = (image // patch) ** 2 + 1
         self.patch = nn.Conv2d(channels, d, patch, patch)
@@ -81,7 +94,7 @@ class ViT(nn.Module):
         self.drop = nn.Dropout(DROPOUT)
         self.blocks = nn.ModuleList(Block(d, heads, mlp, 1e-6, True) for _ in range(layers))
         self.norm = nn.LayerNorm(d, eps=1e-6)
-        self.head = nn.Linear(d, CLASSES)
+        self.head = nn.Linear(d, classes)
 
     def forward(self, x):
         x = self.patch(x).flatten(2).transpose(1, 2)
@@ -92,13 +105,13 @@ class ViT(nn.Module):
 
 
 class Bert(nn.Module):
-    def __init__(self, vocab, d, layers, heads, mlp, tokens):
+    def __init__(self, vocab, d, layers, heads, mlp, tokens, classes):
         super().__init__()
         self.words, self.positions, self.types = nn.Embedding(vocab, d), nn.Embedding(512, d), nn.Embedding(2, d)
         self.norm = nn.LayerNorm(d, eps=1e-12)
         self.drop = nn.Dropout(DROPOUT)
         self.blocks = nn.ModuleList(Block(d, heads, mlp, 1e-12, False) for _ in range(layers))
-        self.head = nn.Linear(d, CLASSES)
+        self.head = nn.Linear(d, classes)
 
     def forward(self, ids, mask):
         positions = torch.arange(ids.shape[1])
@@ -125,17 +138,17 @@ def inputs(kind, x):
     return x, torch.ones_like(x)
 
 
-def train_round(kind, shape, n, gen):
+def train_round(kind, shape, n, batch, gen):
     model = (ViT if kind == "vit" else Bert)(**shape)
     model.train()
-    x, y = data(kind, shape, n, gen), torch.randint(0, CLASSES, (n,), generator=gen)
+    x, y = data(kind, shape, n, gen), torch.randint(0, shape["classes"], (n,), generator=gen)
     opt = torch.optim.AdamW(model.parameters(), lr=1.5e-3, weight_decay=0.05)
-    steps = n // BATCH
+    steps = n // batch
     warmup = max(1, steps // 10)
     order = torch.randperm(n, generator=gen)
     start = time.perf_counter()
     for step in range(steps):
-        idx = order[step * BATCH : (step + 1) * BATCH]
+        idx = order[step * batch : (step + 1) * batch]
         logits = model(*inputs(kind, x[idx]))
         loss = F.cross_entropy(logits, y[idx])
         loss_value = loss.item()
@@ -148,7 +161,7 @@ def train_round(kind, shape, n, gen):
         for group in opt.param_groups:
             group["lr"] = 1.5e-3 * scale
         opt.step()
-    return steps * BATCH / (time.perf_counter() - start), model
+    return steps * batch / (time.perf_counter() - start), model
 
 
 def median_ms(calls, f):
@@ -169,17 +182,18 @@ def main():
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     gen = torch.Generator().manual_seed(args.seed)
-    kind, shape, n, eval_batch = MODELS[args.model]
-    throughput, model = train_round(kind, shape, n, gen)
+    kind, shape = MODELS[args.model]
+    n, train_batch, eval_batch, eval_calls, b1_calls = PLANS[args.model]
+    throughput, model = train_round(kind, shape, n, train_batch, gen)
     model.eval()
     batch = inputs(kind, data(kind, shape, eval_batch, gen))
     one = tuple(t[:1] for t in batch)
     with torch.inference_mode():
         run = lambda xs: model(*xs).numpy()
         run(batch)
-        eval_ms = median_ms(5, lambda: run(batch))
+        eval_ms = median_ms(eval_calls, lambda: run(batch))
         run(one)
-        eval1_ms = median_ms(50, lambda: run(one))
+        eval1_ms = median_ms(b1_calls, lambda: run(one))
     print(f"train_samples_per_s {throughput:.3f}")
     print(f"eval_ms {eval_ms:.4f}")
     print(f"eval_b1_ms {eval1_ms:.4f}")

@@ -1,14 +1,17 @@
 //! The engine's speed, and PyTorch's on the same models (`scripts/torch_twin.py`): training
-//! throughput through `train::fit` (batch 32, AdamW, grad clip 1, dropout 0.1: the real loop with
-//! its batch preparation and host reads; the pool's threads spinning between ops, as in a run
-//! without worker processes), evaluation latency at the model's evaluation batch and
-//! at batch 1, and for `vit_tiny_28` one MC Dropout sample (dropout on) at batch 256.
+//! throughput through `train::fit` (AdamW, grad clip 1, dropout 0.1: the real loop with its batch
+//! preparation and host reads; the pool's threads spinning between ops, as in a run without
+//! worker processes), evaluation latency at the model's evaluation batch and at batch 1, and for
+//! `vit_tiny_28` one MC Dropout sample (dropout on) at batch 256.
 //!
 //! `cargo bench -p experiment --bench engine -- [ROUNDS] [--models a,b] [--threads 1,2]
 //! [--backends flex,tch]` (defaults: 5 rounds, `vit_tiny_28`, 1 and 2 threads, flex; `tch` needs
-//! `--features tch`, docs/backends.md). Models: `vit_tiny_28` (the quick start's),
-//! `vit_192x12` (32x32x3, patch 4, width 192, 12 blocks: ViT-S-sized work per token) and
-//! `minilm_l6` (all-MiniLM-L6-v2's shape, 64 tokens). Every measurement runs in a child process
+//! `--features tch`, docs/backends.md). Models ([`PLANS`]: sizes, batches and timed calls):
+//! `vit_tiny_28` (the quick start's), `vit_192x12` (32x32x3, patch 4, width 192, 12 blocks:
+//! ViT-S-sized work per token), `minilm_l6` (all-MiniLM-L6-v2's shape, 64 tokens), and the
+//! papers' scale: `vit_b16` (ViT-B/16 at 224x224, 1000 classes) and `bert_base` (BERT-base at
+//! 128 tokens, 2 classes), with small batches so that a round stays within minutes on a CPU.
+//! Every measurement runs in a child process
 //! with `RAYON_NUM_THREADS` and `OMP_NUM_THREADS` set (flex's threads and LibTorch's), and when
 //! `$UQFORMER_PYTHON` (default `python3`) imports torch, the twin runs right before it with as
 //! many threads, so both meet the machine in the same state. Printed per figure:
@@ -23,18 +26,88 @@ use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::Instant;
 
-use backbone::{Classifier, Gates, Input, Mode, ViTConfig};
+use backbone::{BertConfig, Classifier, Gates, Input, Mode, ViTConfig};
 use burn::module::Module;
-use data::{ImageDataset, Normalization, Pixels, TextDataset, WordPiece};
+use burn::tensor::Device;
+use data::Normalization;
 use train::{Data, FitOptions, ImageData, TextData, TrainConfig, fit};
 
 #[path = "engine/fma.rs"]
 mod fma;
+#[path = "engine/synthetic.rs"]
+mod synthetic;
 
-const MODELS: &[&str] = &["vit_tiny_28", "vit_192x12", "minilm_l6"];
 const TWIN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/torch_twin.py");
-/// Tokens per text for `minilm_l6`, `[CLS]` and `[SEP]` included.
-const TOKENS: usize = 64;
+
+/// How one model is timed (`scripts/torch_twin.py` keeps the same table): training samples per
+/// round and their batch, the evaluation batch, how many calls are timed at it and at batch 1
+/// (the median is printed), tokens per text (`[CLS]` and `[SEP]` included; images ignore it)
+/// and classes.
+struct Plan {
+    name: &'static str,
+    samples: usize,
+    batch: usize,
+    eval_batch: usize,
+    eval_calls: usize,
+    b1_calls: usize,
+    tokens: usize,
+    classes: usize,
+}
+
+/// The papers' scale (`vit_b16`, `bert_base`) trains 2 steps of 8 and evaluates batches of 8:
+/// one forward pass of either costs about 20 GFLOPs per sample, seconds per batch on a CPU core.
+const PLANS: &[Plan] = &[
+    Plan {
+        name: "vit_tiny_28",
+        samples: 960,
+        batch: 32,
+        eval_batch: 256,
+        eval_calls: 5,
+        b1_calls: 50,
+        tokens: 0,
+        classes: 10,
+    },
+    Plan {
+        name: "vit_192x12",
+        samples: 320,
+        batch: 32,
+        eval_batch: 64,
+        eval_calls: 5,
+        b1_calls: 50,
+        tokens: 0,
+        classes: 10,
+    },
+    Plan {
+        name: "minilm_l6",
+        samples: 320,
+        batch: 32,
+        eval_batch: 64,
+        eval_calls: 5,
+        b1_calls: 50,
+        tokens: 64,
+        classes: 10,
+    },
+    Plan {
+        name: "vit_b16",
+        samples: 16,
+        batch: 8,
+        eval_batch: 8,
+        eval_calls: 3,
+        b1_calls: 7,
+        tokens: 0,
+        classes: 1000,
+    },
+    Plan {
+        name: "bert_base",
+        samples: 16,
+        batch: 8,
+        eval_batch: 8,
+        eval_calls: 3,
+        b1_calls: 7,
+        tokens: 128,
+        classes: 2,
+    },
+];
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -63,8 +136,9 @@ fn main() {
         .unwrap_or(5);
     let models: Vec<&str> =
         flag("--models").map_or(vec!["vit_tiny_28"], |m| m.split(',').collect());
-    if let Some(bad) = models.iter().find(|m| !MODELS.contains(m)) {
-        eprintln!("engine: unknown model {bad}; expected one of {MODELS:?}");
+    if let Some(bad) = models.iter().find(|m| !PLANS.iter().any(|p| p.name == **m)) {
+        let names: Vec<_> = PLANS.iter().map(|p| p.name).collect();
+        eprintln!("engine: unknown model {bad}; expected one of {names:?}");
         std::process::exit(2);
     }
     let threads: Vec<&str> = flag("--threads").map_or(vec!["1", "2"], |t| t.split(',').collect());
@@ -182,30 +256,50 @@ fn run(command: &mut Command, threads: &str) -> BTreeMap<String, f64> {
         .collect()
 }
 
+/// The model called `name`, freshly initialised, and its image dimensions (`None`: text).
+fn build(name: &str, plan: &Plan, device: &Device) -> (Classifier, Option<[usize; 3]>) {
+    let vit = |config: ViTConfig| {
+        let dims = [config.channels, config.image_size, config.image_size];
+        let config = config.with_num_classes(plan.classes).with_dropout(0.1);
+        (
+            Classifier::Vit(config.init(device).expect("init")),
+            Some(dims),
+        )
+    };
+    let bert = |config: BertConfig| {
+        let model = config.init_classifier(plan.classes, device).expect("bert");
+        (Classifier::Bert(model), None)
+    };
+    match name {
+        "vit_tiny_28" => vit(ViTConfig::vit_tiny_28()),
+        "vit_192x12" => vit(ViTConfig::vit_tiny_32().with_n_layers(12)),
+        // ViT-B/16: ViT-S/16's 224x224x3 and 12 blocks at width 768, 12 heads, MLP 3072.
+        "vit_b16" => {
+            vit((ViTConfig::vit_s_16().with_d_model(768).with_n_heads(12)).with_d_mlp(3072))
+        }
+        "minilm_l6" => bert(importers::minilm_l6()),
+        "bert_base" => {
+            bert((importers::minilm_l6().with_d_model(768).with_n_layers(12)).with_d_mlp(3072))
+        }
+        other => panic!("unknown model {other}"),
+    }
+}
+
 /// One round of one model in this process: train, then time evaluation.
-fn measure(model: &str, backend: &str, seed: u64) {
+fn measure(name: &str, backend: &str, seed: u64) {
     let device = (backend.parse::<experiment::device::Backend>())
         .and_then(|b| b.device())
         .unwrap_or_else(|e| panic!("{e}"));
     let autodiff = device.clone().autodiff();
     autodiff.seed(seed);
-    let vit = |config: ViTConfig| {
-        let dims = [config.channels, config.image_size, config.image_size];
-        let model = config.with_dropout(0.1).init(&autodiff).expect("init");
-        (Classifier::Vit(model), Some(dims))
-    };
-    let ((classifier, image_dims), samples, eval_batch) = match model {
-        "vit_tiny_28" => (vit(ViTConfig::vit_tiny_28()), 960, 256),
-        "vit_192x12" => (vit(ViTConfig::vit_tiny_32().with_n_layers(12)), 320, 64),
-        "minilm_l6" => {
-            let bert = importers::minilm_l6().init_classifier(10, &autodiff);
-            ((Classifier::Bert(bert.expect("bert")), None), 320, 64)
-        }
-        other => panic!("unknown model {other}"),
-    };
+    let plan = PLANS
+        .iter()
+        .find(|p| p.name == name)
+        .expect("a known model");
+    let (classifier, image_dims) = build(name, plan, &autodiff);
     let config = TrainConfig {
         epochs: 1,
-        batch_size: 32,
+        batch_size: plan.batch,
         lr: 1.5e-3,
         warmup_epochs: 0.1,
         ..TrainConfig::default()
@@ -221,8 +315,9 @@ fn measure(model: &str, backend: &str, seed: u64) {
         validation: None,
     };
     // Either modality's training set, and an evaluation batch of the same kind.
-    let images = image_dims.map(|dims| synthetic_images(samples, dims, seed));
-    let texts = image_dims.is_none().then(|| synthetic_texts(samples, seed));
+    let images = image_dims.map(|dims| synthetic::images(plan.samples, dims, plan.classes, seed));
+    let texts = (image_dims.is_none())
+        .then(|| synthetic::texts(plan.samples, plan.tokens, plan.classes, seed));
     let norm = images
         .as_ref()
         .map(|set| Normalization::fit(set).expect("norm"));
@@ -235,110 +330,45 @@ fn measure(model: &str, backend: &str, seed: u64) {
         (_, Some((set, tokenizer))) => TextData {
             set,
             tokenizer,
-            max_tokens: TOKENS,
+            max_tokens: plan.tokens,
         }
         .into(),
         _ => unreachable!(),
     };
     // A training step costs about three forward passes: the forward, and the two products of
     // each layer's backward pass (input and weight gradients).
-    let train_flops = 3 * classifier.flops(TOKENS);
+    let train_flops = 3 * classifier.flops(plan.tokens);
     let t = Instant::now();
     // With the pool's threads spinning, as a run without worker processes trains.
     let trained = experiment::pool::hot(|| fit(classifier, data, &config, &opts)).expect("fit");
-    let per_s = samples as f64 / t.elapsed().as_secs_f64();
+    let per_s = plan.samples as f64 / t.elapsed().as_secs_f64();
     println!("train_samples_per_s {per_s:.3}");
     println!("train_gflop_per_s {:.3}", per_s * train_flops as f64 / 1e9);
+    evaluate(&trained.valid(), &data, plan, &device);
+}
 
-    let model_valid = trained.valid();
-    let indices: Vec<usize> = (0..eval_batch).collect();
-    let batch = data.batch(&indices, None, &device).expect("batch");
-    let one = data.batch(&[0], None, &device).expect("batch");
+/// Evaluation latency at the plan's batch and at batch 1 (and for `vit_tiny_28` one MC Dropout
+/// sample), timed with the pool's threads spinning between ops, as PyTorch's OpenMP threads do
+/// (`experiment::pool::hot`).
+fn evaluate(model: &Classifier, data: &Data, plan: &Plan, device: &Device) {
+    let indices: Vec<usize> = (0..plan.eval_batch).collect();
+    let batch = data.batch(&indices, None, device).expect("batch");
+    let one = data.batch(&[0], None, device).expect("batch");
     let run = |x: &Input, mode| {
-        let _ = model_valid
-            .forward(x.clone(), &Gates::none(), mode)
-            .into_data();
+        let _ = model.forward(x.clone(), &Gates::none(), mode).into_data();
     };
-    // Evaluation is timed with the pool's threads spinning between ops, as PyTorch's OpenMP
-    // threads do (`experiment::pool::hot`).
     experiment::pool::hot(|| {
         run(&batch, Mode::Deterministic);
-        println!(
-            "eval_ms {:.4}",
-            median_ms(5, || run(&batch, Mode::Deterministic))
-        );
+        let ms = median_ms(plan.eval_calls, || run(&batch, Mode::Deterministic));
+        println!("eval_ms {ms:.4}");
         run(&one, Mode::Deterministic);
-        println!(
-            "eval_b1_ms {:.4}",
-            median_ms(50, || run(&one, Mode::Deterministic))
-        );
-        if model == "vit_tiny_28" {
-            println!(
-                "mc_dropout_sample_ms {:.4}",
-                median_ms(5, || run(&batch, Mode::Stochastic))
-            );
+        let ms = median_ms(plan.b1_calls, || run(&one, Mode::Deterministic));
+        println!("eval_b1_ms {ms:.4}");
+        if plan.name == "vit_tiny_28" {
+            let ms = median_ms(5, || run(&batch, Mode::Stochastic));
+            println!("mc_dropout_sample_ms {ms:.4}");
         }
     });
-}
-
-/// A xorshift stream: speed does not depend on the pixel values or the words.
-fn stream(seed: u64) -> impl FnMut() -> u64 {
-    let mut state = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    }
-}
-
-fn synthetic_images(n: usize, dims: [usize; 3], seed: u64) -> ImageDataset {
-    let mut next = stream(seed);
-    ImageDataset {
-        name: "synthetic".into(),
-        pixels: Pixels::U8(
-            (0..n * dims.iter().product::<usize>())
-                .map(|_| next() as u8)
-                .collect(),
-        ),
-        labels: (0..n).map(|_| (next() % 10) as u32).collect(),
-        dims,
-        num_classes: 10,
-    }
-}
-
-/// Texts of `TOKENS - 2` words from MiniLM-sized vocabulary of made-up words, one token each.
-fn synthetic_texts(n: usize, seed: u64) -> (TextDataset, WordPiece) {
-    let vocab_size = importers::minilm_l6().vocab_size;
-    let specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"];
-    let words: Vec<String> = (specials.len()..vocab_size)
-        .map(|i| format!("w{i}"))
-        .collect();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("vocab.txt");
-    let vocab: Vec<&str> = specials
-        .iter()
-        .copied()
-        .chain(words.iter().map(String::as_str))
-        .collect();
-    std::fs::write(&path, vocab.join("\n")).expect("vocab");
-    let tokenizer = WordPiece::from_vocab_file(&path).expect("vocab");
-    let mut next = stream(seed);
-    let texts = (0..n)
-        .map(|_| {
-            let picked: Vec<&str> = (0..TOKENS - 2)
-                .map(|_| words[next() as usize % words.len()].as_str())
-                .collect();
-            picked.join(" ")
-        })
-        .collect();
-    let set = TextDataset {
-        name: "synthetic".into(),
-        texts,
-        labels: (0..n).map(|_| (next() % 10) as u32).collect(),
-        num_classes: 10,
-    };
-    (set, tokenizer)
 }
 
 fn median_ms(calls: usize, mut f: impl FnMut()) -> f64 {

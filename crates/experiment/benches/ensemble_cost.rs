@@ -4,6 +4,9 @@
 //! against 16 explicit members, trained together or one after another. Weights are freshly
 //! initialised: cost does not depend on their values.
 //! `cargo bench -p experiment --bench ensemble_cost`
+//!
+//! With `-- --table [...]` it prints instead the papers' cost claims on ViT-B/16 as one markdown
+//! table, on any backend and in f32 and bf16 ([`table`]; `scripts/gpu_check.sh` runs it).
 
 use backbone::{Classifier, Input, ViTConfig};
 use burn::module::Module;
@@ -20,8 +23,15 @@ use seam::{EnsembleModel, Trainable};
 #[global_allocator]
 static ALLOCATOR: experiment::memory::PeakAlloc = experiment::memory::PeakAlloc;
 
+#[path = "ensemble_cost/table.rs"]
+mod table;
+
 fn main() {
     experiment::memory::keep_freed_memory();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--table") {
+        return experiment::pool::on_pool(|| table::run(&args));
+    }
     experiment::pool::on_pool(measure);
 }
 
