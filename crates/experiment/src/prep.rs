@@ -3,9 +3,10 @@
 //! without depending on the experiment's schema.
 
 use data::{Dataset, Normalization, WordPiece};
-use train::{Data, ImageData, TextData};
+use train::{Data, DiskData, ImageData, TextData};
 
 use crate::error::{ErrorContext, Result};
+use crate::eval_set::EvalSet;
 
 /// How a run's samples become model input: images normalised with the training statistics, or
 /// texts tokenised.
@@ -39,6 +40,19 @@ impl Prep {
                 tokenizer,
                 max_tokens: *max_tokens,
             }),
+            _ => panic!("{}: prepared for the other modality", set.name()),
+        }
+    }
+
+    /// An evaluation set ready for batching: one in memory as [`Prep::data`], one on disk read
+    /// batch by batch and normalised alike.
+    ///
+    /// # Panics
+    /// If `set` is of the other modality.
+    pub fn set_data<'a>(&'a self, set: &'a EvalSet) -> Data<'a> {
+        match (self, set) {
+            (_, EvalSet::Memory(set)) => self.data(set),
+            (Self::Pixels(norm), EvalSet::Disk(set)) => Data::Disk(DiskData { set, norm }),
             _ => panic!("{}: prepared for the other modality", set.name()),
         }
     }

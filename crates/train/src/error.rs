@@ -34,6 +34,9 @@ pub enum TrainError {
     /// Invalid recipe or data.
     #[error("{0}")]
     Invalid(String),
+    /// Images that could not be read from disk (the file named).
+    #[error(transparent)]
+    Data(#[from] data::DataError),
     #[error(transparent)]
     Io(std::io::Error),
 }

@@ -12,7 +12,7 @@ mod validate_data;
 
 pub use experiment::{ExperimentConfig, Overrides};
 pub use sections::{
-    BackboneSection, DataSection, EvalSection, ExperimentSection, OodGroups, Precision, ScoreList,
-    ShiftSpec,
+    BackboneSection, DataSection, EvalSection, ExperimentSection, OodGroups, Precision,
+    PreprocessSection, ScoreList, ShiftSpec,
 };
 pub use source::{DataSource, DiskFormat, DiskSet};
