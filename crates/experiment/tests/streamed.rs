@@ -215,6 +215,14 @@ kind = "single"
     let norm = loaded.normalization.unwrap();
     assert_eq!((norm.mean, norm.std), (vec![0.5; 3], vec![0.2; 3]));
 
+    // An `image_size` other than the checkpoint's crop replaces its sizes (the small stand-ins).
+    let config =
+        ExperimentConfig::parse(&text.replace("val_fraction = 0.25", "image_size = 8")).unwrap();
+    assert_eq!(
+        load(&config, dir.path()).unwrap().test.image_dims(),
+        Some([3, 8, 8])
+    );
+
     // Bad keys are refused naming the field.
     for (bad, field) in [
         (
