@@ -30,6 +30,7 @@ LAYERS = [
     ["importers", "seam"],
     ["backbone", "report"],
     ["data", "kernels", "plots", "uq-metrics"],
+    ["registry"],
 ]
 
 ITEM = r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:fn|struct|enum|trait|const|static|type|union)\s+{}\b"

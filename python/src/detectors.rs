@@ -105,7 +105,7 @@ fn fit_detector(
 fn detectors() -> Vec<(&'static str, &'static str)> {
     Detector::ALL
         .iter()
-        .map(|d| (d.name(), d.describe()))
+        .map(|d| (d.name(), d.about()))
         .collect()
 }
 

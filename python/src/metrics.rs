@@ -230,7 +230,7 @@ fn score<'py>(
 fn scores() -> Vec<(&'static str, &'static str)> {
     Score::ALL
         .iter()
-        .map(|s| (s.name(), s.describe()))
+        .map(|s| (s.name(), s.about()))
         .collect()
 }
 

@@ -3,16 +3,9 @@ use std::fmt;
 /// Why a configuration or preset name was rejected.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum BackboneError {
-    /// `name` is not a known preset; `valid` lists the names that are.
-    #[error("unknown {family} preset {name:?}; valid names: {names}", names = valid.join(", "))]
-    UnknownPreset {
-        /// Which family of presets was asked for ("vit").
-        family: &'static str,
-        /// The name given.
-        name: String,
-        /// The names accepted.
-        valid: Vec<&'static str>,
-    },
+    /// A name its registry lacks (a preset's).
+    #[error(transparent)]
+    Unknown(#[from] registry::Unknown),
     /// A configuration field holds a value the model cannot be built with.
     #[error("{field} = {value} is invalid: expected {expected}")]
     InvalidConfig {

@@ -77,6 +77,7 @@ pub use gates::{BlockGates, Gates};
 pub use grouped::{GroupedLayerNorm, GroupedLinear, weight_and_bias};
 pub use input::{Input, InputKind};
 pub use mlp::{Activation, Mlp, MlpConfig};
+pub use presets::PRESETS;
 pub use traits::{Architecture, Backbone, GroupedStem, Members, StemLayout};
 pub use unit::normalize;
 pub use vit::{Distillation, PatchStem, ViTConfig, VisionTransformer, patchify};

@@ -1,19 +1,33 @@
 //! Presets of the Vision Transformers trained from scratch: named constructors of [`ViTConfig`]
-//! and [`ViTConfig::preset`], the lookup by name for experiment files. Pretrained checkpoints'
-//! shapes come with their importers.
+//! and [`PRESETS`], the registry experiment files name them by. Pretrained checkpoints' shapes
+//! come with their importers.
+
+use registry::{Entry, Registry};
 
 use crate::error::BackboneError;
 use crate::vit::ViTConfig;
 
-/// A preset's name in experiment files, and its constructor.
-type Preset = (&'static str, fn() -> ViTConfig);
-
-/// Every preset.
-const PRESETS: &[Preset] = &[
-    ("vit_tiny_28", ViTConfig::vit_tiny_28),
-    ("vit_tiny_32", ViTConfig::vit_tiny_32),
-    ("vit_s_16", ViTConfig::vit_s_16),
-];
+/// Every preset (`[backbone] preset = "<name>"`), with its constructor.
+pub const PRESETS: Registry<fn() -> ViTConfig> = Registry::new(
+    "ViT preset",
+    &[
+        Entry {
+            name: "vit_tiny_28",
+            about: "28x28x1, patch 7, width 64, 4 blocks, 4 heads (the quick start's model)",
+            item: ViTConfig::vit_tiny_28,
+        },
+        Entry {
+            name: "vit_tiny_32",
+            about: "32x32x3, patch 4, width 192, 6 blocks, 3 heads",
+            item: ViTConfig::vit_tiny_32,
+        },
+        Entry {
+            name: "vit_s_16",
+            about: "ViT-S/16 at 224x224x3: width 384, 12 blocks, 6 heads, 1000 classes",
+            item: ViTConfig::vit_s_16,
+        },
+    ],
+);
 
 impl ViTConfig {
     /// 28x28x1 (Fashion-MNIST): patch 7 (16 patches), width 64, 4 blocks, 4 heads, MLP 256;
@@ -48,20 +62,8 @@ impl ViTConfig {
             .with_num_classes(1000)
     }
 
-    /// The preset called `name` (one of [`ViTConfig::preset_names`]).
+    /// The preset called `name` (one of [`PRESETS`]).
     pub fn preset(name: &str) -> Result<Self, BackboneError> {
-        match PRESETS.iter().find(|(n, _)| *n == name) {
-            Some((_, make)) => Ok(make()),
-            None => Err(BackboneError::UnknownPreset {
-                family: "vit",
-                name: name.to_string(),
-                valid: Self::preset_names(),
-            }),
-        }
-    }
-
-    /// Names accepted by [`ViTConfig::preset`].
-    pub fn preset_names() -> Vec<&'static str> {
-        PRESETS.iter().map(|(name, _)| *name).collect()
+        Ok((PRESETS.get(name)?.item)())
     }
 }

@@ -1,49 +1,38 @@
 //! `uqformer list`: what an experiment file can name.
 
-use backbone::{InputKind, ViTConfig};
-use data::{Catalog, Corruption, Source};
+use backbone::{InputKind, PRESETS};
+use data::{Corruption, DATASETS, Source};
 use uq_metrics::OodScore;
 
 pub fn run() -> crate::error::Result<()> {
     println!("method kinds ([[method]] kind = ...):");
-    for kind in experiment::KINDS {
+    for kind in experiment::KINDS.entries() {
         println!("  {:<16} {}", kind.name, kind.about);
     }
     println!("\nbackbone presets ([backbone] preset = ...):");
-    for name in ViTConfig::preset_names() {
-        let c = ViTConfig::preset(name)?;
-        println!(
-            "  {name:<16} ViT {}x{}x{}, patch {}, width {}, {} blocks, {} heads, MLP {}",
-            c.image_size,
-            c.image_size,
-            c.channels,
-            c.patch_size,
-            c.d_model,
-            c.n_layers,
-            c.n_heads,
-            c.d_mlp
-        );
+    for preset in PRESETS.entries() {
+        println!("  {:<16} {}", preset.name, preset.about);
     }
     println!("\npretrained backbones ([backbone] pretrained = ..., from `datasets/fetch`):");
     // As wide as the longest name, so that a new entry needs no change here.
-    let width = (experiment::PRETRAINED.iter())
-        .map(|p| p.name.len())
+    let width = (experiment::PRETRAINED.names().iter())
+        .map(|name| name.len())
         .max()
         .unwrap_or(0);
-    for p in experiment::PRETRAINED {
-        let serves = match p.architecture.reads() {
+    for p in experiment::PRETRAINED.entries() {
+        let serves = match p.item.architecture.reads() {
             InputKind::Images => "image datasets",
             InputKind::Tokens => "text datasets",
         };
         println!("  {:<width$} {} ({serves})", p.name, p.about);
     }
     println!("\ndatasets ([data] dataset / ood = ...):");
-    for info in Catalog::names() {
-        let source = match info.source {
+    for set in DATASETS.entries() {
+        let source = match set.item.source {
             Source::Bundled => "bundled",
             Source::Fetched => "datasets/fetch",
         };
-        println!("  {:<20} {:<15} {}", info.name, source, info.description);
+        println!("  {:<20} {:<15} {}", set.name, source, set.about);
     }
     println!("\nshift corruptions ([[data.shift]] corruption = ..., severities 1-5):");
     println!(
@@ -60,14 +49,14 @@ pub fn run() -> crate::error::Result<()> {
             OodScore::Output(_) => "output",
             OodScore::Feature(_) => "features",
         };
-        println!("  {:<20} {kind:<9} {}", score.name(), score.describe());
+        println!("  {:<20} {kind:<9} {}", score.name(), score.about());
     }
     println!("\nbackends ([experiment] backend = ... or --backend):");
     for backend in experiment::device::Backend::ALL {
         println!("  {:<16} {}", backend.name(), backend.about());
     }
     println!("\nhead-importance strategies ([[method]] kind = \"hydra\", importance = ...):");
-    for strategy in hydra::STRATEGIES {
+    for strategy in hydra::STRATEGIES.entries() {
         println!("  {:<16} {}", strategy.name, strategy.about);
     }
     Ok(())

@@ -6,6 +6,7 @@ mod cache;
 mod compare;
 mod embed;
 mod error;
+mod estimate;
 mod features;
 mod list;
 mod metrics;
@@ -44,7 +45,7 @@ enum Command {
     /// Run an experiment file: train, build every method, evaluate, write results/<name>/<run-id>/.
     Run(run::RunArgs),
     /// A run's training jobs as JSON lines (id, seed, job, stage, needs, what, cost), for
-    /// `run --shard`.
+    /// `run --shard`; with --device NAME, their estimated FLOPs, memory and time.
     Plan(plan::PlanArgs),
     /// Evaluate saved predictions (.npy): accuracy, NLL, Brier, ECE, AECE, class-wise ECE, AURC,
     /// AUGRC; with OOD predictions AUROC, AUPR-In, AUPR-Out, FPR95; with a validation split a

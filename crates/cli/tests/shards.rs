@@ -89,6 +89,23 @@ fn shards_train_the_plan_and_a_plain_run_evaluates_it_unchanged() {
     assert_eq!(jobs[2]["needs"], serde_json::json!(["seed0/base:0"]));
     // Named as the progress lines name them: base models count from 1.
     assert_eq!(jobs[1]["what"], "seed 0 model 2");
+    // With --device, the same jobs with their estimates: a base model is 3 forwards of each
+    // training sample (one epoch).
+    let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets");
+    let out = uqformer(dir, &["plan", file, "--device", "l4", "--json", "--data"])
+        .arg(&datasets)
+        .output()
+        .unwrap();
+    let estimate: serde_json::Value = serde_json::from_slice(&out.stdout.clone()).unwrap();
+    succeeded(out);
+    let estimated: Vec<&str> = (estimate["jobs"].as_array().unwrap().iter())
+        .map(|j| j["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(estimated, ids);
+    let (forward, samples) = (&estimate["flops_per_sample"], &estimate["train_samples"]);
+    let base = 3.0 * forward.as_f64().unwrap() * samples.as_f64().unwrap();
+    assert_eq!(estimate["jobs"][0]["flops"].as_f64().unwrap(), base);
+    assert_eq!(estimate["evaluation"].as_array().unwrap().len(), 3);
     // Several devices need a GPU backend: refused on flex before anything runs.
     let out = uqformer(dir, &["run", file, "--devices", "0,1"])
         .output()
@@ -101,7 +118,6 @@ fn shards_train_the_plan_and_a_plain_run_evaluates_it_unchanged() {
     assert_eq!(jobs[5]["stage"], "method");
 
     // Two array tasks at once, on one cache.
-    let datasets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets");
     let tasks: Vec<_> = (0..2)
         .map(|task| {
             uqformer(dir, &["run", file, "--quiet", "--shard", "auto", "--data"])

@@ -7,6 +7,8 @@
 
 use std::path::{Path, PathBuf};
 
+use registry::{Entry, Registry};
+
 use crate::dataset::{ImageDataset, TextDataset};
 use crate::error::{DataError, Result};
 use crate::idx::load_idx_pair;
@@ -39,13 +41,9 @@ pub enum Modality {
     Text,
 }
 
-/// A known dataset.
+/// A known dataset: its entry in [`DATASETS`] gives its name and a line on what it is.
 #[derive(Debug)]
 pub struct DatasetInfo {
-    /// The name to load it by.
-    pub name: &'static str,
-    /// One line on what it is.
-    pub description: &'static str,
     /// Bundled or fetched.
     pub source: Source,
     layout: Layout,
@@ -83,97 +81,103 @@ enum TrainSplit {
     Absent,
 }
 
-static DATASETS: [DatasetInfo; 9] = [
-    image(
-        "fashion_mnist_small",
-        "Fashion-MNIST stratified subset, 10k train / 2k test, 28x28 grey, 10 classes",
-        Source::Bundled,
-        "bundled/fashion-mnist",
-        TrainSplit::Required,
-        10,
-    ),
-    image(
-        "mnist_small",
-        "MNIST stratified test subset, 2k, 28x28 grey, 10 classes (out-of-distribution set)",
-        Source::Bundled,
-        "bundled/mnist",
-        TrainSplit::Absent,
-        10,
-    ),
-    image(
-        "fashion_mnist",
-        "Fashion-MNIST, 60k train / 10k test, 28x28 grey, 10 classes",
-        Source::Fetched,
-        "fashion-mnist",
-        TrainSplit::Required,
-        10,
-    ),
-    image(
-        "mnist",
-        "MNIST handwritten digits, 60k train / 10k test, 28x28 grey, 10 classes",
-        Source::Fetched,
-        "mnist",
-        TrainSplit::Required,
-        10,
-    ),
-    image(
-        "animal_mnist",
-        "Animal-MNIST silhouettes, 10k, 28x28 grey, 10 animal classes (out-of-distribution set; \
+/// A dataset's entry: its name, its line and what it is.
+type Known = Entry<DatasetInfo>;
+
+/// Every dataset `[data] dataset` / `ood` can name.
+pub const DATASETS: Registry<DatasetInfo> = Registry::new(
+    "data set",
+    &[
+        image(
+            "fashion_mnist_small",
+            "Fashion-MNIST stratified subset, 10k train / 2k test, 28x28 grey, 10 classes",
+            Source::Bundled,
+            "bundled/fashion-mnist",
+            TrainSplit::Required,
+            10,
+        ),
+        image(
+            "mnist_small",
+            "MNIST stratified test subset, 2k, 28x28 grey, 10 classes (out-of-distribution set)",
+            Source::Bundled,
+            "bundled/mnist",
+            TrainSplit::Absent,
+            10,
+        ),
+        image(
+            "fashion_mnist",
+            "Fashion-MNIST, 60k train / 10k test, 28x28 grey, 10 classes",
+            Source::Fetched,
+            "fashion-mnist",
+            TrainSplit::Required,
+            10,
+        ),
+        image(
+            "mnist",
+            "MNIST handwritten digits, 60k train / 10k test, 28x28 grey, 10 classes",
+            Source::Fetched,
+            "mnist",
+            TrainSplit::Required,
+            10,
+        ),
+        image(
+            "animal_mnist",
+            "Animal-MNIST silhouettes, 10k, 28x28 grey, 10 animal classes (out-of-distribution set; \
          the source has one split, stored as the test split)",
-        Source::Fetched,
-        "animal-mnist",
-        TrainSplit::Optional,
-        10,
-    ),
-    text(
-        "sentiment_movies",
-        "VADER movie-review snippets, binary sentiment (sign of the mean rating)",
-        "movieReviewSnippets_GroundTruth.txt",
-    ),
-    text(
-        "sentiment_tweets",
-        "VADER tweets, binary sentiment (sign of the mean rating)",
-        "tweets_GroundTruth.txt",
-    ),
-    text(
-        "sentiment_nyt",
-        "VADER New York Times editorial snippets, binary sentiment (sign of the mean rating)",
-        "nytEditorialSnippets_GroundTruth.txt",
-    ),
-    text(
-        "sentiment_amazon",
-        "VADER Amazon review snippets, binary sentiment (sign of the mean rating)",
-        "amazonReviewSnippets_GroundTruth.txt",
-    ),
-];
+            Source::Fetched,
+            "animal-mnist",
+            TrainSplit::Optional,
+            10,
+        ),
+        text(
+            "sentiment_movies",
+            "VADER movie-review snippets, binary sentiment (sign of the mean rating)",
+            "movieReviewSnippets_GroundTruth.txt",
+        ),
+        text(
+            "sentiment_tweets",
+            "VADER tweets, binary sentiment (sign of the mean rating)",
+            "tweets_GroundTruth.txt",
+        ),
+        text(
+            "sentiment_nyt",
+            "VADER New York Times editorial snippets, binary sentiment (sign of the mean rating)",
+            "nytEditorialSnippets_GroundTruth.txt",
+        ),
+        text(
+            "sentiment_amazon",
+            "VADER Amazon review snippets, binary sentiment (sign of the mean rating)",
+            "amazonReviewSnippets_GroundTruth.txt",
+        ),
+    ],
+);
 
 const fn image(
     name: &'static str,
-    description: &'static str,
+    about: &'static str,
     source: Source,
     dir: &'static str,
     train: TrainSplit,
     classes: usize,
-) -> DatasetInfo {
-    DatasetInfo {
+) -> Entry<DatasetInfo> {
+    let layout = Layout::Idx(IdxLayout {
+        dir,
+        train,
+        classes,
+    });
+    Entry {
         name,
-        description,
-        source,
-        layout: Layout::Idx(IdxLayout {
-            dir,
-            train,
-            classes,
-        }),
+        about,
+        item: DatasetInfo { source, layout },
     }
 }
 
-const fn text(name: &'static str, description: &'static str, file: &'static str) -> DatasetInfo {
-    DatasetInfo {
-        name,
-        description,
+const fn text(name: &'static str, about: &'static str, file: &'static str) -> Entry<DatasetInfo> {
+    let item = DatasetInfo {
         source: Source::Fetched,
         layout: Layout::Vader(file),
-    }
+    };
+    Entry { name, about, item }
 }
 
 /// Both splits of an image dataset.
@@ -195,11 +199,6 @@ impl Catalog {
     /// A catalog over `root`, normally the repository's `datasets/` folder.
     pub fn new(root: impl Into<PathBuf>) -> Self {
         Self { root: root.into() }
-    }
-
-    /// Every known dataset.
-    pub fn names() -> &'static [DatasetInfo] {
-        &DATASETS
     }
 
     /// The training split (when the set has one) and the test split.
@@ -235,19 +234,14 @@ impl Catalog {
     /// A text dataset (binary sentiment; neutral rows dropped).
     pub fn load_text(&self, name: &str) -> Result<TextDataset> {
         let info = find(name)?;
-        let Layout::Vader(file) = info.layout else {
+        let Layout::Vader(file) = info.item.layout else {
             return Err(wrong_modality(info, Modality::Text));
         };
         let path = self.resolve(info, &format!("vader/{file}"))?;
         load_vader_tsv(&path, name, NeutralRows::Drop)
     }
 
-    fn read_split(
-        &self,
-        info: &DatasetInfo,
-        layout: IdxLayout,
-        split: Split,
-    ) -> Result<ImageDataset> {
+    fn read_split(&self, info: &Known, layout: IdxLayout, split: Split) -> Result<ImageDataset> {
         let (images, labels) = split_files(layout.dir, split);
         let images = self.resolve(info, &images)?;
         let labels = self.resolve(info, &labels)?;
@@ -264,7 +258,7 @@ impl Catalog {
         [listed, twin].into_iter().find(|p| p.is_file())
     }
 
-    fn resolve(&self, info: &DatasetInfo, relative: &str) -> Result<PathBuf> {
+    fn resolve(&self, info: &Known, relative: &str) -> Result<PathBuf> {
         self.existing(relative).ok_or_else(|| {
             let path = self.root.join(relative);
             DataError::file(&path, missing_message(info, &path))
@@ -272,8 +266,8 @@ impl Catalog {
     }
 }
 
-fn missing_message(info: &DatasetInfo, path: &Path) -> String {
-    match info.source {
+fn missing_message(info: &Known, path: &Path) -> String {
+    match info.item.source {
         Source::Fetched => {
             let folder = path
                 .parent()
@@ -304,28 +298,22 @@ fn split_files(dir: &str, split: Split) -> (String, String) {
     )
 }
 
-fn find(name: &str) -> Result<&'static DatasetInfo> {
-    DATASETS.iter().find(|d| d.name == name).ok_or_else(|| {
-        let known: Vec<&str> = DATASETS.iter().map(|d| d.name).collect();
-        DataError::invalid(format!(
-            "unknown dataset {name:?}; known: {}",
-            known.join(", ")
-        ))
-    })
+fn find(name: &str) -> Result<&'static Known> {
+    Ok(DATASETS.get(name)?)
 }
 
-fn find_images(name: &str) -> Result<(&'static DatasetInfo, IdxLayout)> {
+fn find_images(name: &str) -> Result<(&'static Known, IdxLayout)> {
     let info = find(name)?;
-    match info.layout {
+    match info.item.layout {
         Layout::Idx(layout) => Ok((info, layout)),
         Layout::Vader(_) => Err(wrong_modality(info, Modality::Image)),
     }
 }
 
-fn wrong_modality(info: &DatasetInfo, wanted: Modality) -> DataError {
+fn wrong_modality(info: &Known, wanted: Modality) -> DataError {
     DataError::invalid(format!(
         "dataset {} holds {:?} data, not {wanted:?}",
         info.name,
-        info.modality()
+        info.item.modality()
     ))
 }

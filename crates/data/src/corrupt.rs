@@ -17,6 +17,7 @@ use std::str::FromStr;
 
 use rand::SeedableRng;
 use rand::rngs::StdRng;
+use registry::{Entry, Registry};
 use serde::{Deserialize, Serialize};
 
 use crate::dataset::{ImageDataset, Pixels};
@@ -42,26 +43,49 @@ pub enum Corruption {
 }
 
 impl Corruption {
+    /// Every corruption by name (`[[data.shift]] corruption = "<name>"`).
+    pub const NAMES: Registry<Self> = Registry::new(
+        "corruption",
+        &[
+            Entry {
+                name: "gaussian_noise",
+                about: "additive Gaussian noise",
+                item: Self::GaussianNoise,
+            },
+            Entry {
+                name: "shot_noise",
+                about: "Poisson (photon) noise",
+                item: Self::ShotNoise,
+            },
+            Entry {
+                name: "gaussian_blur",
+                about: "Gaussian blur with edge replication",
+                item: Self::GaussianBlur,
+            },
+            Entry {
+                name: "contrast",
+                about: "every channel pulled towards its image mean",
+                item: Self::Contrast,
+            },
+            Entry {
+                name: "brightness",
+                about: "the HSV value raised (plain addition for one channel)",
+                item: Self::Brightness,
+            },
+            Entry {
+                name: "pixelate",
+                about: "blocks replaced by their mean",
+                item: Self::Pixelate,
+            },
+        ],
+    );
+
     /// Every corruption, in table order.
-    pub const ALL: [Corruption; 6] = [
-        Corruption::GaussianNoise,
-        Corruption::ShotNoise,
-        Corruption::GaussianBlur,
-        Corruption::Contrast,
-        Corruption::Brightness,
-        Corruption::Pixelate,
-    ];
+    pub const ALL: [Corruption; 6] = Self::NAMES.values();
 
     /// The snake_case name.
     pub fn name(self) -> &'static str {
-        match self {
-            Corruption::GaussianNoise => "gaussian_noise",
-            Corruption::ShotNoise => "shot_noise",
-            Corruption::GaussianBlur => "gaussian_blur",
-            Corruption::Contrast => "contrast",
-            Corruption::Brightness => "brightness",
-            Corruption::Pixelate => "pixelate",
-        }
+        Self::NAMES.entry_of(self).name
     }
 
     /// The parameter for severities 1..=5 (see the module table).
@@ -87,16 +111,7 @@ impl FromStr for Corruption {
     type Err = DataError;
 
     fn from_str(s: &str) -> Result<Self> {
-        Corruption::ALL
-            .into_iter()
-            .find(|c| c.name() == s)
-            .ok_or_else(|| {
-                let valid: Vec<&str> = Corruption::ALL.iter().map(|c| c.name()).collect();
-                DataError::invalid(format!(
-                    "unknown corruption {s:?}; valid: {}",
-                    valid.join(", ")
-                ))
-            })
+        Ok(Self::NAMES.get(s)?.item)
     }
 }
 

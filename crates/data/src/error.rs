@@ -55,6 +55,14 @@ impl DataError {
     }
 }
 
+/// A dataset or corruption name that its registry lacks: the whole message, which names the
+/// valid ones.
+impl From<registry::Unknown> for DataError {
+    fn from(unknown: registry::Unknown) -> Self {
+        Self::invalid(unknown.to_string())
+    }
+}
+
 /// Two errors are equal when they say the same thing about the same file.
 impl PartialEq for DataError {
     fn eq(&self, other: &Self) -> bool {

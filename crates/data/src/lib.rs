@@ -28,7 +28,7 @@
 //!
 //!   These readers return [`WithClasses`]: the set and its class names.
 //! - [`Catalog`]: named datasets under the repository's `datasets/` folder
-//!   ([`Catalog::names`], [`Catalog::load_images`], [`Catalog::load_image_split`],
+//!   ([`DATASETS`], [`Catalog::load_images`], [`Catalog::load_image_split`],
 //!   [`Catalog::load_text`]).
 //! - Splits: [`train_val_split`] (plain or stratified) and [`stratified_subset`].
 //! - Training input: [`Normalization`] (per-channel mean/std), [`BatchPlan`] (seeded per-epoch
@@ -74,7 +74,7 @@ mod wordpiece;
 
 pub use atomic::{atomic_write, with_path};
 pub use batch::{AugmentConfig, BatchPlan, Batches, augment};
-pub use catalog::{Catalog, DatasetInfo, ImageSplits, Modality, Source, Split};
+pub use catalog::{Catalog, DATASETS, DatasetInfo, ImageSplits, Modality, Source, Split};
 pub use cifar::{CifarKind, CifarSplit, load_cifar, load_cifar_dir};
 pub use clip_bpe::{CLIP_CONTEXT_LENGTH, ClipBatch, ClipBpe};
 pub use corrupt::{Corruption, corrupt};

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use data::{Catalog, Modality, Source, Split, write_idx_images, write_idx_labels};
+use data::{Catalog, DATASETS, Modality, Source, Split, write_idx_images, write_idx_labels};
 
 /// Writes `<root>/<dir>/<prefix>-{images,labels}` with `n` 4x4 images labelled `0, 1, ..`
 /// modulo `classes`; gzip files keep the `.gz` name, raw files drop it.
@@ -20,15 +20,16 @@ fn write_split(root: &Path, dir: &str, prefix: &str, n: usize, classes: u8, gzip
 
 #[test]
 fn names_list_every_set_once_with_source_and_modality() {
-    let names = Catalog::names();
-    let find = |n: &str| names.iter().find(|d| d.name == n).unwrap();
-    assert_eq!(names.len(), 9);
+    let names = DATASETS.names();
+    let unique: std::collections::BTreeSet<_> = names.iter().collect();
+    assert_eq!((names.len(), unique.len()), (9, 9));
+    let find = |n: &str| &DATASETS.get(n).unwrap().item;
     assert_eq!(find("fashion_mnist_small").source, Source::Bundled);
     assert_eq!(find("mnist_small").source, Source::Bundled);
     assert_eq!(find("animal_mnist").source, Source::Fetched);
     assert_eq!(find("sentiment_nyt").modality(), Modality::Text);
     assert_eq!(find("mnist").modality(), Modality::Image);
-    assert!(names.iter().all(|d| !d.description.is_empty()));
+    assert!(DATASETS.entries().iter().all(|d| !d.about.is_empty()));
 }
 
 #[test]
@@ -147,7 +148,7 @@ fn text_sets_load_and_names_are_checked() {
     );
     let err = catalog.load_text("imdb").unwrap_err().to_string();
     assert!(
-        err.contains("unknown dataset \"imdb\"") && err.contains("sentiment_tweets"),
+        err.contains("unknown data set `imdb`") && err.contains("sentiment_tweets"),
         "{err}"
     );
     let err = catalog.load_text("mnist").unwrap_err().to_string();

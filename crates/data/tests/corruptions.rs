@@ -190,7 +190,9 @@ fn names_parse_and_bad_inputs_are_errors() {
     );
     let err = "fog".parse::<Corruption>().unwrap_err().to_string();
     assert!(
-        err.contains("\"fog\"") && err.contains("gaussian_noise") && err.contains("pixelate"),
+        err.contains("unknown corruption `fog`")
+            && err.contains("gaussian_noise")
+            && err.contains("pixelate"),
         "{err}"
     );
     let clean = random_images();

@@ -1,6 +1,6 @@
 //! The base stage: what the base model is (a ViT from a preset, DINOv2 from ONNX, a pretrained
-//! BERT), and the seed's base models trained (pretrained ones fine-tuned with a fresh head) or
-//! read back from the cache. Deep Ensemble members are base models `1..M`. A pretrained backbone
+//! BERT, CLIP's zero-shot classifier), and the seed's base models trained (pretrained ones
+//! fine-tuned with a fresh head; a zero-shot classifier never) or read back from the cache. Deep Ensemble members are base models `1..M`. A pretrained backbone
 //! is the entry of [`importers::PRETRAINED`] that `[backbone] pretrained = "<name>"` names, its
 //! checkpoint folder `<data root>/<name>` read, fitted to the training set and the experiment's
 //! dropouts.
@@ -12,14 +12,15 @@ use backbone::{Architecture, Classifier, InputKind, ViTConfig};
 use burn::module::Module;
 use burn::tensor::Device;
 use data::mix;
-use data::{Dataset, ImageDataset, WordPiece};
-use importers::{Checkpoint, ImportError, Target, open_checkpoint};
+use data::{Dataset, ImageDataset, Normalization, WordPiece};
+use importers::{Checkpoint, ImportError, Target, open_checkpoint, open_zero_shot};
 
 use crate::cache::{Fit, Splits, Trainer, fingerprint};
 use crate::config::ExperimentConfig;
 use crate::error::{ErrorContext, ExperimentError, Result};
 use crate::methods::ModelInit;
 use crate::workers::{Job, Pool};
+use crate::zero_shot::prompts;
 use report::summary::TrainCost;
 
 pub use importers::{PRETRAINED, Pretrained};
@@ -40,6 +41,11 @@ pub struct BaseSpec {
     tokenizer: Option<WordPiece>,
     /// Whether `init` gives pretrained weights (else a model to train from scratch).
     pretrained: bool,
+    /// Whether the base model is used as `init` gives it, never trained (a zero-shot
+    /// classifier).
+    zero_shot: bool,
+    /// The normalisation the checkpoint's images need, where it has its own (CLIP).
+    normalization: Option<Normalization>,
     init: Init,
 }
 
@@ -57,13 +63,18 @@ impl BaseSpec {
         if let Some(path) = &config.backbone.checkpoint {
             let name = path.display().to_string();
             let architecture = config.architecture()?;
+            if let Some(zero_shot) = &config.backbone.zero_shot {
+                let (classes, templates) = prompts(config, zero_shot, train_full.num_classes())?;
+                let open = |target: &Target| open_zero_shot(path, target, &classes, &templates);
+                return load_pretrained(config, (&name, architecture), open, train_full);
+            }
             let open = |target: &Target| open_checkpoint(path, target);
             return load_pretrained(config, (&name, architecture), open, train_full);
         }
         match (config.pretrained()?, train_full) {
             (Some(entry), data) => {
-                let open = |target: &Target| entry.open(data_root, target);
-                load_pretrained(config, (entry.name, entry.architecture), open, data)
+                let open = |target: &Target| entry.item.open(entry.name, data_root, target);
+                load_pretrained(config, (entry.name, entry.item.architecture), open, data)
             }
             (None, Dataset::Images(images)) => {
                 let vit = vit_config(config, images)?;
@@ -73,6 +84,8 @@ impl BaseSpec {
                     vit: Some(vit),
                     tokenizer: None,
                     pretrained: false,
+                    zero_shot: false,
+                    normalization: None,
                     init: Arc::new(move |_, device| {
                         Ok(init.init(device).context("backbone")?.into())
                     }),
@@ -95,6 +108,8 @@ impl BaseSpec {
             vit: None,
             tokenizer: None,
             pretrained: true,
+            zero_shot: false,
+            normalization: None,
             init: Arc::new(init),
         }
     }
@@ -104,9 +119,37 @@ impl BaseSpec {
         self.vit.as_ref()
     }
 
+    /// The BERT configuration of a text backbone, as the cache key records it (`uqformer
+    /// plan`'s estimates count it).
+    pub fn bert(&self) -> Option<backbone::BertConfig> {
+        let config = self.identity.get("config")?;
+        (self.tokenizer.is_some()).then(|| serde_json::from_value(config.clone()).ok())?
+    }
+
+    /// The CLIP configuration of a zero-shot base model and its prompts' `[classes,
+    /// templates]` counts, as the cache key records them (`uqformer plan`'s estimates count
+    /// them).
+    pub fn clip(&self) -> Option<(backbone::ClipConfig, [usize; 2])> {
+        let config = self.identity.get("config").filter(|_| self.zero_shot)?;
+        let count = |key: &str| config.get(key)?.as_array().map(Vec::len);
+        let clip = serde_json::from_value(config.get("clip")?.clone()).ok()?;
+        Some((clip, [count("classes")?, count("templates")?]))
+    }
+
     /// The tokenizer of a text backbone.
     pub fn tokenizer(&self) -> Option<WordPiece> {
         self.tokenizer.clone()
+    }
+
+    /// Whether the base model is a zero-shot classifier, used as it is, never trained.
+    pub fn is_zero_shot(&self) -> bool {
+        self.zero_shot
+    }
+
+    /// The normalisation of the checkpoint's images, where it has its own (CLIP), which the
+    /// run uses instead of its training statistics.
+    pub fn normalization(&self) -> Option<&Normalization> {
+        self.normalization.as_ref()
     }
 
     /// What makes the pretrained model with a fresh head from a seed (the caller seeds the
@@ -207,6 +250,12 @@ pub fn train_base(
     device: &Device,
 ) -> Result<(Classifier, String, TrainCost)> {
     let (identity, member_seed) = base_identity(config, spec, seed, k);
+    if spec.zero_shot {
+        // Used as it is: nothing to train or cache.
+        device.seed(member_seed);
+        let model = spec.init(member_seed, device)?;
+        return Ok((model, fingerprint(&identity), TrainCost::default()));
+    }
     let autodiff = device.clone().autodiff();
     autodiff.seed(member_seed);
     let model = spec.init(member_seed, &autodiff)?;
@@ -291,5 +340,7 @@ fn load_pretrained(
     });
     spec.vit = checkpoint.vit;
     spec.tokenizer = tokenizer;
+    spec.normalization = checkpoint.normalization;
+    spec.zero_shot = architecture == Architecture::ClipZeroShot;
     Ok(spec)
 }

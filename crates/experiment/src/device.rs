@@ -2,6 +2,7 @@
 //! prefers a GPU backend).
 
 use burn::tensor::Device;
+use registry::{Entry, Registry};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ExperimentError;
@@ -22,43 +23,54 @@ pub enum Backend {
 }
 
 impl Backend {
-    pub const ALL: [Self; 6] = [
-        Self::Flex,
-        Self::Ndarray,
-        Self::Wgpu,
-        Self::Cuda,
-        Self::Tch,
-        Self::TchCuda,
-    ];
+    /// Every backend by name (serde's, so the two cannot drift: a test checks it), with what it
+    /// runs on and the cargo feature it needs.
+    pub const NAMES: Registry<Self> = Registry::new(
+        "backend",
+        &[
+            Entry {
+                name: "flex",
+                about: "CPU, default (burn-flex)",
+                item: Self::Flex,
+            },
+            Entry {
+                name: "ndarray",
+                about: "CPU (burn-ndarray); cargo feature `ndarray`",
+                item: Self::Ndarray,
+            },
+            Entry {
+                name: "wgpu",
+                about: "GPU through wgpu (Vulkan, Metal, DX12; lavapipe on CPU); cargo feature `wgpu`",
+                item: Self::Wgpu,
+            },
+            Entry {
+                name: "cuda",
+                about: "NVIDIA GPU (burn-cuda); cargo feature `cuda`",
+                item: Self::Cuda,
+            },
+            Entry {
+                name: "tch",
+                about: "LibTorch's CPU kernels (burn-tch); cargo feature `tch`, a pip-installed torch",
+                item: Self::Tch,
+            },
+            Entry {
+                name: "tch-cuda",
+                about: "NVIDIA GPU through LibTorch (burn-tch); cargo feature `tch`, torch built for CUDA",
+                item: Self::TchCuda,
+            },
+        ],
+    );
 
-    /// Its name in experiment files (serde's, so the two cannot drift: a test checks it).
+    pub const ALL: [Self; 6] = Self::NAMES.values();
+
+    /// Its name in experiment files.
     pub fn name(self) -> &'static str {
-        match self {
-            Self::Flex => "flex",
-            Self::Ndarray => "ndarray",
-            Self::Wgpu => "wgpu",
-            Self::Cuda => "cuda",
-            Self::Tch => "tch",
-            Self::TchCuda => "tch-cuda",
-        }
+        Self::NAMES.entry_of(self).name
     }
 
     /// What it runs on and the cargo feature it needs, for `uqformer list`.
     pub fn about(self) -> &'static str {
-        match self {
-            Self::Flex => "CPU, default (burn-flex)",
-            Self::Ndarray => "CPU (burn-ndarray); cargo feature `ndarray`",
-            Self::Wgpu => {
-                "GPU through wgpu (Vulkan, Metal, DX12; lavapipe on CPU); cargo feature `wgpu`"
-            }
-            Self::Cuda => "NVIDIA GPU (burn-cuda); cargo feature `cuda`",
-            Self::Tch => {
-                "LibTorch's CPU kernels (burn-tch); cargo feature `tch`, a pip-installed torch"
-            }
-            Self::TchCuda => {
-                "NVIDIA GPU through LibTorch (burn-tch); cargo feature `tch`, torch built for CUDA"
-            }
-        }
+        Self::NAMES.entry_of(self).about
     }
 
     /// Whether it computes on the CPU, which is one device (`0`) however many cores it has.
@@ -143,13 +155,8 @@ impl std::str::FromStr for Backend {
     type Err = ExperimentError;
 
     fn from_str(name: &str) -> Result<Self, Self::Err> {
-        (Self::ALL.into_iter().find(|b| b.name() == name)).ok_or_else(|| {
-            let names: Vec<_> = Self::ALL.iter().map(|b| b.name()).collect();
-            ExperimentError::invalid(format!(
-                "unknown backend `{name}`; valid backends: {}",
-                names.join(", ")
-            ))
-        })
+        (Self::NAMES.get(name).map(|entry| entry.item))
+            .map_err(|unknown| ExperimentError::invalid(unknown.to_string()))
     }
 }
 

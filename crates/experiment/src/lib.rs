@@ -17,6 +17,7 @@ mod cache;
 pub mod config;
 pub mod device;
 pub mod error;
+pub mod estimate;
 pub mod eval;
 pub mod eval_set;
 pub mod memory;
@@ -30,6 +31,8 @@ pub mod runner;
 pub mod sets;
 mod sources;
 pub mod workers;
+pub mod workload;
+mod zero_shot;
 
 pub use base::{PRETRAINED, Pretrained};
 pub use cache::lock as cache_lock;

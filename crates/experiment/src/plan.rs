@@ -54,8 +54,9 @@ pub struct PlannedJob {
     pub needs: Vec<String>,
     /// In words, as progress lines name it.
     pub what: String,
-    /// A rough cost in trainings of the base recipe: 1 for a base model, a method's member count
-    /// for a method (each member is one fine-tune or training; HetDPT's searches are not counted).
+    /// A rough cost in trainings of the base recipe: 1 for a base model (0 for a zero-shot
+    /// classifier, never trained), a method's member count for a method (each member is one
+    /// fine-tune or training; HetDPT's searches are not counted).
     pub cost: f64,
     /// A base model's cache folder ([`with_cache`]); none for a method, whose trainings' names
     /// depend on the models they start from.
@@ -87,6 +88,11 @@ pub fn plan(config: &ExperimentConfig) -> Vec<PlannedJob> {
     for &seed in &config.experiment.seeds {
         for (job, needs) in seed_jobs(config) {
             let (stage, what, cost) = match job {
+                // A zero-shot classifier is made from its prompts, nothing trained.
+                Job::Base(k) if config.backbone.zero_shot.is_some() => {
+                    let what = format!("seed {seed} model {} (zero-shot, not trained)", k + 1);
+                    (Stage::Base, what, 0.0)
+                }
                 Job::Base(k) => (Stage::Base, format!("seed {seed} model {}", k + 1), 1.0),
                 Job::Method(i) => {
                     let spec = &config.methods[i];
@@ -135,7 +141,9 @@ pub(crate) fn mark_cached(
         if let Job::Base(k) = job.job {
             let name = fingerprint(&base_identity(config, spec, job.seed, k).0);
             let checkpoint = Checkpoint::new(cache_root.join(&name), name.clone());
-            job.cached = Some(epochs_done(&checkpoint) >= config.train.epochs);
+            // A zero-shot classifier is never trained, so never missing.
+            job.cached =
+                Some(spec.is_zero_shot() || epochs_done(&checkpoint) >= config.train.epochs);
             job.fingerprint = Some(name);
         }
     }

@@ -58,14 +58,14 @@ impl Prep {
     }
 
     /// Text: the mean tokenised length of `set` (`[CLS]`, `[SEP]` and the cut included),
-    /// rounded; 0 for images.
-    pub fn mean_tokens(&self, set: &Dataset) -> Result<usize> {
+    /// rounded; 0 for images (on disk or not).
+    pub fn mean_tokens(&self, set: &EvalSet) -> Result<usize> {
         let (
             Self::Tokens {
                 tokenizer,
                 max_tokens,
             },
-            Dataset::Text(texts),
+            EvalSet::Memory(Dataset::Text(texts)),
         ) = (self, set)
         else {
             return Ok(0);

@@ -156,10 +156,7 @@ impl SeedData {
                 ));
             }
         };
-        let text_tokens = match &sets.test {
-            EvalSet::Memory(test) => prep.mean_tokens(test)?,
-            EvalSet::Disk(_) => 0,
-        };
+        let text_tokens = prep.mean_tokens(&sets.test)?;
         Ok(Self {
             train,
             val,

@@ -69,7 +69,7 @@ const METHODS: &[(&str, &str)] = &[
 
 #[test]
 fn every_kind_runs_and_its_resolved_config_parses_back() {
-    for kind in KINDS {
+    for kind in KINDS.entries() {
         assert!(
             METHODS.iter().any(|(k, _)| *k == kind.name),
             "kind `{}` is not exercised by this test: add it to METHODS",

@@ -8,6 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{image_trees, options};
+use experiment::estimate::{DeviceSpec, Precision, estimate};
 use experiment::plan::plan;
 use experiment::{ExperimentConfig, run};
 use toml::{Table, Value};
@@ -27,6 +28,8 @@ struct StandIns {
     dev_tsv: PathBuf,
     ood_csv: PathBuf,
     bert: PathBuf,
+    /// The class names of `images` for a zero-shot classifier, one a line.
+    classes: PathBuf,
 }
 
 fn stand_ins(dir: &Path) -> StandIns {
@@ -72,6 +75,8 @@ fn stand_ins(dir: &Path) -> StandIns {
         .chain((special.len()..100).map(|i| format!("w{i}")))
         .collect();
     std::fs::write(bert.join("vocab.txt"), vocab.join("\n") + "\n").unwrap();
+    let classes = dir.join("classes.txt");
+    std::fs::write(&classes, "a blue thing\na green thing\na red thing\n").unwrap();
     StandIns {
         images,
         ood_images,
@@ -80,14 +85,15 @@ fn stand_ins(dir: &Path) -> StandIns {
         dev_tsv,
         ood_csv,
         bert,
+        classes,
     }
 }
 
-/// `table[section][key] = value`.
+/// `table[section][key] = value` (the section made if the file has none).
 fn set(table: &mut Table, section: &str, key: &str, value: impl Into<Value>) {
-    let section = table
-        .get_mut(section)
-        .and_then(Value::as_table_mut)
+    let section = (table.entry(section))
+        .or_insert_with(|| Table::new().into())
+        .as_table_mut()
         .unwrap();
     section.insert(key.into(), value.into());
 }
@@ -95,6 +101,7 @@ fn set(table: &mut Table, section: &str, key: &str, value: impl Into<Value>) {
 /// A path of the file replaced by its stand-in, by what the path names.
 fn stand_in(path: &str, s: &StandIns) -> PathBuf {
     let pick = [
+        ("classes", &s.classes),
         ("imagenet", &s.images),
         ("ood-images", &s.ood_images),
         ("cifar-100", &s.cifar100),
@@ -106,6 +113,9 @@ fn stand_in(path: &str, s: &StandIns) -> PathBuf {
     let found = pick.iter().find(|(part, _)| path.contains(part));
     match found {
         Some((_, stand_in)) => stand_in.to_path_buf(),
+        // A CLIP checkpoint (its path names ViT too): the random CLIP with its tokenizer (16x16
+        // images, 4 heads a vision block).
+        None if path.contains("clip") => fixture("clip/clip_tokenized"),
         // Every image checkpoint: the random ViT (16x16 images, 4 heads a block).
         None if path.contains("vit") || path.contains("deit") => fixture("vit/hf_vit_model"),
         None => panic!("no stand-in for {path}"),
@@ -153,6 +163,13 @@ fn cut_down(text: &str, s: &StandIns) -> Table {
         "checkpoint",
         stand_in(&checkpoint, s).display().to_string(),
     );
+    let backbone = table["backbone"].as_table_mut().unwrap();
+    if let Some(Value::Table(zero_shot)) = backbone.get_mut("zero_shot")
+        && let Some(Value::String(path)) = zero_shot.get("classes_file")
+    {
+        let replaced = stand_in(path, s).display().to_string();
+        zero_shot.insert("classes_file".into(), replaced.into());
+    }
     set(&mut table, "train", "epochs", 1);
     set(&mut table, "train", "batch_size", 8);
     let cuts = [
@@ -185,6 +202,44 @@ fn cut_down(text: &str, s: &StandIns) -> Table {
     table
 }
 
+/// The plan's estimate on an H100: every job and every method's evaluation costs something,
+/// a base model's training is 3 forwards of each training sample a epoch (a zero-shot one is
+/// not trained), and the totals add up.
+fn estimates_add_up(config: &ExperimentConfig, data: &Path, file: &Path) {
+    let h100 = DeviceSpec::named("h100").unwrap();
+    let e = estimate(config, data, h100, Precision::Bf16)
+        .unwrap_or_else(|err| panic!("{}: {err}", file.display()));
+    assert_eq!(e.jobs.len(), plan(config).len(), "{}", file.display());
+    assert_eq!(e.evaluation.len(), config.methods.len());
+    let base = e
+        .jobs
+        .iter()
+        .find(|j| j.job.id.ends_with("base:0"))
+        .unwrap();
+    let per_epoch = 3.0 * e.flops_per_sample as f64 * e.train_samples as f64;
+    match config.backbone.zero_shot {
+        // Made from its prompts, never trained (tests/zero_shot.rs counts the prompts).
+        Some(_) => assert!(base.job.what.contains("not trained") && base.job.cost == 0.0),
+        None => assert_eq!(base.cost.flops, per_epoch * config.train.epochs as f64),
+    }
+    let costs = (e.jobs.iter().map(|j| &j.cost)).chain(e.evaluation.iter().map(|v| &v.cost));
+    let mut total = 0.0;
+    for cost in costs {
+        assert!(
+            cost.flops > 0.0 && cost.memory_bytes > 0,
+            "{}",
+            file.display()
+        );
+        assert!(!cost.over_memory, "{}: a stand-in fits", file.display());
+        total += cost.flops;
+    }
+    assert!((e.total_flops / total - 1.0).abs() < 1e-12);
+    assert_eq!(
+        e.total_seconds,
+        h100.seconds(e.total_flops, Precision::Bf16)
+    );
+}
+
 #[test]
 fn every_paper_experiment_validates_plans_and_runs_on_a_stand_in() {
     let papers = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/papers");
@@ -193,7 +248,7 @@ fn every_paper_experiment_validates_plans_and_runs_on_a_stand_in() {
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
         .collect();
     files.sort();
-    assert!(files.len() >= 4, "{files:?}");
+    assert!(files.len() >= 5, "{files:?}");
     for file in files {
         let dir = tempfile::tempdir().unwrap();
         let s = stand_ins(dir.path());
@@ -202,6 +257,7 @@ fn every_paper_experiment_validates_plans_and_runs_on_a_stand_in() {
         let config = ExperimentConfig::parse(&toml::to_string(&table).unwrap())
             .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         assert!(!plan(&config).is_empty(), "{}", file.display());
+        estimates_add_up(&config, dir.path(), &file);
         let out = run(&config, &options(dir.path(), dir.path()))
             .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         let methods = &out.summary.methods;

@@ -14,12 +14,8 @@ pub enum HydraError {
         expected: String,
     },
     /// No head-importance strategy has this name.
-    #[error("unknown head-importance strategy {name:?}; valid strategies: {names}", names = valid.join(", "))]
-    UnknownStrategy {
-        name: String,
-        /// The registered names.
-        valid: Vec<&'static str>,
-    },
+    #[error(transparent)]
+    Unknown(#[from] registry::Unknown),
     /// A strategy's parameter table does not parse: a key it does not read, or a value of
     /// the wrong kind (serde's message names the key and what was expected).
     #[error("strategy {strategy:?}, importance_params: {reason}")]

@@ -41,6 +41,16 @@ pub enum ImportError {
         #[source]
         error: data::DataError,
     },
+    /// The image preprocessing beside the checkpoint (`preprocessor_config.json`) cannot be
+    /// read.
+    #[error("{}: the image preprocessing: {error}", path.display())]
+    Preprocessor {
+        /// The checkpoint folder.
+        path: PathBuf,
+        /// Why, naming the file.
+        #[source]
+        error: data::DataError,
+    },
     /// The configuration read from the file cannot build a model.
     #[error("{}: {error}", path.display())]
     Config {

@@ -31,6 +31,9 @@
 //!   ([`HfClipConfig`]). The folder's tokenizer ([`data::ClipBpe`]) comes with it when there is
 //!   one; [`clip_zero_shot`] turns class names and prompt templates into its zero-shot
 //!   classifier ([`backbone::ClipZeroShot`]).
+//! - Checkpoints an experiment names by path ([`checkpoint_architecture`], [`open_checkpoint`]:
+//!   a ViT-family or BERT checkpoint with a fresh head; [`open_zero_shot`]: a CLIP checkpoint's
+//!   zero-shot classifier with the image normalisation it was trained with).
 //! - [`PRETRAINED`]: every backbone `[backbone] pretrained = "<name>"` can name, with the loader
 //!   that reads its folder into a [`Checkpoint`] fitted to a [`Target`]; [`minilm_l6`] is
 //!   all-MiniLM-L6-v2's shape without its weights.
@@ -67,7 +70,7 @@ pub use clip::{
 pub use config_json::model_type;
 pub use dinov2::{dinov2_from_onnx, load_dinov2_onnx};
 pub use error::ImportError;
-pub use local::{checkpoint_architecture, open_checkpoint};
+pub use local::{checkpoint_architecture, open_checkpoint, open_zero_shot};
 pub use onnx::{Attribute, Dim, Node, ONNX_DOUBLE, ONNX_FLOAT, OnnxGraph, OnnxTensor, ValueInfo};
 pub use pretrained::{Checkpoint, CheckpointInit, PRETRAINED, Pretrained, Target, minilm_l6};
 pub use safetensors::{SafeTensors, TensorInfo};

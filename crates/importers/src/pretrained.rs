@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use backbone::{Architecture, BertClassifier, BertConfig, Classifier, Dropout, ViTConfig};
 use burn::nn::LinearConfig;
 use burn::tensor::Device;
+use data::Normalization;
+use registry::{Entry, Registry};
 
 use crate::bert::BertWeights;
 use crate::dinov2::load_dinov2_onnx;
@@ -41,6 +43,9 @@ pub struct Checkpoint {
     pub vit: Option<ViTConfig>,
     /// The WordPiece vocabulary file, for a text backbone.
     pub vocab: Option<PathBuf>,
+    /// The mean and std per channel the checkpoint's images are normalised with, where it says
+    /// (CLIP); `None`: the run's own training statistics.
+    pub normalization: Option<Normalization>,
     /// Builds the model.
     pub init: Box<CheckpointInit>,
 }
@@ -48,45 +53,56 @@ pub struct Checkpoint {
 /// Reads a checkpoint folder (named in messages by the backbone's name) for a target.
 type Loader = fn(&Path, &str, &Target) -> Result<Checkpoint, ImportError>;
 
-/// A pretrained backbone.
+/// A pretrained backbone; its entry in [`PRETRAINED`] gives its name (the `[backbone]
+/// pretrained` value and its folder under the data root) and its line for `uqformer list`.
 pub struct Pretrained {
-    /// The `[backbone] pretrained` value and the folder name under the data root.
-    pub name: &'static str,
     /// Its family, which decides what it reads and which methods apply.
     pub architecture: Architecture,
-    /// A one-line description for `uqformer list`.
-    pub about: &'static str,
     load: Loader,
 }
 
 impl Pretrained {
-    /// Reads `<data_root>/<name>` into a checkpoint fitted to `target`.
-    pub fn open(&self, data_root: &Path, target: &Target) -> Result<Checkpoint, ImportError> {
-        (self.load)(&data_root.join(self.name), self.name, target)
+    /// Reads `<data_root>/<name>` (`name`: its entry's) into a checkpoint fitted to `target`.
+    pub fn open(
+        &self,
+        name: &str,
+        data_root: &Path,
+        target: &Target,
+    ) -> Result<Checkpoint, ImportError> {
+        (self.load)(&data_root.join(name), name, target)
     }
 }
 
 /// Every pretrained backbone.
-pub const PRETRAINED: &[Pretrained] = &[
-    Pretrained {
-        name: "all-minilm-l6-v2",
-        architecture: Architecture::Bert,
-        about: "all-MiniLM-L6-v2, a 6-block BERT (safetensors)",
-        load: hf_bert,
-    },
-    Pretrained {
-        name: "paraphrase-minilm-l3-v2",
-        architecture: Architecture::Bert,
-        about: "paraphrase-MiniLM-L3-v2, a 3-block BERT (ONNX)",
-        load: hf_bert,
-    },
-    Pretrained {
-        name: "dinov2-s",
-        architecture: Architecture::Vit,
-        about: "DINOv2-S/14, a 12-block ViT (ONNX)",
-        load: dinov2_onnx,
-    },
-];
+pub const PRETRAINED: Registry<Pretrained> = Registry::new(
+    "pretrained backbone",
+    &[
+        Entry {
+            name: "all-minilm-l6-v2",
+            about: "all-MiniLM-L6-v2, a 6-block BERT (safetensors)",
+            item: Pretrained {
+                architecture: Architecture::Bert,
+                load: hf_bert,
+            },
+        },
+        Entry {
+            name: "paraphrase-minilm-l3-v2",
+            about: "paraphrase-MiniLM-L3-v2, a 3-block BERT (ONNX)",
+            item: Pretrained {
+                architecture: Architecture::Bert,
+                load: hf_bert,
+            },
+        },
+        Entry {
+            name: "dinov2-s",
+            about: "DINOv2-S/14, a 12-block ViT (ONNX)",
+            item: Pretrained {
+                architecture: Architecture::Vit,
+                load: dinov2_onnx,
+            },
+        },
+    ],
+);
 
 /// all-MiniLM-L6-v2's shape (what its `config.json` gives, and [`BertConfig`]'s defaults):
 /// vocabulary 30522, width 384, 6 blocks, 12 heads, MLP 1536, 512 positions, LayerNorm eps
@@ -121,6 +137,7 @@ pub(crate) fn hf_bert(dir: &Path, _name: &str, target: &Target) -> Result<Checkp
         config,
         vit: None,
         vocab: Some(vocab),
+        normalization: None,
         init: Box::new(init),
     })
 }
@@ -163,6 +180,7 @@ fn dinov2_onnx(dir: &Path, name: &str, target: &Target) -> Result<Checkpoint, Im
         config: serde_json::to_value(&vit).expect("a ViTConfig serialises"),
         vit: Some(vit),
         vocab: None,
+        normalization: None,
         init: Box::new(init),
     })
 }

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 use crate::classification::check_labels;
 use crate::error::{MetricsError, Result};
 use crate::input::Probs;
-use crate::names::Names;
 use crate::nonfinite::inf_if_null;
+use registry::{Entry, Registry};
 
 /// A non-conformity score `s(x, y)`, higher = less like the training data. Sets are
 /// `{c : s(x, c) <= q}`, so `y` is in the set exactly when `s(x, y) <= q`.
@@ -69,35 +69,38 @@ impl Default for Raps {
 impl ConformalScore {
     /// Each score's name, without parameters, and what it measures, in a line; RAPS's row holds
     /// its default parameters.
-    pub(crate) const NAMES: Names<Self, 3> = Names([
-        (
-            Self::Thr,
-            "thr",
-            "one minus the probability of the class (threshold, LAC)",
-        ),
-        (
-            Self::Aps,
-            "aps",
-            "probability mass of the classes ranked at or above the class (adaptive sets)",
-        ),
-        (
-            Self::Raps(Raps::DEFAULT),
-            "raps",
-            "the APS score plus a penalty for every rank past k_reg (regularised APS)",
-        ),
-    ]);
+    pub const NAMES: Registry<Self> = Registry::new(
+        "conformal score",
+        &[
+            Entry {
+                name: "thr",
+                about: "one minus the probability of the class (threshold, LAC)",
+                item: Self::Thr,
+            },
+            Entry {
+                name: "aps",
+                about: "probability mass of the classes ranked at or above the class (adaptive sets)",
+                item: Self::Aps,
+            },
+            Entry {
+                name: "raps",
+                about: "the APS score plus a penalty for every rank past k_reg (regularised APS)",
+                item: Self::Raps(Raps::DEFAULT),
+            },
+        ],
+    );
 
     /// Every score, RAPS with its default parameters, in declaration order.
     pub const ALL: [Self; 3] = Self::NAMES.values();
 
     /// The score's name, without parameters.
     pub fn name(self) -> &'static str {
-        Self::NAMES.name(self)
+        Self::NAMES.entry_of(self).name
     }
 
     /// What the score measures, in a line.
-    pub fn describe(self) -> &'static str {
-        Self::NAMES.describe(self)
+    pub fn about(self) -> &'static str {
+        Self::NAMES.entry_of(self).about
     }
 
     /// The score of every class of one row of probabilities.
@@ -127,12 +130,14 @@ impl std::str::FromStr for ConformalScore {
     type Err = MetricsError;
 
     fn from_str(s: &str) -> Result<Self> {
-        let unknown = || MetricsError::UnknownConformalScore(s.to_string());
-        let s = s.trim();
-        if let Some(args) = s.strip_prefix("raps(").and_then(|a| a.strip_suffix(')')) {
-            return parse_raps(args).map(Self::Raps).ok_or_else(unknown);
+        let trimmed = s.trim();
+        if let Some(args) = trimmed
+            .strip_prefix("raps(")
+            .and_then(|a| a.strip_suffix(')'))
+        {
+            return (parse_raps(args).map(Self::Raps)).ok_or_else(|| Self::NAMES.unknown(s).into());
         }
-        Self::NAMES.parse(s, |_| unknown())
+        Ok(Self::NAMES.get(trimmed)?.item)
     }
 }
 

@@ -58,9 +58,9 @@ pub enum MetricsError {
         value: String,
         expected: &'static str,
     },
-    /// A score name that `Score::from_str` does not know.
-    #[error("unknown score '{0}'; expected one of {names}", names = crate::Score::NAMES.listed())]
-    UnknownScore(String),
+    /// A name (of a score, conformal score, detector or OOD score) that its registry lacks.
+    #[error(transparent)]
+    Unknown(#[from] registry::Unknown),
     /// A metric over ensemble members (`metric` names it) given fewer than `needed` members.
     #[error("{metric} needs at least {needed} members, but there are {found}")]
     TooFewMembers {
@@ -68,25 +68,6 @@ pub enum MetricsError {
         needed: usize,
         found: usize,
     },
-    /// A conformal score name that `ConformalScore::from_str` does not know.
-    #[error(
-        "unknown conformal score '{0}'; expected one of {names}",
-        names = crate::ConformalScore::NAMES.listed()
-    )]
-    UnknownConformalScore(String),
-    /// A detector name that `Detector::from_str` does not know.
-    #[error(
-        "unknown detector '{0}'; expected one of {names}",
-        names = crate::Detector::NAMES.listed()
-    )]
-    UnknownDetector(String),
-    /// An OOD score name that neither `Score` nor `Detector` knows.
-    #[error(
-        "unknown OOD score '{0}'; expected one of {scores}, or a feature-space detector: {detectors}",
-        scores = crate::Score::NAMES.listed(),
-        detectors = crate::Detector::NAMES.listed()
-    )]
-    UnknownOodScore(String),
     /// A feature-space detector that cannot be fitted or applied as asked (`reason` says why).
     #[error("{detector} detector: {reason}")]
     Detector {

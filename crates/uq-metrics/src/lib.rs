@@ -50,7 +50,6 @@ mod diversity;
 mod error;
 mod features;
 mod input;
-mod names;
 mod nonfinite;
 mod ood;
 mod report;

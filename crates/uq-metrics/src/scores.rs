@@ -5,7 +5,7 @@ use serde::Serialize;
 use crate::classification::top_label;
 use crate::error::{MetricsError, Result};
 use crate::input::{Logits, MemberProbs, Probs};
-use crate::names::Names;
+use registry::{Entry, Registry};
 
 /// An uncertainty score. Natural logs throughout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -32,55 +32,58 @@ pub enum Score {
 
 impl Score {
     /// Each score's name (configs and the command line use it) and what it measures, in a line.
-    pub(crate) const NAMES: Names<Self, 7> = Names([
-        (
-            Self::Msp,
-            "msp",
-            "one minus the largest class probability of the ensemble's prediction",
-        ),
-        (
-            Self::Entropy,
-            "entropy",
-            "entropy of the ensemble's predicted distribution",
-        ),
-        (
-            Self::MutualInfo,
-            "mutual_info",
-            "predictive entropy minus the members' mean entropy",
-        ),
-        (
-            Self::MaxLogit,
-            "max_logit",
-            "minus the largest (member-mean) logit",
-        ),
-        (
-            Self::Energy,
-            "energy",
-            "minus the log-sum-exp of the (member-mean) logits",
-        ),
-        (
-            Self::Disagreement,
-            "disagreement",
-            "fraction of member pairs whose predicted classes differ",
-        ),
-        (
-            Self::MemberVariance,
-            "member_variance",
-            "variance of the members' probabilities, summed over classes",
-        ),
-    ]);
+    pub const NAMES: Registry<Self> = Registry::new(
+        "score",
+        &[
+            Entry {
+                name: "msp",
+                about: "one minus the largest class probability of the ensemble's prediction",
+                item: Self::Msp,
+            },
+            Entry {
+                name: "entropy",
+                about: "entropy of the ensemble's predicted distribution",
+                item: Self::Entropy,
+            },
+            Entry {
+                name: "mutual_info",
+                about: "predictive entropy minus the members' mean entropy",
+                item: Self::MutualInfo,
+            },
+            Entry {
+                name: "max_logit",
+                about: "minus the largest (member-mean) logit",
+                item: Self::MaxLogit,
+            },
+            Entry {
+                name: "energy",
+                about: "minus the log-sum-exp of the (member-mean) logits",
+                item: Self::Energy,
+            },
+            Entry {
+                name: "disagreement",
+                about: "fraction of member pairs whose predicted classes differ",
+                item: Self::Disagreement,
+            },
+            Entry {
+                name: "member_variance",
+                about: "variance of the members' probabilities, summed over classes",
+                item: Self::MemberVariance,
+            },
+        ],
+    );
 
     /// Every variant, in declaration order.
     pub const ALL: [Self; 7] = Self::NAMES.values();
 
     /// The name configs and the command line use.
     pub fn name(self) -> &'static str {
-        Self::NAMES.name(self)
+        Self::NAMES.entry_of(self).name
     }
 
     /// What the score measures, in a line.
-    pub fn describe(self) -> &'static str {
-        Self::NAMES.describe(self)
+    pub fn about(self) -> &'static str {
+        Self::NAMES.entry_of(self).about
     }
 }
 
@@ -94,7 +97,7 @@ impl std::str::FromStr for Score {
     type Err = MetricsError;
 
     fn from_str(s: &str) -> Result<Self> {
-        Self::NAMES.parse(s, MetricsError::UnknownScore)
+        Ok(Self::NAMES.get(s)?.item)
     }
 }
 

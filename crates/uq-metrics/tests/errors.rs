@@ -176,10 +176,17 @@ fn scores_say_what_they_are_missing() {
 #[test]
 fn unknown_score_names_list_the_known_ones() {
     let err = "max-logit".parse::<Score>().unwrap_err();
-    assert_eq!(err, MetricsError::UnknownScore("max-logit".into()));
+    let MetricsError::Unknown(unknown) = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(
+        (unknown.what, unknown.name.as_str()),
+        ("score", "max-logit")
+    );
+    assert_eq!(unknown.valid.len(), Score::ALL.len());
     let text = err.to_string();
     assert!(
-        text.contains("'max-logit'") && text.contains("max_logit"),
+        text.contains("`max-logit`") && text.contains("msp, entropy, mutual_info, max_logit"),
         "{text}"
     );
 }
@@ -312,11 +319,10 @@ fn conformal_checks_alpha_calibration_and_classes() {
 #[test]
 fn unknown_conformal_score_names_list_the_known_ones() {
     let err = "rap".parse::<ConformalScore>().unwrap_err();
-    assert_eq!(err, MetricsError::UnknownConformalScore("rap".into()));
     let text = err.to_string();
-    assert!(
-        text.contains("'rap'") && text.contains("thr, aps, raps"),
-        "{text}"
+    assert_eq!(
+        text,
+        "unknown conformal score `rap`: expected one of thr, aps, raps"
     );
     assert!(matches!(
         Raps::new(-0.1, 1),
@@ -335,9 +341,9 @@ fn unknown_conformal_score_names_list_the_known_ones() {
         "raps(k_reg=1.5)",
         "raps(penalty=0.1",
     ] {
-        assert_eq!(
-            bad.parse::<ConformalScore>(),
-            Err(MetricsError::UnknownConformalScore(bad.into()))
-        );
+        match bad.parse::<ConformalScore>() {
+            Err(MetricsError::Unknown(unknown)) => assert_eq!(unknown.name, bad),
+            other => panic!("{bad}: {other:?}"),
+        }
     }
 }

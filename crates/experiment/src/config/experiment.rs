@@ -6,6 +6,7 @@ use std::path::Path;
 use backbone::Architecture;
 use data::Modality;
 use importers::{PRETRAINED, Pretrained, checkpoint_architecture};
+use registry::Entry;
 use serde::{Deserialize, Serialize};
 use train::TrainConfig;
 
@@ -125,18 +126,12 @@ impl ExperimentConfig {
 
     /// The registered pretrained backbone `[backbone] pretrained` names, if any (an error
     /// listing the registered ones for an unknown name).
-    pub fn pretrained(&self) -> Result<Option<&'static Pretrained>, ConfigError> {
+    pub fn pretrained(&self) -> Result<Option<&'static Entry<Pretrained>>, ConfigError> {
         let Some(name) = &self.backbone.pretrained else {
             return Ok(None);
         };
-        let entry = PRETRAINED.iter().find(|p| p.name == name);
-        entry.map(Some).ok_or_else(|| {
-            let names: Vec<_> = PRETRAINED.iter().map(|p| p.name).collect();
-            ConfigError::msg(format!(
-                "backbone.pretrained: unknown backbone {name:?}; valid: {}",
-                names.join(", ")
-            ))
-        })
+        (PRETRAINED.get(name).map(Some))
+            .map_err(|unknown| ConfigError::msg(format!("backbone.pretrained: {unknown}")))
     }
 
     /// The backbone's family: the pretrained checkpoint's (a registered one, or the one
@@ -149,7 +144,7 @@ impl ExperimentConfig {
         }
         Ok(self
             .pretrained()?
-            .map_or(Architecture::Vit, |p| p.architecture))
+            .map_or(Architecture::Vit, |p| p.item.architecture))
     }
 
     /// Whether the in-distribution dataset holds images or texts (an error for unknown names).

@@ -9,6 +9,8 @@ mod sections;
 mod source;
 mod validate;
 mod validate_data;
+mod validate_zero_shot;
+mod zero_shot;
 
 pub use experiment::{ExperimentConfig, Overrides};
 pub use sections::{
@@ -16,3 +18,4 @@ pub use sections::{
     PreprocessSection, ScoreList, ShiftSpec,
 };
 pub use source::{DataSource, DiskFormat, DiskSet};
+pub use zero_shot::{DEFAULT_TEMPLATE, ZeroShotSection};

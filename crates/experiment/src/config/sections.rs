@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use uq_metrics::{ConformalScore, OodScore};
 
 use super::source::DataSource;
+use super::zero_shot::ZeroShotSection;
 use crate::device::Backend;
 use crate::methods::Recalibration;
 
@@ -275,9 +276,16 @@ pub struct BackboneSection {
     pub pretrained: Option<String>,
     /// Pretrained weights from a path: a `transformers` ViT, DeiT or BERT folder (`config.json`
     /// with `model.safetensors`; BERT with its `vocab.txt`) or a timm ViT / DeiT state dict,
-    /// fine-tuned with a fresh head like `pretrained`; images at the checkpoint's own size.
+    /// fine-tuned with a fresh head like `pretrained`; or a `transformers` CLIP folder (with its
+    /// tokenizer), the zero-shot classifier `zero_shot` describes; images at the checkpoint's own
+    /// size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint: Option<PathBuf>,
+    /// A CLIP `checkpoint`'s class names and prompt templates: the base model is its zero-shot
+    /// classifier, used as it is (never trained). Required for a CLIP checkpoint, refused for
+    /// any other backbone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zero_shot: Option<ZeroShotSection>,
     #[serde(default)]
     pub dropout: f64,
     #[serde(default)]

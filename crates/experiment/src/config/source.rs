@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use data::{Catalog, Modality};
+use data::{DATASETS, Modality};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// `[data] dataset` and each entry of `[data] ood`: a catalog name (`uqformer list` shows them),
@@ -136,12 +136,5 @@ impl<'de> Deserialize<'de> for DataSource {
 
 /// The modality of a catalog dataset, or the list of known names.
 fn modality_of(name: &str) -> Result<Modality, String> {
-    Catalog::names()
-        .iter()
-        .find(|d| d.name == name)
-        .map(|d| d.modality())
-        .ok_or_else(|| {
-            let known: Vec<&str> = Catalog::names().iter().map(|d| d.name).collect();
-            format!("unknown dataset `{name}`; known: {}", known.join(", "))
-        })
+    (DATASETS.get(name).map(|d| d.item.modality())).map_err(|unknown| unknown.to_string())
 }

@@ -25,6 +25,7 @@ impl ExperimentConfig {
         self.validate_margins()?;
         self.validate_data()?;
         self.validate_backbone()?;
+        self.validate_zero_shot()?;
         self.train.check().map_err(ConfigError::msg)?;
         self.validate_methods()?;
         self.validate_names()?;
@@ -257,7 +258,7 @@ impl ExperimentConfig {
                 "backbone.preset",
                 format!(
                     "missing (or give `pretrained`); valid presets: {}",
-                    backbone::ViTConfig::preset_names().join(", ")
+                    backbone::PRESETS.listed()
                 ),
             );
         };

@@ -1,10 +1,12 @@
 //! The first baselines: the base model alone, a Deep Ensemble and MC Dropout.
 
 use serde::{Deserialize, Serialize};
+use train::TrainConfig;
 
 use super::context::{Built, Context, Setting};
 use super::method::{Method, Needs, at_least_two};
 use crate::error::{ExperimentError, Result};
+use crate::workload::{Sizing, Work};
 
 /// `single`: the base model alone.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -18,6 +20,10 @@ impl Method for Single {
 
     fn needs(&self) -> Needs {
         Needs::AnyClassifier
+    }
+
+    fn on_zero_shot(&self, _recipe: &TrainConfig) -> std::result::Result<(), String> {
+        Ok(())
     }
 
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {
@@ -52,6 +58,20 @@ impl Method for DeepEnsemble {
         at_least_two(self.members)
     }
 
+    /// M models, one forward each (the base jobs train them).
+    fn work(&self, sizing: &Sizing<'_>) -> Work {
+        let m = self.members as u64;
+        Work::passes(sizing.base, m, m)
+    }
+
+    fn on_zero_shot(&self, _recipe: &TrainConfig) -> std::result::Result<(), String> {
+        Err(
+            "its members are independently trained base models, and a zero-shot classifier \
+             is one checkpoint, never trained"
+                .into(),
+        )
+    }
+
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {
         Ok(Built::new(ensembles::DeepEnsemble::new(
             ctx.base[..self.members].to_vec(),
@@ -82,6 +102,11 @@ impl Method for McDropout {
         Needs::AnyClassifier
     }
 
+    /// The samples differ by the dropout `[backbone] dropout` sets on the vision tower.
+    fn on_zero_shot(&self, _recipe: &TrainConfig) -> std::result::Result<(), String> {
+        Ok(())
+    }
+
     fn check(&self, setting: &Setting) -> Result<()> {
         if self.samples < 2 {
             return Err(ExperimentError::invalid(format!(
@@ -95,6 +120,11 @@ impl Method for McDropout {
             ));
         }
         Ok(())
+    }
+
+    /// S stochastic forwards of the one base model.
+    fn work(&self, sizing: &Sizing<'_>) -> Work {
+        Work::passes(sizing.base, self.samples as u64, 1)
     }
 
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {

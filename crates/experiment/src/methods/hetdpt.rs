@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::context::{Built, Context, Setting};
 use super::method::{Method, Needs};
 use crate::error::{ExperimentError, Result};
+use crate::workload::{Sizing, Training, Work};
 use report::TrainCost;
 use report::curves::PredictorGrid;
 use report::outputs::{
@@ -43,6 +44,59 @@ impl Method for HetDpt {
             ));
         }
         Ok(())
+    }
+
+    /// Its search and fine-tunes, all counted on the unpruned model (an upper bound): the gate
+    /// rounds (one per removed branch or GELU, `importance_steps` batches each), a fine-tune of
+    /// every measured MAP point and the final distilled fine-tune (its teacher's forward
+    /// counted as one more forward). Evaluation runs the pruned model: the unpruned FLOPs over
+    /// `min_speedup` (FLOPs taken to scale with time), or the unpruned model's under an
+    /// accuracy budget, whose speed-up only the search decides.
+    fn work(&self, sizing: &Sizing<'_>) -> Work {
+        let (base, cfg) = (sizing.base, &self.0);
+        let (max_attn, max_act) = cfg.grid(base.layers()).unwrap_or((0, 0));
+        let values = cfg.map_values.unwrap_or(cfg.degree + 2) as u64;
+        let points = values.min(max_attn as u64 + 1) * values.min(max_act as u64 + 1);
+        let train = |what: &str, samples: u64, forwards: u64| Training {
+            what: what.into(),
+            forward_flops: forwards * base.forward_flops(),
+            samples,
+            params: base.params(),
+            trainable: base.params(),
+            batch_size: cfg.batch_size,
+            activation_bytes: base.train_activation_bytes(),
+        };
+        let rounds = (max_attn + max_act) as u64;
+        let finetune = cfg
+            .finetune_images
+            .map_or(sizing.train_samples, |n| n as u64);
+        let trainings = vec![
+            train(
+                "gate rounds",
+                rounds * (cfg.importance_steps * cfg.batch_size) as u64,
+                1,
+            ),
+            train(
+                "MAP fine-tunes",
+                points * (cfg.map_epochs * cfg.map_images) as u64,
+                1,
+            ),
+            train(
+                "distilled fine-tune",
+                cfg.finetune_epochs as u64 * finetune,
+                2,
+            ),
+        ];
+        let speedup = match cfg.budget {
+            hetdpt::Budget::MinSpeedup(s) if s > 1.0 => s,
+            _ => 1.0,
+        };
+        Work {
+            trainings,
+            eval_flops: (base.forward_flops() as f64 / speedup) as u64,
+            eval_params: base.params(),
+            eval_activation_bytes: base.eval_activation_bytes(),
+        }
     }
 
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {

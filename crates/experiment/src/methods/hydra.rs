@@ -10,14 +10,16 @@
 
 use burn::module::Module;
 use data::{Dataset, corrupt};
-use hydra::{Calibration, Finetune, HydraConfig};
+use hydra::{Calibration, Finetune, HydraConfig, Keep, Merge};
 use report::outputs::{HydraOutputs, MethodOutputs};
 use serde::{Deserialize, Serialize};
+use train::TrainConfig;
 
 use super::context::{Built, Context, Setting, Sweep};
 use super::gated::Gated;
 use super::method::{Method, Needs};
 use crate::error::{ExperimentError, Result};
+use crate::workload::{Sizing, Training, Work};
 
 /// Every key of `hydra::HydraConfig` (`members` required, the rest with its defaults).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -39,6 +41,74 @@ impl Method for Hydra {
 
     fn check(&self, _setting: &Setting) -> Result<()> {
         Ok(self.0.check()?)
+    }
+
+    /// Head scores on the calibration samples (a forward and backward of the base model per
+    /// sample: each member's bootstrap, then the recorded rankings), M members keeping `keep`
+    /// heads a block fine-tuned one after another (none when `train = { epochs = 0 }`), and
+    /// one fused pass of the M pruned members (padded to the widest member per block, as
+    /// `hydra::fuse` runs them; with `merge = "average"` the MLPs are stored once).
+    fn work(&self, sizing: &Sizing<'_>) -> Work {
+        let base = sizing.base;
+        let m = self.0.members as u64;
+        let heads = match self.0.keep(base.heads()) {
+            Keep::PerBlock(k) => k,
+            // Spread evenly; the fused block is as wide as its widest member's.
+            Keep::Global(total) => total.div_ceil(base.layers()),
+        }
+        .min(base.heads());
+        let (flops, params) = (base.flops_keeping(heads), base.params_keeping(heads));
+        // Circuit discovery's greedy search is counted as one scoring pass: a lower bound.
+        let varies = hydra::strategy(&self.0.importance, &self.0.importance_params)
+            .is_ok_and(|s| s.varies_by_member());
+        let passes = m + 1 + if varies { m } else { 1 };
+        let scoring = Training {
+            what: format!("head scores ({})", self.0.importance),
+            forward_flops: base.forward_flops(),
+            samples: passes * self.0.calibration_samples as u64,
+            params: base.params(),
+            trainable: 0,
+            batch_size: sizing.batch_size,
+            activation_bytes: base.train_activation_bytes(),
+        };
+        let trainable = match self.0.finetune {
+            Finetune::Head => base.head_params(),
+            _ => params,
+        };
+        let mut trainings = vec![scoring];
+        if sizing.epochs > 0 {
+            let act = base.train_activation_bytes();
+            let member = sizing.training("member fine-tune", flops, (params, trainable), act);
+            trainings.extend(std::iter::repeat_n(member, m as usize));
+        }
+        let mlp = match self.0.merge {
+            Merge::Average => base.mlp_params(),
+            Merge::None => 0,
+        };
+        // Members that do not train their embedding keep the base model's, stored once.
+        let embedding = match (sizing.epochs, self.0.finetune) {
+            (0, _) | (_, Finetune::Encoder | Finetune::Head) => base.embedding_params(),
+            _ => 0,
+        };
+        let shared = (m - 1) * (mlp + embedding);
+        Work {
+            trainings,
+            eval_flops: m * flops,
+            eval_params: m * params - shared,
+            eval_activation_bytes: m * base.eval_activation_bytes(),
+        }
+    }
+
+    /// Its zero-shot mode: members pruned from the classifier and fused, not fine-tuned.
+    fn on_zero_shot(&self, recipe: &TrainConfig) -> std::result::Result<(), String> {
+        match recipe.epochs {
+            0 => Ok(()),
+            n => Err(format!(
+                "its members would be fine-tuned for {n} epochs; on a zero-shot classifier \
+                 Hydra runs in its zero-shot mode, members pruned and fused without training: \
+                 set train = {{ epochs = 0 }}"
+            )),
+        }
     }
 
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {
@@ -225,4 +295,54 @@ fn pruning_sweep(ctx: &Context<'_>, head_scores: &hydra::HeadScores) -> Result<S
         columns: vec!["ratio".into(), "heads_kept".into()],
         points,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use backbone::{Classifier, ViTConfig};
+    use burn::tensor::Device;
+    use hydra::HeadSet;
+
+    use super::*;
+    use crate::workload::ModelShape;
+
+    /// The estimate counts what `hydra::fuse` builds: M pruned members' FLOPs, and their
+    /// parameters with the averaged MLPs and the untrained embedding stored once.
+    #[test]
+    fn the_estimate_counts_the_fused_model_of_pruned_members() {
+        let vit = (ViTConfig::new().with_d_model(16).with_d_mlp(32))
+            .with_n_layers(2)
+            .with_n_heads(4);
+        let base = Classifier::from(vit.init(&Device::flex()).unwrap());
+        let kept = [[[0, 1], [2, 3]], [[1, 2], [0, 3]], [[0, 3], [1, 2]]];
+        let members: Vec<Classifier> = (kept.iter())
+            .map(|k| hydra::prune(&base, &HeadSet(k.iter().map(|b| b.to_vec()).collect())))
+            .collect::<std::result::Result<_, _>>()
+            .unwrap();
+        let fused = hydra::fuse(&members, Merge::Average, 0).unwrap();
+        let method: Hydra = toml::from_str("members = 3\nkeep = 2").unwrap();
+        let shape = ModelShape::Vit(vit);
+        let sizing = |epochs| Sizing {
+            base: &shape,
+            train_samples: 10,
+            epochs,
+            batch_size: 4,
+        };
+        let zero_shot = method.work(&sizing(0));
+        let each: Vec<u64> = members.iter().map(|m| m.flops(0)).collect();
+        assert_eq!(zero_shot.eval_flops, each.iter().sum::<u64>());
+        assert_eq!(zero_shot.eval_flops, fused.flops);
+        assert_eq!(zero_shot.eval_params, fused.params as u64);
+        assert_eq!(zero_shot.trainings.len(), 1, "scoring only");
+        // One fine-tune of each pruned member, one after another.
+        let tuned = method.work(&sizing(2));
+        let fine_tunes: Vec<&Training> = tuned.trainings[1..].iter().collect();
+        assert_eq!(fine_tunes.len(), 3);
+        assert!(
+            fine_tunes
+                .iter()
+                .all(|t| t.forward_flops == each[0] && t.samples == 20)
+        );
+        assert_eq!(fine_tunes[0].params, members[0].num_params() as u64);
+    }
 }

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use ensembles::{BatchEnsembleConfig, MimoConfig, PackedConfig};
+use registry::{Entry, Registry};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize, Serializer};
 use train::TrainConfig;
@@ -14,64 +15,60 @@ use super::method::{Method, Recalibration};
 use super::{baselines, hetdpt, hydra, lora, params};
 use crate::error::{ConfigError, Result};
 
-/// A registered method kind: its TOML name, a one-line description and its parameter parser.
-pub struct Kind {
-    pub name: &'static str,
-    pub about: &'static str,
-    parse: Parser,
-}
-
 /// Parses a kind's parameter table into the method and its resolved parameters.
-type Parser = fn(toml::Table) -> Result<(Arc<dyn Method>, toml::Table), ConfigError>;
+pub type ParseParams = fn(toml::Table) -> Result<(Arc<dyn Method>, toml::Table), ConfigError>;
 
 /// Every method kind, for the TOML `kind` key and `uqformer list`.
-pub const KINDS: &[Kind] = &[
-    Kind {
-        name: "single",
-        about: "the base model alone",
-        parse: parse::<baselines::Single>,
-    },
-    Kind {
-        name: "deep_ensemble",
-        about: "M independently trained models (members = M)",
-        parse: parse::<baselines::DeepEnsemble>,
-    },
-    Kind {
-        name: "mc_dropout",
-        about: "dropout on at test time, S samples (samples = S; p = [backbone] dropout)",
-        parse: parse::<baselines::McDropout>,
-    },
-    Kind {
-        name: "lora_ensemble",
-        about: "a frozen backbone, N members differing by low-rank adapters on Q/K/V/O (members, rank, scale, init_gain, head_init, backbone = pretrained | base)",
-        parse: params::parse::<lora::LoraEnsemble>,
-    },
-    Kind {
-        name: "batch_ensemble",
-        about: "shared weights with per-member rank-1 fast weights, trained from scratch (members, fast_init)",
-        parse: params::parse::<FromScratch<BatchEnsembleConfig>>,
-    },
-    Kind {
-        name: "mimo",
-        about: "M inputs and M outputs through one network, trained from scratch (members, input_repetition)",
-        parse: params::parse::<FromScratch<MimoConfig>>,
-    },
-    Kind {
-        name: "packed_ensemble",
-        about: "M narrow members packed in one grouped network, trained from scratch (members, alpha, gamma)",
-        parse: params::parse::<FromScratch<PackedConfig>>,
-    },
-    Kind {
-        name: "hydra",
-        about: "M members pruning different heads of the base model, fused into one pass (members, importance, keep, merge, ...)",
-        parse: parse::<hydra::Hydra>,
-    },
-    Kind {
-        name: "hetdpt",
-        about: "depth pruning of attention branches and GELUs with an accuracy predictor, merged and distilled (budget, ...)",
-        parse: parse::<hetdpt::HetDpt>,
-    },
-];
+pub const KINDS: Registry<ParseParams> = Registry::new(
+    "method kind",
+    &[
+        Entry {
+            name: "single",
+            about: "the base model alone",
+            item: parse::<baselines::Single>,
+        },
+        Entry {
+            name: "deep_ensemble",
+            about: "M independently trained models (members = M)",
+            item: parse::<baselines::DeepEnsemble>,
+        },
+        Entry {
+            name: "mc_dropout",
+            about: "dropout on at test time, S samples (samples = S; p = [backbone] dropout)",
+            item: parse::<baselines::McDropout>,
+        },
+        Entry {
+            name: "lora_ensemble",
+            about: "a frozen backbone, N members differing by low-rank adapters on Q/K/V/O (members, rank, scale, init_gain, head_init, backbone = pretrained | base)",
+            item: params::parse::<lora::LoraEnsemble>,
+        },
+        Entry {
+            name: "batch_ensemble",
+            about: "shared weights with per-member rank-1 fast weights, trained from scratch (members, fast_init)",
+            item: params::parse::<FromScratch<BatchEnsembleConfig>>,
+        },
+        Entry {
+            name: "mimo",
+            about: "M inputs and M outputs through one network, trained from scratch (members, input_repetition)",
+            item: params::parse::<FromScratch<MimoConfig>>,
+        },
+        Entry {
+            name: "packed_ensemble",
+            about: "M narrow members packed in one grouped network, trained from scratch (members, alpha, gamma)",
+            item: params::parse::<FromScratch<PackedConfig>>,
+        },
+        Entry {
+            name: "hydra",
+            about: "M members pruning different heads of the base model, fused into one pass (members, importance, keep, merge, ...)",
+            item: parse::<hydra::Hydra>,
+        },
+        Entry {
+            name: "hetdpt",
+            about: "depth pruning of attention branches and GELUs with an accuracy predictor, merged and distilled (budget, ...)",
+            item: parse::<hetdpt::HetDpt>,
+        },
+    ],
+);
 
 /// One method of an experiment: a display name, its kind and parameters, and `[train]`
 /// overrides.
@@ -101,7 +98,7 @@ impl MethodSpec {
             None => {
                 return Err(ConfigError::msg(format!(
                     "missing `kind`; valid kinds: {}",
-                    kind_names()
+                    KINDS.listed()
                 )));
             }
         };
@@ -136,14 +133,10 @@ impl MethodSpec {
             })?,
             None => Recalibration::None,
         };
-        let Some(registered) = KINDS.iter().find(|k| k.name == kind) else {
-            return Err(ConfigError::msg(format!(
-                "unknown method kind `{kind}`; valid kinds: {}",
-                kind_names()
-            )));
-        };
+        let registered =
+            (KINDS.get(&kind)).map_err(|unknown| ConfigError::msg(unknown.to_string()))?;
         let (method, params) =
-            (registered.parse)(table).map_err(|e| e.at(&format!("kind `{kind}`")))?;
+            (registered.item)(table).map_err(|e| e.at(&format!("kind `{kind}`")))?;
         Ok(Self {
             name,
             kind: registered.name,
@@ -198,8 +191,4 @@ where
         T::deserialize(toml::Value::Table(table)).map_err(|e| ConfigError::msg(e.message()))?;
     let resolved = toml::Table::try_from(&params).map_err(|e| ConfigError::msg(e.to_string()))?;
     Ok((Arc::new(params), resolved))
-}
-
-fn kind_names() -> String {
-    KINDS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
 }

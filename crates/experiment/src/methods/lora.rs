@@ -15,6 +15,7 @@ use super::context::{Built, Context, Setting};
 use super::method::{Method, Needs};
 use super::params::LibraryParams;
 use crate::error::{ConfigError, ExperimentError, Result};
+use crate::workload::{Sizing, Work};
 
 /// Which weights the members' adapters are learnt on: the type the report records, so the
 /// `backbone` key and the stored `frozen` are one set of names.
@@ -97,6 +98,34 @@ impl Method for LoraEnsemble {
         Ok(self.config.check()?)
     }
 
+    /// One training of N members over the frozen backbone, each through its rank-r adapters on
+    /// Q, K, V and O (gradients reach the adapters and heads only); evaluation runs the N
+    /// members with their adapters merged into the weights, N forwards of the backbone.
+    fn work(&self, sizing: &Sizing<'_>) -> Work {
+        let base = sizing.base;
+        let n = self.config.members as u64;
+        let (l, d, r) = (
+            base.layers() as u64,
+            base.d_model() as u64,
+            self.config.rank as u64,
+        );
+        // Four adapters a block, D -> r -> D each: 2 FLOPs a multiply-accumulate.
+        let adapter_flops = l * 4 * 2 * (2 * d * r) * base.tokens() as u64;
+        let trainable = n * (l * 4 * 2 * d * r + base.head_params());
+        let training = sizing.training(
+            format!("{n} members' adapters"),
+            n * (base.forward_flops() + adapter_flops),
+            (base.params() + trainable, trainable),
+            n * base.train_activation_bytes(),
+        );
+        Work {
+            trainings: vec![training],
+            eval_flops: n * base.forward_flops(),
+            eval_params: base.params() + trainable,
+            eval_activation_bytes: n * base.eval_activation_bytes(),
+        }
+    }
+
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {
         let frozen = self.frozen(&ctx.setting);
         // The frozen backbone lives on the training device; only adapters and heads get
@@ -117,5 +146,39 @@ impl Method for LoraEnsemble {
         let mut built = ctx.fit_method(model, tag)?;
         built.outputs = Some(MethodOutputs::LoraEnsemble(LoraOutputs { frozen }));
         Ok(built)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use backbone::{Classifier, ViTConfig};
+    use burn::tensor::Device;
+    use seam::EnsembleModel;
+
+    use super::*;
+    use crate::workload::{ModelShape, Sizing};
+
+    /// The estimate against the model the library builds: its evaluation FLOPs and its
+    /// parameters (the frozen backbone, whose own head stays unused, and N adapters and heads).
+    #[test]
+    fn the_estimate_counts_the_model_built() {
+        let vit = (ViTConfig::new().with_d_model(16).with_d_mlp(32))
+            .with_n_layers(2)
+            .with_n_heads(2);
+        let backbone = Classifier::from(vit.init(&Device::flex()).unwrap());
+        let method = LoraEnsemble {
+            config: LoraConfig::new(3).with_rank(2),
+            backbone: None,
+        };
+        let model = method.config.clone().init(backbone, 0).unwrap();
+        let shape = ModelShape::Vit(vit);
+        let work = method.work(&Sizing {
+            base: &shape,
+            train_samples: 10,
+            epochs: 1,
+            batch_size: 4,
+        });
+        assert_eq!(work.eval_flops, model.flops_per_sample());
+        assert_eq!(work.eval_params, EnsembleModel::num_params(&model) as u64);
     }
 }

@@ -4,9 +4,11 @@
 use std::fmt::Debug;
 
 use serde::{Deserialize, Serialize};
+use train::TrainConfig;
 
 use super::context::{Built, Context, Setting};
 use crate::error::{ExperimentError, Result};
+use crate::workload::{Sizing, Work};
 
 /// Post-hoc calibration of a method's predictions (`calibration` of a method or of `[eval]`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,9 +63,25 @@ pub trait Method: Debug + Send + Sync {
     /// What it needs of the backbone.
     fn needs(&self) -> Needs;
 
+    /// What it runs, for `uqformer plan`'s estimates: by default the base model once a sample,
+    /// training nothing of its own.
+    fn work(&self, sizing: &Sizing<'_>) -> Work {
+        Work::passes(sizing.base, 1, 1)
+    }
+
     /// Whether building it times models, so that no worker process may share the CPU meanwhile.
     fn measures_latency(&self) -> bool {
         false
+    }
+
+    /// Whether it runs on a zero-shot classifier (`[backbone] zero_shot`), which is used as it
+    /// is, never trained; `recipe` is its `[train]` with its overrides. `Err` says why not.
+    fn on_zero_shot(&self, _recipe: &TrainConfig) -> std::result::Result<(), String> {
+        Err(
+            "it trains models on the task's labels, and a zero-shot classifier is used as it \
+             is, never trained"
+                .into(),
+        )
     }
 
     /// Checks the parameters, alone and against the rest of the experiment.

@@ -24,5 +24,5 @@ mod method;
 mod params;
 
 pub use context::{Built, Context, ModelInit, Setting, Sweep};
-pub use kinds::{KINDS, Kind, MethodSpec};
+pub use kinds::{KINDS, MethodSpec, ParseParams};
 pub use method::{Method, Needs, Recalibration};

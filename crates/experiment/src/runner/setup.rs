@@ -12,7 +12,7 @@ use crate::config::ExperimentConfig;
 use crate::error::{ErrorContext as _, ExperimentError, Result};
 use crate::methods::{Context, MethodSpec};
 use crate::plan::{mark_cached, plan, seed_jobs};
-use crate::sets::{Loaded, SeedData, load};
+use crate::sets::{Loaded, Prep, SeedData, load};
 use crate::workers::{Job, Pool, Spawn, WorkerSpec, Workers, command};
 
 /// Where a run reads and writes.
@@ -65,7 +65,11 @@ impl<'a> Setup<'a> {
     }
 
     pub(super) fn seed_data(&self, seed: u64) -> Result<SeedData> {
-        SeedData::new(self.config, &self.loaded, seed, self.spec.tokenizer())
+        let mut data = SeedData::new(self.config, &self.loaded, seed, self.spec.tokenizer())?;
+        if let Some(normalization) = self.spec.normalization() {
+            data.prep = Prep::Pixels(normalization.clone());
+        }
+        Ok(data)
     }
 
     pub(super) fn base(
@@ -124,6 +128,9 @@ impl Setup<'_> {
     /// With --no-train: every base model of every seed in the cache, or an error naming all that
     /// are not (a method's trainings, named after their base model, are checked as they come).
     pub(super) fn check_base_models_cached(&self, cache_root: &Path) -> Result<()> {
+        if self.spec.is_zero_shot() {
+            return Ok(()); // Never trained, never cached.
+        }
         let mut jobs = plan(self.config);
         mark_cached(&mut jobs, self.config, &self.spec, cache_root);
         let missing: Vec<String> = (jobs.iter())

@@ -22,17 +22,19 @@ use burn::tensor::{Device, Tensor, TensorData};
 use serde::Deserialize;
 use train::cross_entropy;
 
+use registry::Entry;
+
 use super::scores::HeadScores;
 use super::shared::{grid, read_params};
 use super::strategy::{HeadImportance, ScoreContext, Strategy};
 use crate::calibration::Calibration;
 use crate::error::HydraError;
 
-pub(super) const STRATEGY: Strategy = Strategy {
+pub(super) const STRATEGY: Strategy = Entry {
     name: "circuit",
     about: "greedy circuit discovery, block by block (objective = loss | ood | avg, \
             objectives = [..] per member, samples, n heads per block)",
-    build: |params| Circuit::from_params(params).map(|c| Box::new(c) as _),
+    item: |params| Circuit::from_params(params).map(|c| Box::new(c) as _),
 };
 
 const DEFAULT_SAMPLES: usize = 256;

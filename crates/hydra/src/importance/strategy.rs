@@ -4,6 +4,7 @@
 use std::marker::PhantomData;
 
 use backbone::Classifier;
+use registry::Entry;
 
 use super::scores::HeadScores;
 use super::shared::{NoParams, read_params};
@@ -37,14 +38,11 @@ pub trait HeadImportance: Send + Sync {
     }
 }
 
-/// A registry entry: a strategy parses its own parameters from a TOML table.
-#[derive(Debug, Clone, Copy)]
-pub struct Strategy {
-    pub name: &'static str,
-    /// One line for `uqformer list` and error messages.
-    pub about: &'static str,
-    pub build: fn(&toml::Table) -> Result<Box<dyn HeadImportance>, HydraError>,
-}
+/// Builds a strategy from its parameter table (each strategy parses its own).
+pub type Build = fn(&toml::Table) -> Result<Box<dyn HeadImportance>, HydraError>;
+
+/// A registry entry: the strategy's name, its line for `uqformer list` and its builder.
+pub type Strategy = Entry<Build>;
 
 /// The result of scoring a model's heads.
 pub(super) type Scored = Result<HeadScores, HydraError>;
@@ -65,10 +63,10 @@ pub(super) trait Parameterless: 'static {
 
 /// The registry entry of a [`Parameterless`] strategy: it refuses every key of its table.
 pub(super) const fn no_params<S: Parameterless>() -> Strategy {
-    Strategy {
+    Entry {
         name: S::NAME,
         about: S::ABOUT,
-        build: build_plain::<S>,
+        item: build_plain::<S>,
     }
 }
 

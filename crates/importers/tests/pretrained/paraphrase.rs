@@ -55,7 +55,7 @@ fn paraphrases_are_closer_than_unrelated_sentences() {
 
 #[test]
 fn the_registry_entry_builds_a_text_classifier() {
-    let entry = PRETRAINED.iter().find(|p| p.name == NAME).unwrap();
+    let entry = &PRETRAINED.get(NAME).unwrap().item;
     assert_eq!(entry.architecture, Architecture::Bert);
     let target = Target {
         num_classes: 2,
@@ -63,7 +63,7 @@ fn the_registry_entry_builds_a_text_classifier() {
         dropout: 0.0,
         attention_dropout: 0.0,
     };
-    let checkpoint = (entry.open(&datasets(), &target)).unwrap_or_else(|e| panic!("{e}"));
+    let checkpoint = (entry.open(NAME, &datasets(), &target)).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(checkpoint.config["n_layers"], 3);
     assert_eq!(checkpoint.config["dropout"], 0.0);
     assert_eq!(

@@ -272,8 +272,8 @@ fn score_tables(out: &mut String, summary: &Summary, groups: &[Group], sets: &[&
          (`[data] ood_groups`), shown when a group has more than one.\n\n",
     );
     for name in &summary.ood_scores {
-        let describe = name.parse::<OodScore>().map_or("", OodScore::describe);
-        let _ = writeln!(out, "- `{name}`: {describe}.");
+        let about = name.parse::<OodScore>().map_or("", OodScore::about);
+        let _ = writeln!(out, "- `{name}`: {about}.");
     }
     out.push('\n');
     let present = keys(summary, |r| r.ood_groups.values().flat_map(|g| g.keys()));

@@ -1,7 +1,7 @@
 //! The detectors by name: what each scores, and the error a fit names it in.
 
 use crate::error::{MetricsError, Result};
-use crate::names::Names;
+use registry::{Entry, Registry};
 
 /// A feature-space OOD detector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -14,40 +14,43 @@ pub enum Detector {
 
 impl Detector {
     /// Each detector's name (configs and the command line use it) and what it scores, in a line.
-    pub(crate) const NAMES: Names<Self, 4> = Names([
-        (
-            Self::Mahalanobis,
-            "mahalanobis",
-            "smallest Mahalanobis distance to a class mean (one shared covariance)",
-        ),
-        (
-            Self::RelativeMahalanobis,
-            "relative_mahalanobis",
-            "Mahalanobis distance to the nearest class minus that to one Gaussian of all classes",
-        ),
-        (
-            Self::Vim,
-            "vim",
-            "norm outside the features' principal subspace as a virtual logit, against the energy",
-        ),
-        (
-            Self::Knn,
-            "knn",
-            "distance to the k-th (50th in runs) nearest training feature, features L2-normalised",
-        ),
-    ]);
+    pub const NAMES: Registry<Self> = Registry::new(
+        "detector",
+        &[
+            Entry {
+                name: "mahalanobis",
+                about: "smallest Mahalanobis distance to a class mean (one shared covariance)",
+                item: Self::Mahalanobis,
+            },
+            Entry {
+                name: "relative_mahalanobis",
+                about: "Mahalanobis distance to the nearest class minus that to one Gaussian of all classes",
+                item: Self::RelativeMahalanobis,
+            },
+            Entry {
+                name: "vim",
+                about: "norm outside the features' principal subspace as a virtual logit, against the energy",
+                item: Self::Vim,
+            },
+            Entry {
+                name: "knn",
+                about: "distance to the k-th (50th in runs) nearest training feature, features L2-normalised",
+                item: Self::Knn,
+            },
+        ],
+    );
 
     /// Every variant, in declaration order.
     pub const ALL: [Self; 4] = Self::NAMES.values();
 
     /// The name configs and the command line use.
     pub fn name(self) -> &'static str {
-        Self::NAMES.name(self)
+        Self::NAMES.entry_of(self).name
     }
 
     /// What the detector scores, in a line.
-    pub fn describe(self) -> &'static str {
-        Self::NAMES.describe(self)
+    pub fn about(self) -> &'static str {
+        Self::NAMES.entry_of(self).about
     }
 
     /// Whether the detector reads logits beside the features.
@@ -66,7 +69,7 @@ impl std::str::FromStr for Detector {
     type Err = MetricsError;
 
     fn from_str(s: &str) -> Result<Self> {
-        Self::NAMES.parse(s, MetricsError::UnknownDetector)
+        Ok(Self::NAMES.get(s)?.item)
     }
 }
 

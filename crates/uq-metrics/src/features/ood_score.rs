@@ -27,10 +27,10 @@ impl OodScore {
     }
 
     /// What the score measures, in a line.
-    pub fn describe(self) -> &'static str {
+    pub fn about(self) -> &'static str {
         match self {
-            Self::Output(s) => s.describe(),
-            Self::Feature(d) => d.describe(),
+            Self::Output(s) => s.about(),
+            Self::Feature(d) => d.about(),
         }
     }
 }
@@ -47,6 +47,12 @@ impl std::str::FromStr for OodScore {
     fn from_str(s: &str) -> Result<Self> {
         (s.parse().map(Self::Output))
             .or_else(|_| s.parse().map(Self::Feature))
-            .map_err(|_| MetricsError::UnknownOodScore(s.to_string()))
+            .map_err(|_| {
+                MetricsError::Unknown(registry::Unknown {
+                    what: "OOD score (an output score or a feature-space detector)",
+                    name: s.to_string(),
+                    valid: Self::all().into_iter().map(Self::name).collect(),
+                })
+            })
     }
 }
