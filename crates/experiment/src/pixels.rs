@@ -1,17 +1,16 @@
-//! How images are sized and normalised. With `[backbone] checkpoint` a folder holding a
-//! `preprocessor_config.json`, its resize, centre crop, filter and mean / std; otherwise image
-//! folders at `[data] image_size` and the mean / std fitted on the training split. The keys of
-//! `[data.preprocess]` replace either, field by field.
+//! How images are sized and normalised: the one place a run decides it. With `[backbone]
+//! checkpoint` a folder holding a `preprocessor_config.json` (or a CLIP checkpoint, whose
+//! processor's defaults stand in for a missing one), its resize, centre crop, filter and mean /
+//! std; otherwise image folders at `[data] image_size` and the mean / std fitted on the
+//! training split. The keys of `[data.preprocess]` replace either, field by field.
 
 use std::path::Path;
 
 use data::{Interpolation, Normalization, Preprocess, Resize};
+use importers::PREPROCESSOR_CONFIG;
 
 use crate::config::ExperimentConfig;
 use crate::error::{ExperimentError, Result};
-
-/// The file of a checkpoint folder that says how its images were preprocessed.
-pub const PREPROCESSOR_CONFIG: &str = "preprocessor_config.json";
 
 /// How a run's images are sized and normalised.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,7 +27,7 @@ impl PixelSpec {
     /// `[data.preprocess]`.
     pub fn new(config: &ExperimentConfig) -> Result<Self> {
         let checkpoint = match &config.backbone.checkpoint {
-            Some(dir) => read_checkpoint(dir)?,
+            Some(path) => read_checkpoint(path)?,
             None => None,
         };
         Ok(Self::from_parts(config, checkpoint.as_ref()))
@@ -67,18 +66,17 @@ impl PixelSpec {
     }
 }
 
-/// The preprocessing of the checkpoint folder `dir`, if it has a preprocessor config. Its
-/// bytes must be scaled by 1/255: the run's mean / std apply to [0, 1] pixels.
-fn read_checkpoint(dir: &Path) -> Result<Option<Preprocess>> {
-    let path = dir.join(PREPROCESSOR_CONFIG);
-    if !dir.is_dir() || !path.is_file() {
+/// The preprocessing the checkpoint at `path` declares ([`importers::checkpoint_preprocess`]:
+/// its `preprocessor_config.json`, else CLIP's defaults for CLIP). Its bytes must be scaled by
+/// 1/255: the run's mean / std apply to [0, 1] pixels.
+fn read_checkpoint(path: &Path) -> Result<Option<Preprocess>> {
+    let Some(preprocess) = importers::checkpoint_preprocess(path)? else {
         return Ok(None);
-    }
-    let preprocess = Preprocess::from_hf_config(&path)?;
+    };
     if (preprocess.rescale - 1.0 / 255.0).abs() > 1e-12 {
         return Err(ExperimentError::invalid(format!(
-            "{}: rescale_factor {} (or do_rescale false); expected 1/255, the scale the run's \
-             mean and std apply to",
+            "{}: {PREPROCESSOR_CONFIG}: rescale_factor {} (or do_rescale false); expected \
+             1/255, the scale the run's mean and std apply to",
             path.display(),
             preprocess.rescale
         )));

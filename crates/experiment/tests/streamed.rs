@@ -1,6 +1,7 @@
 //! Image folders' evaluation sets streamed from disk give exactly the results of the same sets
-//! held in memory; a checkpoint's `preprocessor_config.json` sizes and normalises the images,
-//! and `[data.preprocess]` overrides it.
+//! held in memory, and the plan's estimate counts them without decoding them; a checkpoint's
+//! `preprocessor_config.json` (CLIP's defaults for a CLIP folder without one) sizes and
+//! normalises the images, and `[data.preprocess]` overrides it.
 
 mod common;
 
@@ -10,10 +11,11 @@ use std::path::{Path, PathBuf};
 use burn::tensor::Device;
 use common::{image_trees, options};
 use data::{ImageFolder, Preprocess};
+use experiment::estimate::{DeviceSpec, Precision, estimate};
 use experiment::eval_set::EvalSet;
-use experiment::pixels::PREPROCESSOR_CONFIG;
 use experiment::sets::{Prep, SeedData, load};
 use experiment::{ExperimentConfig, run};
+use importers::PREPROCESSOR_CONFIG;
 
 /// Every `.npy` file under `dir`, by its path below `dir`.
 fn npy_files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
@@ -240,4 +242,87 @@ kind = "single"
             .to_string();
         assert!(e.contains(field), "{bad}: {e}");
     }
+}
+
+/// A CLIP checkpoint's images are preprocessed through the same path as every checkpoint's:
+/// its folder's preprocessor_config.json, else CLIP's processor defaults (OpenAI's statistics);
+/// `[data.preprocess]` overrides either.
+#[test]
+fn a_clip_checkpoint_preprocesses_as_its_folder_says_else_as_clip_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let (shapes, _) = image_trees(dir.path());
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../importers/tests/fixtures/clip/clip_tokenized");
+    let text = |checkpoint: &Path, preprocess: &str| {
+        format!(
+            "[experiment]\nname = \"clip\"\nseeds = [0]\n[data]\ndataset = {{ path = \"{}\" }}\n\
+             image_size = 16\n{preprocess}\n[backbone]\ncheckpoint = \"{}\"\nzero_shot = {{}}\n\
+             [[method]]\nkind = \"single\"\n",
+            shapes.display(),
+            checkpoint.display()
+        )
+    };
+    let normalization = |text: &str| {
+        let config = ExperimentConfig::parse(text).unwrap_or_else(|e| panic!("{e}"));
+        let norm = load(&config, dir.path()).unwrap().normalization.unwrap();
+        (norm.mean, norm.std)
+    };
+    // OpenAI CLIP's mean / std, as published with its code.
+    let clip = (
+        vec![0.481_454_66, 0.457_827_5, 0.408_210_73],
+        vec![0.268_629_54, 0.261_302_6, 0.275_777_1],
+    );
+    assert_eq!(normalization(&text(&fixture, "")), clip);
+
+    let copy = dir.path().join("clip");
+    std::fs::create_dir_all(&copy).unwrap();
+    for file in [
+        "config.json",
+        "model.safetensors",
+        "vocab.json",
+        "merges.txt",
+    ] {
+        std::fs::copy(fixture.join(file), copy.join(file)).unwrap();
+    }
+    let processor = r#"{"size": {"shortest_edge": 16}, "crop_size": 16, "resample": 3,
+        "image_mean": [0.1, 0.2, 0.3], "image_std": [0.5, 0.25, 0.8]}"#;
+    std::fs::write(copy.join(PREPROCESSOR_CONFIG), processor).unwrap();
+    let own = (vec![0.1, 0.2, 0.3], vec![0.5, 0.25, 0.8]);
+    assert_eq!(normalization(&text(&copy, "")), own);
+    let keys = "preprocess = { mean = [0.5, 0.5, 0.5], std = [0.2, 0.2, 0.2] }";
+    assert_eq!(
+        normalization(&text(&copy, keys)),
+        (vec![0.5; 3], vec![0.2; 3])
+    );
+    assert_eq!(
+        normalization(&text(&fixture, keys)),
+        (vec![0.5; 3], vec![0.2; 3])
+    );
+}
+
+/// `uqformer plan`'s estimate counts a streamed test set from the folder's index: a test image
+/// that cannot be decoded is still counted, where reading the split into memory fails on it.
+#[test]
+fn the_estimate_counts_a_streamed_test_set_without_decoding_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (shapes, _) = image_trees(dir.path());
+    std::fs::write(shapes.join("test/red/0.png"), b"not a png").unwrap();
+    let text = format!(
+        "[experiment]\nname = \"counted\"\nseeds = [0]\n[data]\ndataset = {{ path = \"{}\" }}\n\
+         image_size = 8\nval_fraction = 0.25\n[backbone]\npreset = \"vit_tiny_28\"\n\
+         patch_size = 4\n[[method]]\nkind = \"single\"\n",
+        shapes.display()
+    );
+    let config = ExperimentConfig::parse(&text).unwrap();
+    let h100 = DeviceSpec::named("h100").unwrap();
+    let e = estimate(&config, dir.path(), h100, Precision::F32).unwrap();
+    // 4 test images of each of 3 classes; 36 training images less a quarter for validation.
+    assert_eq!(e.evaluation[0].samples, 12);
+    assert_eq!(e.train_samples, 27);
+    let in_memory = text.replace("image_size = 8", "image_size = 8\nstream = false");
+    let config = ExperimentConfig::parse(&in_memory).unwrap();
+    let error = estimate(&config, dir.path(), h100, Precision::F32)
+        .err()
+        .unwrap();
+    assert!(error.to_string().contains("0.png"), "{error}");
 }
