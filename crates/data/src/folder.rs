@@ -96,6 +96,24 @@ impl ImageIndex {
     pub fn labels(&self) -> Vec<u32> {
         self.items.iter().map(|item| item.label).collect()
     }
+
+    /// The images at `indices`, in that order (repeats allowed), with the same classes.
+    /// Panics if an index is out of range.
+    pub fn subset(&self, indices: &[usize]) -> Self {
+        Self {
+            items: indices.iter().map(|&i| self.items[i].clone()).collect(),
+            ..self.clone_without_items()
+        }
+    }
+
+    fn clone_without_items(&self) -> Self {
+        Self {
+            name: self.name.clone(),
+            split: self.split.clone(),
+            classes: self.classes.clone(),
+            items: Vec::new(),
+        }
+    }
 }
 
 /// An image tree `ROOT/{train,val,test}/<class>/<image>` (any of the three splits), or

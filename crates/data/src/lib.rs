@@ -15,7 +15,8 @@
 //!     [`ImageIndex::stream`] / [`ImageIndex::stream_batches`] ([`ImageStream`] of
 //!     [`ImageBatch`]: `[B, 3, H, W]` floats, decoded in parallel two batches ahead, memory
 //!     O(batch)), [`ImageIndex::read_batch`], or [`ImageIndex::load`] (a small set whole, as an
-//!     [`ImageDataset`] of bytes);
+//!     [`ImageDataset`] of bytes); [`DiskImages`] keeps a set on disk and reads any batch of it
+//!     as the bytes `load` would give (evaluation sets of any size);
 //!   - [`Preprocess`]: a checkpoint's preprocessing (resize, centre crop, mean / std,
 //!     [`Interpolation`]) read from its `preprocessor_config.json`
 //!     ([`Preprocess::from_hf_config`]), resampled as `transformers`' Pillow path does, and
@@ -54,6 +55,7 @@ mod clip_bpe;
 mod corrupt;
 mod dataset;
 mod decode;
+mod disk_images;
 mod error;
 mod file;
 mod folder;
@@ -79,6 +81,7 @@ pub use cifar::{CifarKind, CifarSplit, load_cifar, load_cifar_dir};
 pub use clip_bpe::{CLIP_CONTEXT_LENGTH, ClipBatch, ClipBpe};
 pub use corrupt::{Corruption, corrupt};
 pub use dataset::{Dataset, ImageDataset, Pixels, TextDataset, WithClasses};
+pub use disk_images::DiskImages;
 pub use error::{Cause, DataError, Result, error_chain};
 pub use folder::{IMAGE_EXTENSIONS, ImageFolder, ImageIndex, ImageItem, SPLIT_FOLDERS};
 pub use idx::{

@@ -12,7 +12,7 @@ use backbone::{Architecture, Classifier, InputKind, ViTConfig};
 use burn::module::Module;
 use burn::tensor::Device;
 use data::mix;
-use data::{Dataset, ImageDataset, Normalization, WordPiece};
+use data::{Dataset, ImageDataset, WordPiece};
 use importers::{Checkpoint, ImportError, Target, open_checkpoint, open_zero_shot};
 
 use crate::cache::{Fit, Splits, Trainer, fingerprint};
@@ -44,8 +44,6 @@ pub struct BaseSpec {
     /// Whether the base model is used as `init` gives it, never trained (a zero-shot
     /// classifier).
     zero_shot: bool,
-    /// The normalisation the checkpoint's images need, where it has its own (CLIP).
-    normalization: Option<Normalization>,
     init: Init,
 }
 
@@ -85,7 +83,6 @@ impl BaseSpec {
                     tokenizer: None,
                     pretrained: false,
                     zero_shot: false,
-                    normalization: None,
                     init: Arc::new(move |_, device| {
                         Ok(init.init(device).context("backbone")?.into())
                     }),
@@ -109,7 +106,6 @@ impl BaseSpec {
             tokenizer: None,
             pretrained: true,
             zero_shot: false,
-            normalization: None,
             init: Arc::new(init),
         }
     }
@@ -144,12 +140,6 @@ impl BaseSpec {
     /// Whether the base model is a zero-shot classifier, used as it is, never trained.
     pub fn is_zero_shot(&self) -> bool {
         self.zero_shot
-    }
-
-    /// The normalisation of the checkpoint's images, where it has its own (CLIP), which the
-    /// run uses instead of its training statistics.
-    pub fn normalization(&self) -> Option<&Normalization> {
-        self.normalization.as_ref()
     }
 
     /// What makes the pretrained model with a fresh head from a seed (the caller seeds the
@@ -340,7 +330,6 @@ fn load_pretrained(
     });
     spec.vit = checkpoint.vit;
     spec.tokenizer = tokenizer;
-    spec.normalization = checkpoint.normalization;
     spec.zero_shot = architecture == Architecture::ClipZeroShot;
     Ok(spec)
 }

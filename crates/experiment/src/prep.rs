@@ -3,9 +3,10 @@
 //! without depending on the experiment's schema.
 
 use data::{Dataset, Normalization, WordPiece};
-use train::{Data, ImageData, TextData};
+use train::{Data, DiskData, ImageData, TextData};
 
 use crate::error::{ErrorContext, Result};
+use crate::eval_set::EvalSet;
 
 /// How a run's samples become model input: images normalised with the training statistics, or
 /// texts tokenised.
@@ -43,15 +44,28 @@ impl Prep {
         }
     }
 
+    /// An evaluation set ready for batching: one in memory as [`Prep::data`], one on disk read
+    /// batch by batch and normalised alike.
+    ///
+    /// # Panics
+    /// If `set` is of the other modality.
+    pub fn set_data<'a>(&'a self, set: &'a EvalSet) -> Data<'a> {
+        match (self, set) {
+            (_, EvalSet::Memory(set)) => self.data(set),
+            (Self::Pixels(norm), EvalSet::Disk(set)) => Data::Disk(DiskData { set, norm }),
+            _ => panic!("{}: prepared for the other modality", set.name()),
+        }
+    }
+
     /// Text: the mean tokenised length of `set` (`[CLS]`, `[SEP]` and the cut included),
-    /// rounded; 0 for images.
-    pub fn mean_tokens(&self, set: &Dataset) -> Result<usize> {
+    /// rounded; 0 for images (on disk or not).
+    pub fn mean_tokens(&self, set: &EvalSet) -> Result<usize> {
         let (
             Self::Tokens {
                 tokenizer,
                 max_tokens,
             },
-            Dataset::Text(texts),
+            EvalSet::Memory(Dataset::Text(texts)),
         ) = (self, set)
         else {
             return Ok(0);

@@ -13,13 +13,19 @@ pub use crate::prep::Prep;
 use crate::cache::Splits;
 use crate::config::ExperimentConfig;
 use crate::error::{ErrorContext, ExperimentError, Result};
-use crate::sources;
+use crate::eval_set::EvalSet;
+use crate::pixels::PixelSpec;
+use crate::sources::{self, FolderRead};
 
-/// The data sets every seed draws from, loaded once.
+/// The data sets every seed draws from, loaded once (the evaluation splits of image folders
+/// left on disk, unless `[data] stream = false`).
 pub struct Loaded {
     pub train_full: Dataset,
-    pub test: Dataset,
-    pub ood: Vec<Dataset>,
+    pub test: EvalSet,
+    pub ood: Vec<EvalSet>,
+    /// Images: the mean / std given by the checkpoint or `[data.preprocess]`; `None`: fitted
+    /// on each seed's training split.
+    pub normalization: Option<Normalization>,
 }
 
 /// The seed of the fixed test split of single-file datasets: the same for every experiment seed.
@@ -33,37 +39,47 @@ pub fn load(config: &ExperimentConfig, data_root: &std::path::Path) -> Result<Lo
     let name = data.dataset.name();
     match config.modality()? {
         Modality::Image => {
-            let side = data.image_size;
-            let splits = sources::images(&catalog, &data.dataset, side)?;
+            let pixels = PixelSpec::new(config)?;
+            let read = FolderRead {
+                geometry: pixels.geometry.as_ref(),
+                stream: data.stream,
+            };
+            let splits = sources::images(&catalog, &data.dataset, read)?;
             let train_full = splits.train.ok_or_else(|| {
                 ExperimentError::invalid(format!("data.dataset: `{name}` has no training split"))
             })?;
             let mut ood = Vec::with_capacity(data.ood.len());
             for source in &data.ood {
-                let set = sources::images(&catalog, source, side)?.test;
-                if set.dims != train_full.dims {
+                let set = sources::images(&catalog, source, read)?.test;
+                if set.image_dims() != Some(train_full.dims) {
                     return Err(ExperimentError::invalid(format!(
                         "data.ood: `{}` has images {:?}, the training set {:?}",
                         source.name(),
-                        set.dims,
+                        set.image_dims(),
                         train_full.dims
                     )));
                 }
                 ood.push(set);
             }
-            // Sets read from an image tree are already at `side`.
+            // Sets read from an image tree are already at their side.
+            let side = data.image_size;
             let sized = |set: ImageDataset| match side {
                 Some(side) if set.dims[1..] != [side, side] => {
                     data::resize(&set, side, set.dims[0]).context("data.image_size")
                 }
                 _ => Ok(set),
             };
+            let sized_eval = |set: EvalSet| match set {
+                EvalSet::Memory(Dataset::Images(images)) => {
+                    Ok(EvalSet::Memory(Dataset::Images(sized(images)?)))
+                }
+                other => Ok(other),
+            };
             Ok(Loaded {
                 train_full: Dataset::Images(sized(train_full)?),
-                test: Dataset::Images(sized(splits.test)?),
-                ood: (ood.into_iter())
-                    .map(|s| sized(s).map(Dataset::Images))
-                    .collect::<Result<_>>()?,
+                test: sized_eval(splits.test)?,
+                ood: ood.into_iter().map(sized_eval).collect::<Result<_>>()?,
+                normalization: pixels.normalization,
             })
         }
         Modality::Text => {
@@ -77,13 +93,19 @@ pub fn load(config: &ExperimentConfig, data_root: &std::path::Path) -> Result<Lo
                     (full.subset(&train), full.subset(&test))
                 }
             };
-            let ood = (data.ood.iter())
+            let ood: Vec<Dataset> = (data.ood.iter())
                 .map(|ood| Ok(Dataset::Text(sources::texts(&catalog, ood)?.0)))
                 .collect::<Result<Vec<_>>>()?;
+            if data.preprocess.is_some() {
+                return Err(ExperimentError::invalid(
+                    "data.preprocess: sizes images; this dataset is text",
+                ));
+            }
             Ok(Loaded {
                 train_full: Dataset::Text(train_full),
-                test: Dataset::Text(test),
-                ood,
+                test: EvalSet::Memory(Dataset::Text(test)),
+                ood: ood.into_iter().map(EvalSet::Memory).collect(),
+                normalization: None,
             })
         }
     }
@@ -92,8 +114,8 @@ pub fn load(config: &ExperimentConfig, data_root: &std::path::Path) -> Result<Lo
 /// The evaluation sets of one seed (raw pixels or texts; [`Prep`] turns them into model input):
 /// the test set, the OOD sets and the shifted test sets `<corruption>-<severity>` (images).
 pub struct EvalSets {
-    pub test: Dataset,
-    pub ood: Vec<Dataset>,
+    pub test: EvalSet,
+    pub ood: Vec<EvalSet>,
     pub shift: Vec<(String, Dataset)>,
 }
 
@@ -119,7 +141,10 @@ impl SeedData {
     ) -> Result<Self> {
         let (train, val, sets) = split(config, loaded, seed)?;
         let prep = match (&train, tokenizer) {
-            (Dataset::Images(images), _) => Prep::Pixels(Normalization::fit(images)?),
+            (Dataset::Images(images), _) => Prep::Pixels(match &loaded.normalization {
+                Some(given) => given.clone(),
+                None => Normalization::fit(images)?,
+            }),
             (Dataset::Text(_), Some(tokenizer)) => Prep::Tokens {
                 tokenizer,
                 max_tokens: config.data.max_tokens,
@@ -166,13 +191,14 @@ fn split(
     if let Some(limit) = data.train_limit {
         train = limited(&train, limit, seed)?;
     }
-    let limit = |set: &Dataset| match data.test_limit {
-        Some(n) => limited(set, n, seed),
-        None => Ok(set.clone()),
-    };
-    let test = limit(&loaded.test)?;
+    let test = limited_eval(&loaded.test, data.test_limit, seed)?;
     let mut shift = Vec::new();
-    if let Dataset::Images(images) = &test {
+    // Corruptions need every pixel: a test set on disk is read into memory for them.
+    let images = match data.shift.is_empty() {
+        true => None,
+        false => test.images()?,
+    };
+    if let Some(images) = &images {
         for spec in &data.shift {
             let corruption: Corruption = spec.corruption.parse()?;
             for &severity in &spec.severities {
@@ -184,15 +210,33 @@ fn split(
             }
         }
     }
-    let ood = loaded.ood.iter().map(limit).collect::<Result<_>>()?;
+    let ood = (loaded.ood.iter())
+        .map(|set| limited_eval(set, data.test_limit, seed))
+        .collect::<Result<_>>()?;
     Ok((train, val, EvalSets { test, ood, shift }))
+}
+
+/// An evaluation set cut to a seeded stratified subset of at most `limit` samples.
+fn limited_eval(set: &EvalSet, limit: Option<usize>, seed: u64) -> Result<EvalSet> {
+    let picked = match limit {
+        Some(n) => subset_indices(set.labels(), n, seed, set.name())?,
+        None => None,
+    };
+    Ok(picked.map_or_else(|| set.clone(), |idx| set.subset(&idx)))
 }
 
 /// A seeded stratified subset of at most `n` samples.
 fn limited(set: &Dataset, n: usize, seed: u64) -> Result<Dataset> {
-    if n >= set.len() {
-        return Ok(set.clone());
+    let picked = subset_indices(set.labels(), n, seed, set.name())?;
+    Ok(picked.map_or_else(|| set.clone(), |idx| set.subset(&idx)))
+}
+
+/// The positions of a seeded stratified subset of at most `n` of `labels`; `None`: all.
+fn subset_indices(labels: &[u32], n: usize, seed: u64, name: &str) -> Result<Option<Vec<usize>>> {
+    if n >= labels.len() {
+        return Ok(None);
     }
-    let idx = stratified_subset(set.labels(), SubsetSize::Total(n), seed).context(set.name())?;
-    Ok(set.subset(&idx))
+    Ok(Some(
+        stratified_subset(labels, SubsetSize::Total(n), seed).context(name)?,
+    ))
 }

@@ -1,29 +1,40 @@
 //! Each `[data]` source read into a data set: a catalog name from the data root, or a set on
-//! disk (an image tree resized and centre-cropped to `[data] image_size`, CIFAR binary files, a
-//! text table).
+//! disk (an image tree resized and centre-cropped as [`PixelSpec`](crate::pixels::PixelSpec)
+//! says, its evaluation split left on disk to be streamed; CIFAR binary files; a text table).
 
 use data::{
-    Catalog, CifarKind, CifarSplit, ImageDataset, ImageFolder, ImageIndex, Interpolation,
-    Preprocess, Resize, TextColumns, TextDataset, WithClasses, load_cifar_dir, load_text_table,
+    Catalog, CifarKind, CifarSplit, Dataset, DiskImages, ImageDataset, ImageFolder, Preprocess,
+    TextColumns, TextDataset, WithClasses, load_cifar_dir, load_text_table,
 };
 
 use crate::config::{DataSource, DiskFormat, DiskSet};
 use crate::error::{ExperimentError, Result};
+use crate::eval_set::EvalSet;
 
-/// An image source's splits: its training split, if it has one, and its test split.
+/// An image source's splits: its training split (in memory), if it has one, and its test
+/// split.
 pub struct ImageSplits {
     pub train: Option<ImageDataset>,
-    pub test: ImageDataset,
+    pub test: EvalSet,
 }
 
-/// The splits of an image source; `side` is `[data] image_size`, which an image tree needs.
-pub fn images(catalog: &Catalog, source: &DataSource, side: Option<usize>) -> Result<ImageSplits> {
+/// How an image tree is read: its images' geometry (`None`: no side given) and whether its
+/// evaluation split stays on disk.
+#[derive(Clone, Copy)]
+pub struct FolderRead<'a> {
+    pub geometry: Option<&'a Preprocess>,
+    pub stream: bool,
+}
+
+/// The splits of an image source.
+pub fn images(catalog: &Catalog, source: &DataSource, read: FolderRead<'_>) -> Result<ImageSplits> {
+    let memory = |set: ImageDataset| EvalSet::Memory(Dataset::Images(set));
     let set = match source {
         DataSource::Catalog(name) => {
             let splits = catalog.load_images(name)?;
             return Ok(ImageSplits {
                 train: splits.train,
-                test: splits.test,
+                test: memory(splits.test),
             });
         }
         DataSource::Disk(set) => set,
@@ -32,11 +43,11 @@ pub fn images(catalog: &Catalog, source: &DataSource, side: Option<usize>) -> Re
         let read = |split| load_cifar_dir(&set.path, kind, split).map(|s| named(s.set, set));
         Ok(ImageSplits {
             train: Some(read(CifarSplit::Train)?),
-            test: read(CifarSplit::Test)?,
+            test: memory(read(CifarSplit::Test)?),
         })
     };
     match set.format() {
-        DiskFormat::ImageFolder => folder(set, side),
+        DiskFormat::ImageFolder => folder(set, read),
         DiskFormat::Cifar10 => cifar(CifarKind::Cifar10),
         DiskFormat::Cifar100 => cifar(CifarKind::Cifar100Fine),
         DiskFormat::Text => Err(ExperimentError::invalid(format!(
@@ -46,10 +57,11 @@ pub fn images(catalog: &Catalog, source: &DataSource, side: Option<usize>) -> Re
     }
 }
 
-/// An image tree at `side`: its `train/` split, and its `test/` split (else `val/`, else the
-/// tree itself without split folders, else `train/`, for an OOD set).
-fn folder(set: &DiskSet, side: Option<usize>) -> Result<ImageSplits> {
-    let Some(side) = side else {
+/// An image tree read with `read.geometry`: its `train/` split in memory, and its `test/` split
+/// (else `val/`, else the tree itself without split folders, else `train/`, for an OOD set) on
+/// disk when `read.stream`, else in memory. Mean / std are applied per batch, as for every set.
+fn folder(set: &DiskSet, read: FolderRead<'_>) -> Result<ImageSplits> {
+    let Some(geometry) = read.geometry else {
         return Err(ExperimentError::invalid(format!(
             "data.image_size: needed to read the image folder {} (every image is resized and \
              centre-cropped to that side)",
@@ -57,24 +69,17 @@ fn folder(set: &DiskSet, side: Option<usize>) -> Result<ImageSplits> {
         )));
     };
     let tree = ImageFolder::open(&set.path)?;
-    // Bytes after resize and crop: the run normalises with its training statistics, as for
-    // every other set.
-    let preprocess = Preprocess {
-        resize: Some(Resize::ShortestEdge(side)),
-        crop: Some([side, side]),
-        mean: [0.0; 3],
-        std: [1.0; 3],
-        interpolation: Interpolation::Bilinear,
-        rescale: 1.0 / 255.0,
-    };
-    let read =
-        |index: &ImageIndex| -> Result<ImageDataset> { Ok(named(index.load(&preprocess)?, set)) };
+    let disk = |index: &data::ImageIndex| DiskImages::new(&set.name(), index.clone(), geometry);
     let test = (["test", "val", "all", "train"].iter())
         .find_map(|split| tree.split(split))
         .expect("an opened image tree has a split");
+    let test = disk(test)?;
     Ok(ImageSplits {
-        train: tree.split("train").map(read).transpose()?,
-        test: read(test)?,
+        train: (tree.split("train").map(|index| disk(index)?.load())).transpose()?,
+        test: match read.stream {
+            true => EvalSet::Disk(test),
+            false => EvalSet::Memory(Dataset::Images(test.load()?)),
+        },
     })
 }
 

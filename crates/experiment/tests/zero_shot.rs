@@ -83,25 +83,28 @@ fn npy_f32(path: &Path) -> Vec<f32> {
         .collect()
 }
 
-/// The test images read here: resized and cropped to 16 as the run does, normalised with
-/// OpenAI CLIP's statistics (the fixture folder has no preprocessor_config.json).
-fn test_pixels(shapes: &Path, device: &Device) -> Tensor<4> {
+/// OpenAI CLIP's mean / std, as published with its code.
+const CLIP_MEAN: [f32; 3] = [0.481_454_66, 0.457_827_5, 0.408_210_73];
+const CLIP_STD: [f32; 3] = [0.268_629_54, 0.261_302_6, 0.275_777_1];
+
+/// The test images read here as CLIP's processor reads them (the fixture folder has no
+/// preprocessor_config.json, so its defaults): the shorter side resized to the tower's 16 with
+/// `filter` (CLIP's is bicubic), centre-cropped, normalised with OpenAI CLIP's statistics.
+fn test_pixels(shapes: &Path, filter: Interpolation, device: &Device) -> Tensor<4> {
     let index = ImageIndex::open(&shapes.join("test"), "shapes", "test").unwrap();
     let preprocess = Preprocess {
         resize: Some(Resize::ShortestEdge(16)),
         crop: Some([16, 16]),
         mean: [0.0; 3],
         std: [1.0; 3],
-        interpolation: Interpolation::Bilinear,
+        interpolation: filter,
         rescale: 1.0 / 255.0,
     };
     let set = index.load(&preprocess).unwrap();
-    let mean = [0.481_454_66, 0.457_827_5, 0.408_210_73];
-    let std = [0.268_629_54, 0.261_302_6, 0.275_777_1];
     let mut values = set.batch_f32(&(0..set.len()).collect::<Vec<_>>());
     for (i, v) in values.iter_mut().enumerate() {
         let c = i / 256 % 3;
-        *v = (*v - mean[c]) / std[c];
+        *v = (*v - CLIP_MEAN[c]) / CLIP_STD[c];
     }
     Tensor::from_data(TensorData::new(values, [set.len(), 3, 16, 16]), device)
 }
@@ -151,7 +154,14 @@ fn single_mc_dropout_and_hydra_run_on_a_clip_zero_shot_classifier() {
     // each class's mean normalised prompt embedding, from the importer's two towers.
     let device = Device::flex();
     let clip = load_clip(&clip_fixture(), &device).unwrap();
-    let pixels = test_pixels(&shapes, &device);
+    let pixels = test_pixels(&shapes, Interpolation::Bicubic, &device);
+    // The 12-pixel images are upsampled: the filter shows in the pixels the run must match.
+    let bilinear = test_pixels(&shapes, Interpolation::Bilinear, &device);
+    let filter_gap = (pixels.clone() - bilinear).abs().max().into_scalar::<f32>();
+    assert!(
+        filter_gap > 1e-2,
+        "bicubic and bilinear agree: {filter_gap}"
+    );
     let images = unit(clip.model.image_embeds(pixels.clone()));
     let tokenizer = clip.tokenizer.as_ref().unwrap();
     let classes = ["blue", "green", "red"];

@@ -33,7 +33,8 @@
 //!   classifier ([`backbone::ClipZeroShot`]).
 //! - Checkpoints an experiment names by path ([`checkpoint_architecture`], [`open_checkpoint`]:
 //!   a ViT-family or BERT checkpoint with a fresh head; [`open_zero_shot`]: a CLIP checkpoint's
-//!   zero-shot classifier with the image normalisation it was trained with).
+//!   zero-shot classifier) and how their images are preprocessed ([`checkpoint_preprocess`]:
+//!   the folder's `preprocessor_config.json`, else CLIP's processor defaults for CLIP).
 //! - [`PRETRAINED`]: every backbone `[backbone] pretrained = "<name>"` can name, with the loader
 //!   that reads its folder into a [`Checkpoint`] fitted to a [`Target`]; [`minilm_l6`] is
 //!   all-MiniLM-L6-v2's shape without its weights.
@@ -57,6 +58,7 @@ mod mapping;
 mod onnx;
 mod onnx_structure;
 mod pretrained;
+mod processor;
 mod safetensors;
 mod vit;
 
@@ -73,5 +75,6 @@ pub use error::ImportError;
 pub use local::{checkpoint_architecture, open_checkpoint, open_zero_shot};
 pub use onnx::{Attribute, Dim, Node, ONNX_DOUBLE, ONNX_FLOAT, OnnxGraph, OnnxTensor, ValueInfo};
 pub use pretrained::{Checkpoint, CheckpointInit, PRETRAINED, Pretrained, Target, minilm_l6};
+pub use processor::{PREPROCESSOR_CONFIG, checkpoint_preprocess};
 pub use safetensors::{SafeTensors, TensorInfo};
 pub use vit::{HfVitConfig, VitCheckpoint, load_vit};

@@ -8,7 +8,6 @@ use std::path::Path;
 use backbone::{Architecture, Classifier};
 use burn::nn::LinearConfig;
 use burn::tensor::Device;
-use data::{Normalization, Preprocess};
 use serde::Deserialize;
 
 use crate::clip::{clip_zero_shot, load_clip};
@@ -96,7 +95,6 @@ fn vit(path: &Path, target: &Target) -> Result<Checkpoint, ImportError> {
         config: serde_json::to_value(&config).expect("a ViTConfig serialises"),
         vit: Some(config),
         vocab: None,
-        normalization: None,
         init: Box::new(init),
     })
 }
@@ -119,15 +117,10 @@ fn check_images(path: &Path, expected: [usize; 2], target: &Target) -> Result<()
     ))
 }
 
-/// CLIP's own normalisation (OpenAI's, which `transformers`' CLIP processors carry), for a
-/// folder without `preprocessor_config.json`.
-const CLIP_MEAN: [f32; 3] = [0.481_454_66, 0.457_827_5, 0.408_210_73];
-const CLIP_STD: [f32; 3] = [0.268_629_54, 0.261_302_6, 0.275_777_1];
-
 /// The zero-shot classifier of the CLIP checkpoint at `path` (a folder with its tokenizer) for
 /// `target`'s images: class c named `classes[c]` in each of `templates` (`{}` where the name
-/// goes), through its text tower; the target's dropouts on its vision tower. The checkpoint's
-/// image normalisation comes with it: its `preprocessor_config.json`, else CLIP's.
+/// goes), through its text tower; the target's dropouts on its vision tower. How its images are
+/// preprocessed is [`checkpoint_preprocess`](crate::checkpoint_preprocess)'s to say.
 pub fn open_zero_shot(
     path: &Path,
     target: &Target,
@@ -146,17 +139,6 @@ pub fn open_zero_shot(
         return Err(ImportError::file(path, message));
     }
     clip_zero_shot(&read, classes, templates)?; // Refused prompts fail here, not per seed.
-    let processor = read.folder.join("preprocessor_config.json");
-    let normalization = if processor.is_file() {
-        let preprocess = Preprocess::from_hf_config(&processor);
-        (preprocess.map(|p| p.normalization())).map_err(|error| ImportError::Preprocessor {
-            path: read.folder.clone(),
-            error,
-        })?
-    } else {
-        Normalization::new(CLIP_MEAN.to_vec(), CLIP_STD.to_vec())
-            .expect("CLIP's statistics are valid")
-    };
     let config = serde_json::json!({
         "clip": read.config,
         "classes": classes,
@@ -173,7 +155,6 @@ pub fn open_zero_shot(
         config,
         vit: None,
         vocab: None,
-        normalization: Some(normalization),
         init: Box::new(init),
     })
 }

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use backbone::{Architecture, BertClassifier, BertConfig, Classifier, Dropout, ViTConfig};
 use burn::nn::LinearConfig;
 use burn::tensor::Device;
-use data::Normalization;
 use registry::{Entry, Registry};
 
 use crate::bert::BertWeights;
@@ -43,9 +42,6 @@ pub struct Checkpoint {
     pub vit: Option<ViTConfig>,
     /// The WordPiece vocabulary file, for a text backbone.
     pub vocab: Option<PathBuf>,
-    /// The mean and std per channel the checkpoint's images are normalised with, where it says
-    /// (CLIP); `None`: the run's own training statistics.
-    pub normalization: Option<Normalization>,
     /// Builds the model.
     pub init: Box<CheckpointInit>,
 }
@@ -137,7 +133,6 @@ pub(crate) fn hf_bert(dir: &Path, _name: &str, target: &Target) -> Result<Checkp
         config,
         vit: None,
         vocab: Some(vocab),
-        normalization: None,
         init: Box::new(init),
     })
 }
@@ -179,7 +174,6 @@ fn dinov2_onnx(dir: &Path, name: &str, target: &Target) -> Result<Checkpoint, Im
         config: serde_json::to_value(&vit).expect("a ViTConfig serialises"),
         vit: Some(vit),
         vocab: None,
-        normalization: None,
         init: Box::new(init),
     })
 }

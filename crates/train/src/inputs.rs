@@ -3,7 +3,9 @@
 
 use backbone::Input;
 use burn::tensor::{Device, Int, Tensor, TensorData};
-use data::{AugmentConfig, ImageDataset, Normalization, TextDataset, WordPiece, augment};
+use data::{
+    AugmentConfig, DiskImages, ImageDataset, Normalization, TextDataset, WordPiece, augment,
+};
 use rand::rngs::StdRng;
 
 use crate::error::TrainError;
@@ -45,6 +47,33 @@ impl ImageData<'_> {
     }
 }
 
+/// Images left on disk, each batch decoded when asked for, and the normalisation applied to it.
+#[derive(Debug, Clone, Copy)]
+pub struct DiskData<'a> {
+    pub set: &'a DiskImages,
+    pub norm: &'a Normalization,
+}
+
+impl DiskData<'_> {
+    /// The batch for `indices`: the images decoded into bytes, then scaled, augmented and
+    /// normalised by [`ImageData::batch`], so that it equals the batch of the same images held
+    /// in memory.
+    pub fn batch(
+        &self,
+        indices: &[usize],
+        augment_with: Option<(&AugmentConfig, &mut StdRng)>,
+        device: &Device,
+    ) -> Result<Tensor<4>, TrainError> {
+        let set = (self.set.read(indices)).map_err(|source| TrainError::Data {
+            set: self.set.name.clone(),
+            source,
+        })?;
+        let all: Vec<usize> = (0..indices.len()).collect();
+        let norm = self.norm;
+        ImageData { set: &set, norm }.batch(&all, augment_with, device)
+    }
+}
+
 /// Texts and the tokenizer that turns every batch into ids and a mask.
 #[derive(Debug, Clone, Copy)]
 pub struct TextData<'a> {
@@ -82,6 +111,8 @@ impl TextData<'_> {
 #[derive(Debug, Clone, Copy)]
 pub enum Data<'a> {
     Images(ImageData<'a>),
+    /// Images read from disk batch by batch (evaluation sets too large to hold).
+    Disk(DiskData<'a>),
     Text(TextData<'a>),
 }
 
@@ -101,6 +132,7 @@ impl Data<'_> {
     pub fn name(&self) -> &str {
         match self {
             Self::Images(d) => &d.set.name,
+            Self::Disk(d) => &d.set.name,
             Self::Text(d) => &d.set.name,
         }
     }
@@ -117,6 +149,7 @@ impl Data<'_> {
     pub fn all_labels(&self) -> &[u32] {
         match self {
             Self::Images(d) => &d.set.labels,
+            Self::Disk(d) => d.set.labels(),
             Self::Text(d) => &d.set.labels,
         }
     }
@@ -130,6 +163,7 @@ impl Data<'_> {
     ) -> Result<Input, TrainError> {
         match self {
             Self::Images(d) => d.batch(indices, augment_with, device).map(Input::Images),
+            Self::Disk(d) => d.batch(indices, augment_with, device).map(Input::Images),
             Self::Text(d) => d.batch(indices, device),
         }
     }

@@ -31,7 +31,7 @@ pub use checkpoint::{Checkpoint, CheckpointState, Damage, FileCheck, Loaded, Tra
 pub use config::TrainConfig;
 pub use error::TrainError;
 pub use history::{EpochRecord, History, TRAINING_CSV};
-pub use inputs::{Data, ImageData, TextData};
+pub use inputs::{Data, DiskData, ImageData, TextData};
 pub use loss::{cross_entropy, distillation};
 pub use params::trainable_params;
 pub use progress::{Progress, epoch_lines};

@@ -14,8 +14,8 @@ mod zero_shot;
 
 pub use experiment::{ExperimentConfig, Overrides};
 pub use sections::{
-    BackboneSection, DataSection, EvalSection, ExperimentSection, OodGroups, Precision, ScoreList,
-    ShiftSpec,
+    BackboneSection, DataSection, EvalSection, ExperimentSection, OodGroups, Precision,
+    PreprocessSection, ScoreList, ShiftSpec,
 };
 pub use source::{DataSource, DiskFormat, DiskSet};
 pub use zero_shot::{DEFAULT_TEMPLATE, ZeroShotSection};

@@ -139,6 +139,30 @@ pub struct DataSection {
     /// (e.g. 56 on 28x28 data gives DINOv2-S/14 a 4x4 grid of patches); absent: as stored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub image_size: Option<usize>,
+    /// Images: the preprocessing's overrides (`[data.preprocess]`), over the checkpoint's
+    /// `preprocessor_config.json` when `[backbone] checkpoint` has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preprocess: Option<PreprocessSection>,
+    /// Image folders' evaluation sets (test split, OOD folders) read from disk batch by batch
+    /// at every pass (true), or read into memory once (false: faster for a small folder that
+    /// every method reads again).
+    #[serde(default = "default_stream", skip_serializing_if = "is_true")]
+    pub stream: bool,
+}
+
+/// `[data.preprocess]`: how images are sized and normalised, each key replacing the
+/// checkpoint's value (or, without a checkpoint, `image_size` and the training set's mean / std).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PreprocessSection {
+    /// Image folders: the shorter side resized to this many pixels.
+    pub resize: Option<usize>,
+    /// Image folders: the centre crop's side, after the resize.
+    pub crop: Option<usize>,
+    /// Per-channel (R, G, B) mean of the [0, 1] pixels, subtracted; given with `std`.
+    pub mean: Option<[f32; 3]>,
+    /// Per-channel standard deviation, divided by; given with `mean`.
+    pub std: Option<[f32; 3]>,
 }
 
 /// `[data] ood_score`: one score or a list, parsed as the file is read (an unknown name, an
@@ -290,6 +314,14 @@ fn default_test_fraction() -> f64 {
 }
 fn default_max_tokens() -> usize {
     128
+}
+
+fn default_stream() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 impl BackboneSection {

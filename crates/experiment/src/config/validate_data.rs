@@ -2,6 +2,7 @@
 //! and groups, the margins that name them, and the sets read from disk.
 
 use super::experiment::ExperimentConfig;
+use super::sections::PreprocessSection;
 use super::source::{DataSource, DiskFormat};
 use super::validate::{fail, failed};
 use crate::error::ConfigError;
@@ -31,6 +32,9 @@ impl ExperimentConfig {
                     d.max_tokens
                 ),
             );
+        }
+        if let Some(p) = &d.preprocess {
+            validate_preprocess(p)?;
         }
         for s in &d.shift {
             if let Err(e) = s.corruption.parse::<data::Corruption>() {
@@ -122,7 +126,11 @@ impl ExperimentConfig {
             let DataSource::Disk(set) = source else {
                 continue;
             };
-            if set.format() == DiskFormat::ImageFolder && self.data.image_size.is_none() {
+            // A checkpoint's preprocessor config may give the side; read when the data are.
+            let sized = self.data.image_size.is_some()
+                || self.backbone.checkpoint.is_some()
+                || (self.data.preprocess.as_ref()).is_some_and(|p| p.crop.is_some());
+            if set.format() == DiskFormat::ImageFolder && !sized {
                 return fail(
                     "data.image_size",
                     format!(
@@ -134,5 +142,31 @@ impl ExperimentConfig {
             }
         }
         Ok(())
+    }
+}
+
+/// `[data.preprocess]`: sizes of at least 1 pixel, a finite mean and a positive finite std,
+/// given together.
+fn validate_preprocess(p: &PreprocessSection) -> Result<(), ConfigError> {
+    for (field, size) in [("resize", p.resize), ("crop", p.crop)] {
+        if size == Some(0) {
+            return fail(
+                &format!("data.preprocess.{field}"),
+                "must be at least 1 pixel",
+            );
+        }
+    }
+    match (p.mean, p.std) {
+        (Some(_), None) => fail("data.preprocess.std", "missing: mean and std go together"),
+        (None, Some(_)) => fail("data.preprocess.mean", "missing: mean and std go together"),
+        (Some(mean), _) if mean.iter().any(|m| !m.is_finite()) => fail(
+            "data.preprocess.mean",
+            format!("{mean:?}: expected finite numbers"),
+        ),
+        (_, Some(std)) if std.iter().any(|s| !(s.is_finite() && *s > 0.0)) => fail(
+            "data.preprocess.std",
+            format!("{std:?}: expected finite numbers above 0"),
+        ),
+        _ => Ok(()),
     }
 }

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use data::{Dataset, train_val_split};
+use data::train_val_split;
 use serde::Serialize;
 
 use super::devices::{DeviceSpec, Precision};
@@ -237,9 +237,10 @@ fn sizes(config: &ExperimentConfig, loaded: &Loaded) -> Result<(u64, u64)> {
     let ood: u64 = (loaded.ood.iter())
         .map(|set| limited(set.len(), data.test_limit))
         .sum();
-    let shifted: u64 = match &loaded.test {
-        Dataset::Images(_) => data.shift.iter().map(|s| s.severities.len() as u64).sum(),
-        Dataset::Text(_) => 0,
+    // A test set on disk counts from its index: nothing is decoded for the estimate.
+    let shifted: u64 = match loaded.test.image_dims() {
+        Some(_) => data.shift.iter().map(|s| s.severities.len() as u64).sum(),
+        None => 0,
     };
     Ok((
         limited(train.len(), data.train_limit),

@@ -25,10 +25,12 @@ use burn::tensor::Device;
 use data::Dataset;
 use data::mix;
 use seam::EnsembleModel;
+use train::Data;
 use uq_metrics::{ConformalScore, OodScore, Score};
 
 use crate::config::OodGroups;
 use crate::error::{ErrorContext, ExperimentError, Result};
+use crate::eval_set::EvalSet;
 use crate::sets::{EvalSets, Prep};
 use metrics::{conformal_metrics, diversity_metrics};
 use report::Measured;
@@ -105,24 +107,18 @@ const VAL_SALT: u64 = 3000;
 const TRAIN_SALT: u64 = 4000;
 
 impl Evaluator<'_> {
-    /// Predictions of `model` on `set` (with the members' features when `features` is set);
+    /// Predictions of `model` on `data` (with the members' features when `features` is set);
     /// stochastic methods (MC Dropout) draw their masks from the device RNG, seeded per set by
     /// `salt`.
     fn run(
         &self,
         model: &dyn EnsembleModel,
-        set: &Dataset,
+        data: Data<'_>,
         salt: u64,
         features: bool,
     ) -> Result<Predictions> {
         self.device.seed(mix(self.seed, salt));
-        predict(
-            model,
-            self.prep.data(set),
-            self.batch,
-            self.device,
-            features,
-        )
+        predict(model, data, self.batch, self.device, features)
     }
 
     /// Whether a feature-space detector is listed.
@@ -158,20 +154,21 @@ impl Evaluator<'_> {
         // Training and validation first: the device RNG then ends where it did before they
         // were predicted, so what a later method draws from it is unchanged.
         let train = match features {
-            true => Some(self.run(model, self.train, TRAIN_SALT, true)?),
+            true => Some(self.run(model, self.prep.data(self.train), TRAIN_SALT, true)?),
             false => None,
         };
         let val = match self.val.is_empty() {
             true => None,
-            false => Some(self.run(model, self.val, VAL_SALT, false)?),
+            false => Some(self.run(model, self.prep.data(self.val), VAL_SALT, false)?),
         };
+        let prep = self.prep;
         let predictions = SetPredictions {
-            test: self.run(model, &sets.test, 0, features)?,
+            test: self.run(model, prep.set_data(&sets.test), 0, features)?,
             ood: (sets.ood.iter().enumerate())
-                .map(|(i, set)| self.run(model, set, 1 + i as u64, features))
+                .map(|(i, set)| self.run(model, prep.set_data(set), 1 + i as u64, features))
                 .collect::<Result<_>>()?,
             shift: (sets.shift.iter().enumerate())
-                .map(|(i, (_, set))| self.run(model, set, 1000 + i as u64, false))
+                .map(|(i, (_, set))| self.run(model, prep.data(set), 1000 + i as u64, false))
                 .collect::<Result<_>>()?,
             val,
             train,
@@ -234,13 +231,13 @@ impl Evaluator<'_> {
             shift.insert(name.clone(), shift_metrics(pred)?);
         }
         let named: Vec<(&str, &Predictions)> =
-            (sets.ood.iter().map(Dataset::name)).zip(&p.ood).collect();
+            (sets.ood.iter().map(EvalSet::name)).zip(&p.ood).collect();
         let (score, alpha) = self.conformal;
         let conformal = (p.val.as_ref())
             .map(|val| conformal_metrics(val, &p.test, score, alpha))
             .transpose()
             .context("conformal sets")?;
-        let scored: Vec<(&str, &[f64])> = (sets.ood.iter().map(Dataset::name))
+        let scored: Vec<(&str, &[f64])> = (sets.ood.iter().map(EvalSet::name))
             .zip(ood_scores.iter().map(Vec::as_slice))
             .collect();
         let mut curves = curves::method_curves(&p.test, &id_scores, &scored)?;
@@ -294,7 +291,7 @@ impl Evaluator<'_> {
         baseline: Option<usize>,
     ) -> Result<Vec<Cost>> {
         let probe: Vec<usize> = (0..self.sets.test.len().min(self.batch)).collect();
-        let sample = (self.prep.data(&self.sets.test)).batch(&probe, None, self.device)?;
+        let sample = (self.prep.set_data(&self.sets.test)).batch(&probe, None, self.device)?;
         Ok(costs(
             models,
             &sample,

@@ -30,18 +30,18 @@ impl Evaluator<'_> {
         let mut rows = Vec::with_capacity(sweep.points.len());
         for (place, model) in &sweep.points {
             let model = model.as_ref();
-            let predict = |set| predict(model, self.prep.data(set), self.batch, self.device, false);
-            let clean = predict(&sets.test)?;
+            let predict = |data| predict(model, data, self.batch, self.device, false);
+            let clean = predict(self.prep.set_data(&sets.test))?;
             let id = id_metrics(&clean)?;
             let id_scores = scores(&clean, self.sweep_score())?;
             let mut row = place.clone();
             row.extend([id.accuracy, id.nll, id.ece]);
             for (_, set) in &sets.shift {
-                let m = shift_metrics(&predict(set)?)?;
+                let m = shift_metrics(&predict(self.prep.data(set))?)?;
                 row.extend([m.nll, m.ece]);
             }
             for set in &sets.ood {
-                let ood = predict(set)?;
+                let ood = predict(self.prep.set_data(set))?;
                 let m = ood_metrics(&id_scores, &scores(&ood, self.sweep_score())?, None)?;
                 // Mean max-softmax probability: how confidently the model answers on OOD.
                 let msp = scores(&ood, Score::Msp)?;

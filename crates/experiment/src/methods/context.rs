@@ -133,6 +133,11 @@ impl<'a> Context<'a> {
     pub fn images(&self, data: Data<'a>) -> Result<ImageData<'a>> {
         match data {
             Data::Images(d) => Ok(d),
+            // Training data are held in memory; only evaluation sets stay on disk.
+            Data::Disk(d) => Err(ExperimentError::invalid(format!(
+                "kind `{}` needs {} in memory",
+                self.kind, d.set.name
+            ))),
             Data::Text(_) => Err(self.images_only()),
         }
     }

@@ -238,6 +238,12 @@ impl Hydra {
                 )?;
                 Some(Dataset::Images(set))
             }
+            train::Data::Disk(d) => {
+                return Err(ExperimentError::invalid(format!(
+                    "hydra corrupts its calibration images in memory, but {} is on disk",
+                    d.set.name
+                )));
+            }
             train::Data::Text(_) => None,
         };
         let batch = ctx.eval_batch.min(128);

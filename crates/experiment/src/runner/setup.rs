@@ -12,7 +12,7 @@ use crate::config::ExperimentConfig;
 use crate::error::{ErrorContext as _, ExperimentError, Result};
 use crate::methods::{Context, MethodSpec};
 use crate::plan::{mark_cached, plan, seed_jobs};
-use crate::sets::{Loaded, Prep, SeedData, load};
+use crate::sets::{Loaded, SeedData, load};
 use crate::workers::{Job, Pool, Spawn, WorkerSpec, Workers, command};
 
 /// Where a run reads and writes.
@@ -65,11 +65,7 @@ impl<'a> Setup<'a> {
     }
 
     pub(super) fn seed_data(&self, seed: u64) -> Result<SeedData> {
-        let mut data = SeedData::new(self.config, &self.loaded, seed, self.spec.tokenizer())?;
-        if let Some(normalization) = self.spec.normalization() {
-            data.prep = Prep::Pixels(normalization.clone());
-        }
-        Ok(data)
+        SeedData::new(self.config, &self.loaded, seed, self.spec.tokenizer())
     }
 
     pub(super) fn base(
