@@ -214,7 +214,7 @@ pub fn base_identity(
     k: usize,
 ) -> (serde_json::Value, u64) {
     let member_seed = if k == 0 { seed } else { mix(seed, k as u64) };
-    let identity = serde_json::json!({
+    let mut identity = serde_json::json!({
         "backbone": spec.identity,
         "train": config.train,
         "dataset": config.data.dataset,
@@ -225,6 +225,11 @@ pub fn base_identity(
         "seed": member_seed,
         "backend": config.experiment.backend,
     });
+    // The images a model trains on follow `[data.preprocess]`; added only when given, so that
+    // the models cached without it keep their names.
+    if let Some(preprocess) = &config.data.preprocess {
+        identity["preprocess"] = serde_json::json!(preprocess);
+    }
     (identity, member_seed)
 }
 

@@ -13,6 +13,7 @@ use common::{image_trees, options};
 use data::{ImageFolder, Preprocess};
 use experiment::estimate::{DeviceSpec, Precision, estimate};
 use experiment::eval_set::EvalSet;
+use experiment::plan::with_cache;
 use experiment::sets::{Prep, SeedData, load};
 use experiment::{ExperimentConfig, run};
 use importers::PREPROCESSOR_CONFIG;
@@ -216,6 +217,21 @@ kind = "single"
     assert_eq!(loaded.test.image_dims(), Some([3, 12, 12]));
     let norm = loaded.normalization.unwrap();
     assert_eq!((norm.mean, norm.std), (vec![0.5; 3], vec![0.2; 3]));
+    // ...and so names another cached base model: the images it trains on differ.
+    let base_fingerprint = |config: &ExperimentConfig| {
+        let jobs = with_cache(config, dir.path(), &dir.path().join("cache")).unwrap();
+        jobs[0]
+            .fingerprint
+            .clone()
+            .expect("a base job's cache folder")
+    };
+    let plain = ExperimentConfig::parse(&text).unwrap();
+    let normalised = ExperimentConfig::parse(&text.replace(
+        "val_fraction = 0.25",
+        "val_fraction = 0.25\npreprocess = { mean = [0.5, 0.5, 0.5], std = [0.2, 0.2, 0.2] }",
+    ))
+    .unwrap();
+    assert_ne!(base_fingerprint(&plain), base_fingerprint(&normalised));
 
     // An `image_size` other than the checkpoint's crop replaces its sizes (the small stand-ins).
     let config =
