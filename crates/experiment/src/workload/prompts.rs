@@ -3,6 +3,8 @@
 
 use backbone::{BlockShape, ClipConfig, block_flops, head_flops};
 
+use super::shape::block_params;
+
 /// Bytes of one f32 value.
 const F32: u64 = 4;
 
@@ -40,7 +42,7 @@ impl Prompts {
         let t = &self.clip.text;
         let (d, f, h) = (t.d_model as u64, t.d_mlp as u64, t.n_heads as u64);
         let p = t.max_positions as u64;
-        let block = 4 * d * d + 2 * d * f + f + 9 * d;
+        let block = block_params(d, d, f);
         let projection = d * self.clip.projection_dim as u64;
         let tower = (t.vocab_size as u64 + p) * d + t.n_layers as u64 * block + 2 * d + projection;
         let batch = self.templates as u64 * (p * (4 * d + f) + h * p * p);

@@ -103,8 +103,7 @@ impl ModelShape {
     pub fn params_keeping(&self, heads: usize) -> u64 {
         let (d, f, c) = self.widths();
         let inner = (heads * (d as usize / self.heads().max(1))) as u64;
-        let block = 4 * d * inner + 3 * inner + d + 2 * d * f + f + d + 4 * d;
-        let encoder = self.layers() as u64 * block;
+        let encoder = self.layers() as u64 * block_params(d, inner, f);
         let classifiers = match self {
             // The final norm, then the head (and the distillation head).
             Self::Vit(v) => 2 * d + (1 + u64::from(v.distilled)) * (d * c + c),
@@ -182,6 +181,13 @@ impl ModelShape {
         let (t, h) = (self.memory_tokens(), self.heads() as u64);
         F32 * (t * (4 * d + f) + h * t * t)
     }
+}
+
+/// Parameters of one transformer block of width `d`, attention width `inner` (the kept heads'
+/// share of Q/K/V/O) and MLP width `f`: the four projections with their biases, the MLP's two
+/// layers with theirs, and two LayerNorms.
+pub(super) fn block_params(d: u64, inner: u64, f: u64) -> u64 {
+    4 * d * inner + 3 * inner + d + 2 * d * f + f + d + 4 * d
 }
 
 #[cfg(test)]
