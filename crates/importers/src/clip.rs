@@ -10,4 +10,5 @@ mod zero_shot;
 
 pub use config::{HfClipConfig, HfClipTextConfig, HfClipVisionConfig};
 pub use load::{ClipCheckpoint, load_clip};
+pub(crate) use zero_shot::class_prompts;
 pub use zero_shot::{clip_zero_shot, token_batch};

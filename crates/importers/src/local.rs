@@ -10,7 +10,7 @@ use burn::nn::LinearConfig;
 use burn::tensor::Device;
 use serde::Deserialize;
 
-use crate::clip::{clip_zero_shot, load_clip};
+use crate::clip::{class_prompts, clip_zero_shot, load_clip};
 use crate::config_json::{locate, read_json};
 use crate::error::ImportError;
 use crate::pretrained::{Checkpoint, Target, hf_bert};
@@ -138,7 +138,8 @@ pub fn open_zero_shot(
         );
         return Err(ImportError::file(path, message));
     }
-    clip_zero_shot(&read, classes, templates)?; // Refused prompts fail here, not per seed.
+    // Refused prompts fail here, not per seed; the text tower runs per seed only.
+    class_prompts(&read, classes, templates)?;
     let config = serde_json::json!({
         "clip": read.config,
         "classes": classes,

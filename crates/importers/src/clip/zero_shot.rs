@@ -17,6 +17,20 @@ pub fn clip_zero_shot<S: AsRef<str>>(
     classes: &[S],
     templates: &[S],
 ) -> Result<ClipZeroShot, ImportError> {
+    let prompts = class_prompts(checkpoint, classes, templates)?;
+    (ClipZeroShot::new(&checkpoint.model, &prompts)).map_err(|error| ImportError::Config {
+        path: checkpoint.folder.clone(),
+        error,
+    })
+}
+
+/// Class c's prompts for [`clip_zero_shot`], tokenized: everything but the text tower's pass,
+/// so that a caller can check the prompts without paying for it.
+pub(crate) fn class_prompts<S: AsRef<str>>(
+    checkpoint: &ClipCheckpoint,
+    classes: &[S],
+    templates: &[S],
+) -> Result<Vec<Prompts>, ImportError> {
     let folder = &checkpoint.folder;
     let invalid = |error: BackboneError| ImportError::Config {
         path: folder.clone(),
@@ -57,7 +71,7 @@ pub fn clip_zero_shot<S: AsRef<str>>(
         })?;
         prompts.push(prompt);
     }
-    ClipZeroShot::new(&checkpoint.model, &prompts).map_err(invalid)
+    Ok(prompts)
 }
 
 /// `texts` tokenized by `tokenizer` (each cut to `positions` tokens), padded to the longest:
