@@ -25,7 +25,7 @@ LAYERS = [
     ["experiment"],
     ["hetdpt"],
     ["hydra"],
-    ["ensembles", "lora-ensemble"],
+    ["ensembles", "lora-ensemble", "pruning"],
     ["train"],
     ["importers", "seam"],
     ["backbone", "report"],

@@ -124,7 +124,14 @@ impl Block {
                 None => a,
             }
         };
-        let mlp = |h: Tensor<3>| self.dropout.forward(self.mlp.forward(h, gates.act), mode);
+        let mlp = |h: Tensor<3>| {
+            let m = self.mlp.forward_gated(h, gates.act, gates.neurons);
+            let m = self.dropout.forward(m, mode);
+            match gates.mlp {
+                Some(g) => m * g.unsqueeze::<3>(),
+                None => m,
+            }
+        };
         residual(
             x,
             self.norm_first,

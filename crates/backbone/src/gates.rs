@@ -11,6 +11,9 @@ use crate::error::BackboneError;
 /// - `attn` `[L]`: scales the attention branch, `x + g·Attn(..)` (0 = branch removed).
 /// - `act` `[L]`: the MLP activation becomes `g·GELU(z) + (1-g)·z` (0 = identity, so the MLP is
 ///   linear and fc2∘fc1 can be merged).
+/// - `mlp` `[L]`: scales the MLP branch as `attn` scales the attention branch.
+/// - `neurons` `[L, F]`: multiplies each hidden neuron of the MLP after its activation
+///   (0 = neuron pruned).
 #[derive(Debug, Clone, Default)]
 pub struct Gates {
     /// Head gates `[L, H]`.
@@ -19,9 +22,14 @@ pub struct Gates {
     pub attn: Option<Tensor<1>>,
     /// GELU gates `[L]`.
     pub act: Option<Tensor<1>>,
+    /// MLP-branch gates `[L]`.
+    pub mlp: Option<Tensor<1>>,
+    /// MLP hidden-neuron gates `[L, F]`.
+    pub neurons: Option<Tensor<2>>,
 }
 
-/// The gates of one block: head gates `[H]`, attention and activation gates `[1]`.
+/// The gates of one block: head gates `[H]`, attention, activation and MLP gates `[1]`,
+/// neuron gates `[F]`.
 #[derive(Debug, Clone, Default)]
 pub struct BlockGates {
     /// Head gates `[H]`.
@@ -30,6 +38,10 @@ pub struct BlockGates {
     pub attn: Option<Tensor<1>>,
     /// GELU gate `[1]`.
     pub act: Option<Tensor<1>>,
+    /// MLP-branch gate `[1]`.
+    pub mlp: Option<Tensor<1>>,
+    /// Hidden-neuron gates `[F]`.
+    pub neurons: Option<Tensor<1>>,
 }
 
 impl Gates {
@@ -38,13 +50,15 @@ impl Gates {
         Self::default()
     }
 
-    /// All three gates present and equal to 1 (same output as [`Gates::none`]), for `layers`
-    /// blocks of `heads` heads each.
+    /// The head, attention and activation gates present and equal to 1 (same output as
+    /// [`Gates::none`]), for `layers` blocks of `heads` heads each.
     pub fn ones(layers: usize, heads: usize, device: &Device) -> Self {
         Self {
             heads: Some(Tensor::ones([layers, heads], device)),
             attn: Some(Tensor::ones([layers], device)),
             act: Some(Tensor::ones([layers], device)),
+            mlp: None,
+            neurons: None,
         }
     }
 
@@ -59,7 +73,12 @@ impl Gates {
                 format!("shape [{layers}, {heads}]"),
             ));
         }
-        for (field, gate) in [("Gates.attn", &self.attn), ("Gates.act", &self.act)] {
+        let per_block = [
+            ("Gates.attn", &self.attn),
+            ("Gates.act", &self.act),
+            ("Gates.mlp", &self.mlp),
+        ];
+        for (field, gate) in per_block {
             if let Some(g) = gate
                 && g.dims() != [layers]
             {
@@ -69,6 +88,15 @@ impl Gates {
                     format!("shape [{layers}]"),
                 ));
             }
+        }
+        if let Some(g) = &self.neurons
+            && g.dims()[0] != layers
+        {
+            return Err(BackboneError::invalid(
+                "Gates.neurons",
+                format!("shape {:?}", g.dims()),
+                format!("shape [{layers}, the MLP's hidden width]"),
+            ));
         }
         Ok(())
     }
@@ -82,6 +110,8 @@ impl Gates {
                 .map(|g| g.clone().narrow(0, layer, 1).squeeze_dim(0)),
             attn: self.attn.as_ref().map(|g| g.clone().narrow(0, layer, 1)),
             act: self.act.as_ref().map(|g| g.clone().narrow(0, layer, 1)),
+            mlp: self.mlp.as_ref().map(|g| g.clone().narrow(0, layer, 1)),
+            neurons: (self.neurons.as_ref()).map(|g| g.clone().narrow(0, layer, 1).squeeze_dim(0)),
         }
     }
 }

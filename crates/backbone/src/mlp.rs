@@ -71,7 +71,18 @@ impl Mlp {
     /// `[.., D] -> [.., D]`. With `act_gate` `[1]` = b the activation is
     /// `b·act(z) + (1-b)·z`: b = 1 is the activation, b = 0 the identity.
     pub fn forward<const D: usize>(&self, x: Tensor<D>, act_gate: Option<Tensor<1>>) -> Tensor<D> {
-        if act_gate.is_none() && self.activation == Activation::Gelu {
+        self.forward_gated(x, act_gate, None)
+    }
+
+    /// [`Mlp::forward`] with hidden-neuron gates `[F]` multiplying the activations (0 = neuron
+    /// pruned) as well.
+    pub fn forward_gated<const D: usize>(
+        &self,
+        x: Tensor<D>,
+        act_gate: Option<Tensor<1>>,
+        neurons: Option<Tensor<1>>,
+    ) -> Tensor<D> {
+        if act_gate.is_none() && neurons.is_none() && self.activation == Activation::Gelu {
             return mlp(&self.fc1, &self.fc2, x);
         }
         let z = linear(&self.fc1, x);
@@ -79,6 +90,10 @@ impl Mlp {
             // z + b·(act(z) - z): one multiply by the gate instead of two.
             Some(b) => z.clone() + (self.activation.apply(z.clone()) - z) * b.unsqueeze::<D>(),
             None => self.activation.apply(z),
+        };
+        let a = match neurons {
+            Some(g) => a * g.unsqueeze::<D>(),
+            None => a,
         };
         linear(&self.fc2, a)
     }

@@ -55,9 +55,17 @@ pub fn run() -> crate::error::Result<()> {
     for backend in experiment::device::Backend::ALL {
         println!("  {:<16} {}", backend.name(), backend.about());
     }
-    println!("\nhead-importance strategies ([[method]] kind = \"hydra\", importance = ...):");
-    for strategy in hydra::STRATEGIES.entries() {
-        println!("  {:<16} {}", strategy.name, strategy.about);
+    println!(
+        "\npruning criteria (kind = \"hydra\": importance = ...; kind = \"pruned\": criterion = ...), \
+         with the units each scores:"
+    );
+    for criterion in pruning::CRITERIA.entries() {
+        println!("  {:<16} {}", criterion.name, criterion.about);
+        println!(
+            "  {:<16} units: {}",
+            "",
+            pruning::listed(criterion.item.kinds)
+        );
     }
     Ok(())
 }

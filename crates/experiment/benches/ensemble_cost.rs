@@ -15,7 +15,7 @@ use burn::tensor::{Device, Distribution, Int, Tensor, TensorData};
 use ensembles::{DeepEnsemble, Single};
 use experiment::eval::costs;
 use experiment::memory::{peak_bytes, reset_peak};
-use hydra::{HeadSet, Merge};
+use hydra::Merge;
 use lora_ensemble::LoraConfig;
 use report::Cost;
 use seam::{EnsembleModel, Trainable};
@@ -56,9 +56,9 @@ fn measure() {
     let base = model(0);
     let members = |m: usize| (0..m as u64).map(model).collect::<Vec<_>>();
     // Hydra M = 3: each member keeps 2 of the 4 heads of every block, a different pair each.
-    let kept = |m: usize| HeadSet(vec![vec![m % 4, (m + 1) % 4]; vit.n_layers]);
+    let kept = |m: usize| vec![vec![m % 4, (m + 1) % 4]; vit.n_layers];
     let pruned: Vec<_> = (0..3)
-        .map(|m| hydra::prune(&base, &kept(m)).expect("prune"))
+        .map(|m| pruning::prune_heads(&base, &kept(m)).expect("prune"))
         .collect();
     let hydra = hydra::fuse(&pruned, Merge::Average, 0).expect("fuse");
     let lora = LoraConfig::new(16).init(base.clone(), 1).expect("lora");

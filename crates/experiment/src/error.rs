@@ -96,6 +96,8 @@ pub enum ExperimentError {
     #[error(transparent)]
     Hydra(#[from] hydra::HydraError),
     #[error(transparent)]
+    Pruning(#[from] pruning::PruningError),
+    #[error(transparent)]
     Lora(#[from] lora_ensemble::LoraError),
     #[error(transparent)]
     HetDpt(#[from] hetdpt::HetDptError),

@@ -14,7 +14,6 @@ use common::{image_trees, options};
 use data::{ImageIndex, Interpolation, Preprocess, Resize};
 use experiment::estimate::{DeviceSpec, Precision, estimate};
 use experiment::{ExperimentConfig, run};
-use hydra::HeadSet;
 use importers::{clip_zero_shot, load_clip, token_batch};
 use report::MethodOutputs;
 
@@ -192,7 +191,7 @@ fn single_mc_dropout_and_hydra_run_on_a_clip_zero_shot_classifier() {
     let base = Classifier::from(clip_zero_shot(&clip, &classes, &TEMPLATES).unwrap());
     let mut members = Vec::new();
     for heads in kept {
-        let member = hydra::prune(&base, &HeadSet(heads.clone())).unwrap();
+        let member = pruning::prune_heads(&base, heads).unwrap();
         let logits = member.forward(
             Input::Images(pixels.clone()),
             &Gates::none(),

@@ -45,7 +45,7 @@ pub struct WidthConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HeadWidth {
-    /// A Hydra head-importance strategy (`taylor`, `magnitude`, ...; see `hydra::STRATEGIES`).
+    /// A head criterion of the pruning seam (`taylor`, `magnitude`, ...; see `pruning::CRITERIA`).
     pub strategy: String,
     /// The strategy's parameters.
     #[serde(default)]
@@ -162,9 +162,9 @@ impl WidthConfig {
                 return Err(HetDptError::config(field, v, "a positive integer"));
             }
         }
-        hydra::strategy(&heads.strategy, &heads.params)
+        pruning::criterion_for(&heads.strategy, &heads.params, pruning::UnitKind::Head)
             .map(drop)
-            .map_err(|e| HetDptError::hydra("hetdpt.width.heads.strategy", e))
+            .map_err(|e| HetDptError::hydra("hetdpt.width.heads.strategy", e.into()))
     }
 }
 

@@ -233,9 +233,9 @@ impl Scorer<'_> {
             Kind::Activation => (fixed.clone(), learned),
         };
         let gates = Gates {
-            heads: None,
             attn: Some(attn_gate),
             act: Some(act_gate),
+            ..Gates::none()
         };
         let logits = self.model.forward(images, &gates, Mode::Deterministic);
         let loss = cross_entropy(logits.unsqueeze_dim(0), labels, 0.0) + pressure;

@@ -59,9 +59,9 @@ impl Removal {
             Tensor::<1>::from_floats(g.as_slice(), device)
         };
         Gates {
-            heads: None,
             attn: Some(ones(&self.attn)),
             act: Some(ones(&self.act)),
+            ..Gates::none()
         }
     }
 }

@@ -1,6 +1,6 @@
 //! HetDPT+: width pruning in the same pipeline. Heads are scored on the unpruned model by a
-//! Hydra [`HeadImportance`](hydra::HeadImportance) strategy and the top `keep` per block are
-//! kept (`hydra::prune`); after the depth merge, the MLPs that keep their GELU lose hidden
+//! head criterion of the pruning seam ([`pruning::CRITERIA`]) and the top `keep` per block are
+//! kept (`pruning::prune_heads`); after the depth merge, the MLPs that keep their GELU lose hidden
 //! channels ranked by magnitude, `‖W1[:, j]‖·‖W2[j, :]‖`.
 
 use backbone::{Classifier, Mlp, VisionTransformer};
@@ -8,7 +8,8 @@ use burn::module::Param;
 use burn::nn::Linear;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use data::{SubsetSize, stratified_subset};
-use hydra::{Calibration, HeadSet, Keep, SelectConfig, plan_members};
+use hydra::{HeadSet, Keep, SelectConfig, plan_members};
+use pruning::{Calibration, UnitKind, criterion_for, prune_heads};
 use serde::Serialize;
 use train::ImageData;
 
@@ -16,13 +17,13 @@ use crate::config::{HeadWidth, WidthConfig};
 use crate::error::HetDptError;
 use crate::pruned::{PrunedMlp, PrunedViT, Removal, merge};
 
-/// Images per calibration batch handed to the head-importance strategy.
+/// Images per calibration batch handed to the head criterion.
 const CALIBRATION_BATCH: usize = 64;
 
 /// What width pruning kept.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WidthReport {
-    /// The head strategy's scores `[L][H]` on the unpruned model and the heads kept per block
+    /// The head criterion's scores `[L][H]` on the unpruned model and the heads kept per block
     /// (absent when heads were not pruned).
     pub head_scores: Option<Vec<Vec<f64>>>,
     pub heads_kept: Option<HeadSet>,
@@ -43,10 +44,10 @@ pub(crate) fn apply(
     let (model, head_scores, heads_kept) = match &cfg.heads {
         Some(heads) => {
             let (scores, kept) = choose_heads(base, heads, calibration, device, seed)?;
-            let narrowed = match hydra::prune(&Classifier::Vit(base.clone()), &kept) {
+            let narrowed = match prune_heads(&Classifier::Vit(base.clone()), &kept.0) {
                 Ok(Classifier::Vit(v)) => v,
                 Ok(_) => unreachable!("pruning keeps the model's kind"),
-                Err(e) => return Err(HetDptError::hydra("HetDPT+ head pruning", e)),
+                Err(e) => return Err(HetDptError::hydra("HetDPT+ head pruning", e.into())),
             };
             (merge(&narrowed, removal)?, Some(scores), Some(kept))
         }
@@ -71,7 +72,8 @@ fn choose_heads(
     seed: u64,
 ) -> Result<(Vec<Vec<f64>>, HeadSet), HetDptError> {
     let fail = |e| HetDptError::hydra("HetDPT+ heads", e);
-    let strategy = hydra::strategy(&cfg.strategy, &cfg.params).map_err(fail)?;
+    let strategy =
+        (criterion_for(&cfg.strategy, &cfg.params, UnitKind::Head)).map_err(|e| fail(e.into()))?;
     let n = cfg.calibration_images.min(data.set.len());
     let picked = stratified_subset(&data.set.labels, SubsetSize::Total(n), seed)
         .map_err(|e| HetDptError::data("HetDPT+ calibration subset", e))?;
@@ -297,6 +299,9 @@ mod tests {
         assert_eq!(err.to_string(), "HetDPT+ heads");
         let source = std::error::Error::source(&err).expect("hydra's error");
         let hydra = source.downcast_ref::<hydra::HydraError>();
-        assert!(matches!(hydra, Some(hydra::HydraError::Unknown(u)) if u.name == "nope"));
+        assert!(matches!(
+            hydra,
+            Some(hydra::HydraError::Pruning(pruning::PruningError::Unknown(u))) if u.name == "nope"
+        ));
     }
 }

@@ -27,10 +27,10 @@ pub enum Finetune {
 pub struct HydraConfig {
     /// Members M (at least 1).
     pub members: usize,
-    /// A head-importance strategy of [`crate::STRATEGIES`] (default `taylor`).
+    /// A criterion of [`pruning::CRITERIA`] that scores heads (default `taylor`).
     #[serde(default = "default_importance")]
     pub importance: String,
-    /// The strategy's own parameters (e.g. `{ objective = "avg" }` for `circuit`).
+    /// The criterion's own parameters (e.g. `{ objective = "avg" }` for `circuit`).
     #[serde(default)]
     pub importance_params: toml::Table,
     /// Heads each member keeps per block (default: half of them, rounded up).
@@ -82,8 +82,8 @@ fn default_ood_calibration() -> Corruption {
 }
 
 impl HydraConfig {
-    /// Checks every field that has a constraint, and that the strategy exists and takes its
-    /// parameters.
+    /// Checks every field that has a constraint, and that the criterion exists, scores heads
+    /// and takes its parameters.
     pub fn check(&self) -> Result<(), HydraError> {
         if self.members == 0 {
             return Err(HydraError::invalid("members", 0, "at least 1"));
@@ -105,7 +105,17 @@ impl HydraConfig {
         if self.calibration_samples == 0 {
             return Err(HydraError::invalid("calibration_samples", 0, "at least 1"));
         }
-        crate::strategy(&self.importance, &self.importance_params).map(|_| ())
+        self.criterion().map(|_| ())
+    }
+
+    /// The head criterion `importance` names, built with `importance_params`.
+    pub fn criterion(&self) -> Result<Box<dyn pruning::Criterion>, HydraError> {
+        let head = pruning::UnitKind::Head;
+        Ok(pruning::criterion_for(
+            &self.importance,
+            &self.importance_params,
+            head,
+        )?)
     }
 
     /// How many heads each member keeps, for a model with `heads` heads per block.

@@ -13,25 +13,9 @@ pub enum HydraError {
         /// What was expected instead.
         expected: String,
     },
-    /// No head-importance strategy has this name.
+    /// Scoring, selecting or pruning heads failed (the seam's error, whole).
     #[error(transparent)]
-    Unknown(#[from] registry::Unknown),
-    /// A strategy's parameter table does not parse: a key it does not read, or a value of
-    /// the wrong kind (the source, serde's error, names the key and what was expected).
-    #[error("strategy {strategy:?}, importance_params")]
-    Params {
-        strategy: &'static str,
-        // Boxed: toml's error is large, and every result of the crate carries this type.
-        #[source]
-        source: Box<toml::de::Error>,
-    },
-    /// A metric a strategy scores heads by cannot be computed (`what` names it).
-    #[error("{what}")]
-    Metric {
-        what: &'static str,
-        #[source]
-        source: uq_metrics::MetricsError,
-    },
+    Pruning(#[from] pruning::PruningError),
     /// A member or the model it came from does not make a valid backbone (the field is named).
     #[error(transparent)]
     Backbone(#[from] backbone::BackboneError),

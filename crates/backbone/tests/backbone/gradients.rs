@@ -35,6 +35,8 @@ fn head_gate_gradient_matches_finite_difference() {
         heads: Some(heads),
         attn: Some(Tensor::ones([2], &device).require_grad()),
         act: Some(Tensor::ones([2], &device).require_grad()),
+        mlp: Some(Tensor::ones([2], &device).require_grad()),
+        neurons: Some(Tensor::ones([2, 16], &device).require_grad()),
     };
 
     let tracked = heads.clone().require_grad();
@@ -42,7 +44,7 @@ fn head_gate_gradient_matches_finite_difference() {
     let grads = loss(&model, &images, &g).backward();
     let grad = values(&tracked.grad(&grads).expect("head gate gradient"));
     assert!(grad.iter().all(|v| v.is_finite()) && grad.iter().any(|v| v.abs() > 1e-6));
-    for gate in [&g.attn, &g.act] {
+    for gate in [&g.attn, &g.act, &g.mlp] {
         let grad = values(
             &gate
                 .as_ref()
@@ -52,6 +54,12 @@ fn head_gate_gradient_matches_finite_difference() {
         );
         assert!(grad.iter().any(|v| v.abs() > 1e-6), "{grad:?}");
     }
+    let neurons = g.neurons.as_ref().unwrap().grad(&grads);
+    let neurons = values(&neurons.expect("neuron gate gradient"));
+    assert!(
+        neurons.iter().filter(|v| v.abs() > 1e-6).count() > 16,
+        "{neurons:?}"
+    );
 
     // Central difference on entry (1, 0), computed without the tape.
     let eps = 1e-2;

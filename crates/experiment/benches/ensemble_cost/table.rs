@@ -15,7 +15,7 @@ use backbone::{Classifier, Input, ViTConfig};
 use burn::tensor::{Device, Distribution, FloatDType, Tensor};
 use ensembles::{DeepEnsemble, Single};
 use hetdpt::Removal;
-use hydra::{HeadSet, Merge};
+use hydra::Merge;
 use lora_ensemble::LoraConfig;
 use report::Cost;
 use seam::EnsembleModel;
@@ -46,10 +46,10 @@ fn methods(vit: &ViTConfig, device: &Device) -> Vec<(&'static str, Box<dyn Ensem
         let keep: Vec<usize> = (0..heads / 2)
             .map(|j| (m * heads / 4 + j) % heads)
             .collect();
-        HeadSet(vec![keep; vit.n_layers])
+        vec![keep; vit.n_layers]
     };
     let pruned: Vec<_> = (0..3)
-        .map(|m| hydra::prune(&single, &kept(m)).expect("prune"))
+        .map(|m| pruning::prune_heads(&single, &kept(m)).expect("prune"))
         .collect();
     // HetDPT: a fixed choice standing in for a budget's (cost depends only on which layers go):
     // the last third of the blocks lose their attention branch and their GELU.

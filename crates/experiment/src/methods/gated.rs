@@ -53,6 +53,8 @@ impl EnsembleModel for Gated {
             heads: cast(&self.gates.heads, dtype),
             attn: cast(&self.gates.attn, dtype),
             act: cast(&self.gates.act, dtype),
+            mlp: cast(&self.gates.mlp, dtype),
+            neurons: cast(&self.gates.neurons, dtype),
         };
         let model = cast_floats(self.model.clone(), dtype);
         let flops = self.flops;

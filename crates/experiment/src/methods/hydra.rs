@@ -10,7 +10,8 @@
 
 use burn::module::Module;
 use data::{Dataset, corrupt};
-use hydra::{Calibration, Finetune, HydraConfig, Keep, Merge};
+use hydra::{Finetune, HydraConfig, Keep, Merge};
+use pruning::{Calibration, Criterion, ScoreContext, Scores, UnitKind, score};
 use report::outputs::{HydraOutputs, MethodOutputs};
 use serde::{Deserialize, Serialize};
 use train::TrainConfig;
@@ -59,8 +60,7 @@ impl Method for Hydra {
         .min(base.heads());
         let (flops, params) = (base.flops_keeping(heads), base.params_keeping(heads));
         // Circuit discovery's greedy search is counted as one scoring pass: a lower bound.
-        let varies = hydra::strategy(&self.0.importance, &self.0.importance_params)
-            .is_ok_and(|s| s.varies_by_member());
+        let varies = self.0.criterion().is_ok_and(|s| s.varies_by_member());
         let passes = m + 1 + if varies { m } else { 1 };
         let scoring = Training {
             what: format!("head scores ({})", self.0.importance),
@@ -113,7 +113,7 @@ impl Method for Hydra {
 
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {
         let base = &ctx.base[0];
-        let importance = hydra::strategy(&self.0.importance, &self.0.importance_params)?;
+        let importance = self.0.criterion()?;
         let calibration = self.calibration_data(ctx)?;
         let select = self.0.select(heads(base));
         let plans = hydra::plan_members(
@@ -135,7 +135,7 @@ impl Method for Hydra {
         let train = ctx.train_config()?;
         let mut members = Vec::with_capacity(plans.len());
         for (m, plan) in plans.iter().enumerate() {
-            let pruned = hydra::prune(base, &plan.kept)?;
+            let pruned = pruning::prune_heads(base, &plan.kept.0)?;
             let member = if train.epochs == 0 {
                 pruned
             } else {
@@ -156,13 +156,16 @@ impl Method for Hydra {
         let outputs = self.outputs(ctx, importance.as_ref(), &calibration, &plans)?;
         built.outputs = Some(MethodOutputs::Hydra(outputs));
         if self.0.analysis {
-            let scores = importance.scores(
+            let analysis = ScoreContext {
+                seed: ctx.seed_for("analysis"),
+                member: 0,
+            };
+            let scores = score(
+                importance.as_ref(),
                 base,
+                UnitKind::Head,
                 &calibration,
-                &hydra::ScoreContext {
-                    seed: ctx.seed_for("analysis"),
-                    member: 0,
-                },
+                &analysis,
             )?;
             built.sweeps.push(pruning_sweep(ctx, &scores)?);
         }
@@ -181,23 +184,36 @@ impl Hydra {
     fn outputs(
         &self,
         ctx: &Context<'_>,
-        importance: &dyn hydra::HeadImportance,
+        importance: &dyn Criterion,
         calibration: &Calibration,
         plans: &[hydra::MemberPlan],
     ) -> Result<HydraOutputs> {
         let base = &ctx.base[0];
         let seed = ctx.seed_for("select");
-        let taylor = hydra::strategy("taylor", &toml::Table::new())?;
-        let taylor = taylor.scores(base, calibration, &hydra::ScoreContext { seed, member: 0 })?;
+        let head = UnitKind::Head;
+        let taylor = pruning::criterion("taylor", &toml::Table::new())?;
+        let taylor = score(
+            taylor.as_ref(),
+            base,
+            head,
+            calibration,
+            &ScoreContext { seed, member: 0 },
+        )?;
         let mut whole: Vec<f64> = Vec::with_capacity(plans.len());
         let mut against_taylor: Vec<f64> = Vec::with_capacity(plans.len());
-        let mut shared: Option<hydra::HeadScores> = None;
+        let mut shared: Option<Scores> = None;
         for (member, plan) in plans.iter().enumerate() {
             // A criterion that differs by member (circuit objectives, random draws) ranks for
             // each member; any other ranks once.
             let scores = match (&shared, importance.varies_by_member()) {
                 (Some(s), false) => s.clone(),
-                _ => importance.scores(base, calibration, &hydra::ScoreContext { seed, member })?,
+                _ => score(
+                    importance,
+                    base,
+                    head,
+                    calibration,
+                    &ScoreContext { seed, member },
+                )?,
             };
             whole.push(hydra::share_in_top(&plan.kept, &scores)?);
             against_taylor.push(hydra::share_in_top(&plan.kept, &taylor)?);
@@ -277,7 +293,7 @@ fn heads(model: &backbone::Classifier) -> usize {
 /// The pruning analysis: prune ratios 0, 0.1, ..., 0.9 of all heads, lowest scores first, gated
 /// off in the base model (no fine-tuning), each point evaluated on the clean, shifted and OOD sets
 /// by the evaluation stage (`pruning.csv`, `pruning.md`).
-fn pruning_sweep(ctx: &Context<'_>, head_scores: &hydra::HeadScores) -> Result<Sweep> {
+fn pruning_sweep(ctx: &Context<'_>, head_scores: &Scores) -> Result<Sweep> {
     let mut points = Vec::with_capacity(10);
     for step in 0..10 {
         let ratio = step as f64 / 10.0;
@@ -301,7 +317,6 @@ fn pruning_sweep(ctx: &Context<'_>, head_scores: &hydra::HeadScores) -> Result<S
 mod tests {
     use backbone::{Classifier, ViTConfig};
     use burn::tensor::Device;
-    use hydra::HeadSet;
 
     use super::*;
     use crate::workload::ModelShape;
@@ -316,7 +331,7 @@ mod tests {
         let base = Classifier::from(vit.init(&Device::flex()).unwrap());
         let kept = [[[0, 1], [2, 3]], [[1, 2], [0, 3]], [[0, 3], [1, 2]]];
         let members: Vec<Classifier> = (kept.iter())
-            .map(|k| hydra::prune(&base, &HeadSet(k.iter().map(|b| b.to_vec()).collect())))
+            .map(|k| pruning::prune_heads(&base, &k.iter().map(|b| b.to_vec()).collect::<Vec<_>>()))
             .collect::<std::result::Result<_, _>>()
             .unwrap();
         let fused = hydra::fuse(&members, Merge::Average, 0).unwrap();

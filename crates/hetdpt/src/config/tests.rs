@@ -3,10 +3,10 @@ use super::*;
 fn field_of(e: HetDptError) -> String {
     match e {
         HetDptError::Config { field, .. } => field,
-        // Hydra's error, naming the strategy, is the source of the field's.
+        // The seam's error, naming the criterion, is the source of the field's.
         HetDptError::Hydra {
             what,
-            source: hydra::HydraError::Unknown(_),
+            source: hydra::HydraError::Pruning(pruning::PruningError::Unknown(_)),
         } => what,
         other => panic!("expected a config error, got {other}"),
     }

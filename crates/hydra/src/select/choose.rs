@@ -6,26 +6,14 @@ use rand::{RngExt, SeedableRng};
 
 use super::head_set::{HeadSet, Keep};
 use crate::error::HydraError;
-use crate::importance::HeadScores;
+use pruning::{Scores, key_order};
 
 /// Global ranking for the pruning analysis: drops the `round(ratio · L·H)` lowest-scored heads
 /// (ties: the later head first). Blocks may end with no heads: the result is meant for head
 /// gates ([`HeadSet::mask`]), not for [`crate::prune`].
-pub fn prune_ratio(scores: &HeadScores, ratio: f64) -> Result<HeadSet, HydraError> {
+pub fn prune_ratio(scores: &Scores, ratio: f64) -> Result<HeadSet, HydraError> {
     check_scores(scores)?;
-    if !(0.0..=1.0).contains(&ratio) {
-        return Err(HydraError::invalid(
-            "prune ratio",
-            ratio,
-            "a number in [0, 1]",
-        ));
-    }
-    let mut order = positions(scores);
-    let total = order.len();
-    // Highest first, so the dropped heads are the tail.
-    order.sort_by(|a, b| key_order(scores, *a, *b));
-    let drop = (ratio * total as f64).round() as usize;
-    Ok(gather(scores, &order[..total - drop]))
+    Ok(HeadSet(pruning::keep_top(scores, ratio)?))
 }
 
 /// Picks one member's heads from `scores` by Gumbel-top-k with temperature `temperature` on
@@ -42,7 +30,7 @@ pub fn prune_ratio(scores: &HeadScores, ratio: f64) -> Result<HeadSet, HydraErro
 /// equal scores at random). Errors on empty blocks, non-finite
 /// scores, a negative or non-finite temperature, or a budget the blocks cannot meet.
 pub fn select_heads(
-    scores: &HeadScores,
+    scores: &Scores,
     keep: Keep,
     temperature: f64,
     seed: u64,
@@ -62,11 +50,11 @@ pub fn select_heads(
         scores.clone()
     } else {
         let normalised = match keep {
-            Keep::PerBlock(_) => HeadScores(rows.iter().map(|row| ranks(row)).collect()),
+            Keep::PerBlock(_) => Scores(rows.iter().map(|row| ranks(row)).collect()),
             Keep::Global(_) => {
                 let flat = ranks(&rows.iter().flatten().copied().collect::<Vec<_>>());
                 let mut rest = flat.as_slice();
-                HeadScores(
+                Scores(
                     (lens.iter())
                         .map(|&n| {
                             let (row, tail) = rest.split_at(n);
@@ -78,7 +66,7 @@ pub fn select_heads(
             }
         };
         let mut rng = StdRng::seed_from_u64(seed);
-        HeadScores(
+        Scores(
             (normalised.0.iter())
                 .map(|row| {
                     row.iter()
@@ -109,7 +97,7 @@ pub fn select_heads(
 }
 
 /// The `k` highest-keyed heads of block `l` (in [`key_order`]).
-pub(super) fn top_in_block(keys: &HeadScores, l: usize, k: usize) -> Vec<(usize, usize)> {
+pub(super) fn top_in_block(keys: &Scores, l: usize, k: usize) -> Vec<(usize, usize)> {
     let mut row: Vec<_> = (0..keys.0[l].len()).map(|h| (l, h)).collect();
     row.sort_by(|a, b| key_order(keys, *a, *b));
     row.truncate(k);
@@ -153,21 +141,14 @@ pub(super) fn check_keep(keep: Keep, heads: &[usize]) -> Result<(), HydraError> 
 }
 
 /// All (block, head) positions.
-fn positions(scores: &HeadScores) -> Vec<(usize, usize)> {
+fn positions(scores: &Scores) -> Vec<(usize, usize)> {
     (scores.0.iter().enumerate())
         .flat_map(|(l, row)| (0..row.len()).map(move |h| (l, h)))
         .collect()
 }
 
-/// Descending by key; ties broken by position (earlier first), so every order is reproducible.
-fn key_order(keys: &HeadScores, a: (usize, usize), b: (usize, usize)) -> std::cmp::Ordering {
-    keys.0[b.0][b.1]
-        .total_cmp(&keys.0[a.0][a.1])
-        .then(a.cmp(&b))
-}
-
 /// The head set holding `positions` (one row per block of `scores`).
-fn gather(scores: &HeadScores, positions: &[(usize, usize)]) -> HeadSet {
+fn gather(scores: &Scores, positions: &[(usize, usize)]) -> HeadSet {
     let mut kept = vec![Vec::new(); scores.0.len()];
     for &(l, h) in positions {
         kept[l].push(h);
@@ -176,10 +157,10 @@ fn gather(scores: &HeadScores, positions: &[(usize, usize)]) -> HeadSet {
     HeadSet(kept)
 }
 
-pub(super) fn check_scores(scores: &HeadScores) -> Result<(), HydraError> {
+pub(super) fn check_scores(scores: &Scores) -> Result<(), HydraError> {
     if scores.0.is_empty() || scores.0.iter().any(Vec::is_empty) {
         return Err(HydraError::invalid(
-            "HeadScores",
+            "Scores",
             "an empty block",
             "one score per head of every block",
         ));
@@ -187,7 +168,7 @@ pub(super) fn check_scores(scores: &HeadScores) -> Result<(), HydraError> {
     for (l, row) in scores.0.iter().enumerate() {
         if let Some(h) = row.iter().position(|s| !s.is_finite()) {
             return Err(HydraError::invalid(
-                format!("HeadScores[{l}][{h}]"),
+                format!("Scores[{l}][{h}]"),
                 row[h],
                 "a finite score",
             ));

@@ -4,6 +4,7 @@ use burn::tensor::{Device, Tensor, TensorData};
 use serde::{Deserialize, Serialize};
 
 use crate::error::HydraError;
+use pruning::UnitKind;
 
 /// Which heads each block keeps (indices, sorted ascending).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,25 +29,12 @@ impl HeadSet {
     /// Checks one row per block, indices strictly increasing and below the block's head count,
     /// and (when `non_empty`) at least one head per block.
     pub(crate) fn check(&self, heads: &[usize], non_empty: bool) -> Result<(), HydraError> {
-        if self.0.len() != heads.len() {
-            return Err(HydraError::invalid(
-                "HeadSet",
-                format!("{} blocks", self.0.len()),
-                format!("{} blocks, as in the model", heads.len()),
-            ));
-        }
-        for (l, (kept, &h)) in self.0.iter().zip(heads).enumerate() {
-            let sorted = kept.windows(2).all(|w| w[0] < w[1]);
-            if !sorted || kept.iter().any(|&i| i >= h) || (non_empty && kept.is_empty()) {
-                let least = if non_empty { "at least one, " } else { "" };
-                return Err(HydraError::invalid(
-                    format!("HeadSet[{l}]"),
-                    format!("{kept:?}"),
-                    format!("{least}distinct sorted head indices below {h}"),
-                ));
-            }
-        }
-        Ok(())
+        Ok(pruning::check_kept(
+            UnitKind::Head,
+            &self.0,
+            heads,
+            non_empty,
+        )?)
     }
 }
 

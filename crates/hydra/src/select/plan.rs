@@ -7,9 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use super::choose::{check_keep, select_heads};
 use super::head_set::{HeadSet, Keep};
-use crate::calibration::Calibration;
 use crate::error::HydraError;
-use crate::importance::{HeadImportance, HeadScores, ScoreContext};
+use pruning::{Calibration, Criterion, ScoreContext, Scores, UnitKind, score};
 
 /// How members are chosen.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,7 +37,7 @@ pub struct SelectConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemberPlan {
     pub kept: HeadSet,
-    pub scores: HeadScores,
+    pub scores: Scores,
 }
 
 /// Gumbel draws per member before accepting a head set an earlier member already has.
@@ -47,7 +46,7 @@ const REDRAWS: usize = 64;
 /// Scores heads and picks each member's heads, all from `seed`.
 ///
 /// Scores are computed once, or per member when `bootstrap` is set (member m scores its own
-/// bootstrap resample) or the strategy [varies by member](HeadImportance::varies_by_member).
+/// bootstrap resample) or the strategy [varies by member](Criterion::varies_by_member).
 /// Each member's heads are [`select_heads`] on its scores: top-k on the keys `rank/τ + Gumbel`
 /// with the scores replaced by normalised ranks in [0, 1] over each block (over the model for a
 /// global budget); see [`SelectConfig::temperature`] for what τ means. Ranks rather than the
@@ -61,7 +60,7 @@ const REDRAWS: usize = 64;
 /// equal members when the resampled scores rank alike.
 pub fn plan_members(
     model: &Classifier,
-    importance: &dyn HeadImportance,
+    importance: &dyn Criterion,
     data: &Calibration,
     cfg: &SelectConfig,
     seed: u64,
@@ -87,7 +86,13 @@ pub fn plan_members(
     let shared = if per_member {
         None
     } else {
-        Some(importance.scores(model, data, &ScoreContext { seed, member: 0 })?)
+        Some(score(
+            importance,
+            model,
+            UnitKind::Head,
+            data,
+            &ScoreContext { seed, member: 0 },
+        )?)
     };
     let mut plans: Vec<MemberPlan> = Vec::with_capacity(cfg.members);
     for member in 0..cfg.members {
@@ -97,9 +102,9 @@ pub fn plan_members(
                 let ctx = ScoreContext { seed, member };
                 if cfg.bootstrap {
                     let resample = data.bootstrap(stream(seed, member, 1))?;
-                    importance.scores(model, &resample, &ctx)?
+                    score(importance, model, UnitKind::Head, &resample, &ctx)?
                 } else {
-                    importance.scores(model, data, &ctx)?
+                    score(importance, model, UnitKind::Head, data, &ctx)?
                 }
             }
         };

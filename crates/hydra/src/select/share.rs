@@ -5,7 +5,7 @@ use super::choose::{check_scores, top_in_block};
 use super::head_set::HeadSet;
 use super::plan::MemberPlan;
 use crate::error::HydraError;
-use crate::importance::HeadScores;
+use pruning::Scores;
 
 /// The share of a member's kept heads that are in its block's top-k by the member's own scores,
 /// k = the number of heads that block keeps (ties: the earlier head first, as in plain top-k).
@@ -20,7 +20,7 @@ pub fn topk_share(plan: &MemberPlan) -> Result<f64, HydraError> {
 /// [`topk_share`] of the heads `kept` against any `scores` of the same model: e.g. one ranking
 /// computed on the whole calibration set, which members scored on bootstrap resamples (or a
 /// random strategy) did not see, so that the share says how much of that ranking they keep.
-pub fn share_in_top(kept: &HeadSet, scores: &HeadScores) -> Result<f64, HydraError> {
+pub fn share_in_top(kept: &HeadSet, scores: &Scores) -> Result<f64, HydraError> {
     check_scores(scores)?;
     let lens: Vec<usize> = scores.0.iter().map(Vec::len).collect();
     kept.check(&lens, false)?;

@@ -1,10 +1,11 @@
 //! Hydra on BERT members: padded token batches, post-norm blocks, per-member or shared
 //! embeddings.
 
+use crate::{prune, strategy};
 use backbone::{Classifier, Input};
 use burn::module::{Module, Param};
 use burn::tensor::{Int, Tensor};
-use hydra::{HeadSet, HydraError, Keep, Merge, SelectConfig, fuse, plan_members, prune, strategy};
+use hydra::{HeadSet, HydraError, Keep, Merge, SelectConfig, fuse, plan_members};
 use seam::EnsembleModel;
 
 use crate::fused::{assert_shared_embedding, averaged, embedding_groups, member, pruned_from};
@@ -116,7 +117,7 @@ fn taylor_scores_match_squared_finite_differences() {
 fn activation_scores_ignore_padding() {
     let (model, data) = (tiny_bert(22), text_calibration(2, 4));
     let activation = strategy("activation", &toml::Table::new()).unwrap();
-    let ctx = hydra::ScoreContext { seed: 0, member: 0 };
+    let ctx = pruning::ScoreContext { seed: 0, member: 0 };
     let scores = activation.scores(&model, &data, &ctx).unwrap();
     let mut repadded = data.clone();
     for (x, _) in &mut repadded.batches {
@@ -142,7 +143,7 @@ fn circuit_plans_members_on_token_data() {
         temperature: 0.0,
         bootstrap: true,
     };
-    let plans = plan_members(&model, circuit.as_ref(), &data, &cfg, 4).unwrap();
+    let plans = plan_members(&model, circuit.criterion(), &data, &cfg, 4).unwrap();
     assert_eq!(plans.len(), 3);
     for plan in &plans {
         // Plain top-1 keeps each block's circuit head (the only one scored 2 or more).

@@ -1,7 +1,9 @@
 //! Circuit discovery finds a planted head; objectives and their data requirements.
 
 use burn::tensor::Tensor;
-use hydra::{Calibration, ScoreContext, strategy};
+use pruning::{Calibration, ScoreContext};
+
+use crate::strategy;
 
 use crate::{HEADS, LAYERS, calibration, edit, images, labels, logits, tiny};
 
@@ -98,7 +100,7 @@ fn per_member_objectives_cycle() {
         &params("objectives = [\"loss\", \"ood\"]\nsamples = 8"),
     )
     .unwrap();
-    assert!(many.varies_by_member());
+    assert!(many.criterion().varies_by_member());
     for (member, objective) in [(0, "loss"), (1, "ood"), (2, "loss"), (3, "ood")] {
         let one = strategy(
             "circuit",

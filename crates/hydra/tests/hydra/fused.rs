@@ -1,10 +1,11 @@
 //! The fused model against its definition: running the pruned members one by one.
 
+use crate::prune;
 use backbone::MemberStems;
 use backbone::{BlockShape, Classifier, Input};
 use burn::module::{Module, Param};
 use burn::tensor::{Tensor, TensorData};
-use hydra::{HeadSet, HydraError, Merge, fuse, prune};
+use hydra::{HeadSet, HydraError, Merge, fuse};
 use seam::EnsembleModel;
 
 use crate::{HEADS, LAYERS, assert_close, config, images, logits, tiny, values};

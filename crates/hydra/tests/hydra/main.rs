@@ -15,7 +15,7 @@ mod taylor;
 use backbone::{BertConfig, Classifier, Gates, Input, Mode, Pooling, ViTConfig};
 use burn::module::{Module, ModuleMapper, Param};
 use burn::tensor::{Device, Int, Tensor, TensorData};
-use hydra::Calibration;
+use pruning::{Calibration, Criterion, PruningError, ScoreContext, Scores, UnitKind};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
@@ -185,4 +185,36 @@ pub fn assert_close<const D: usize>(actual: &Tensor<D>, expected: &Tensor<D>, to
 /// Overwrites a Linear weight with `f(weight)`.
 pub fn edit(param: &mut Param<Tensor<2>>, f: impl FnOnce(Tensor<2>) -> Tensor<2>) {
     *param = Param::from_tensor(f(param.val()));
+}
+
+/// A criterion of the pruning seam, scoring heads through `pruning::score` as Hydra does.
+pub struct Head(Box<dyn Criterion>);
+
+/// The criterion `name` with its parameters, as Hydra's `importance` builds it.
+pub fn strategy(name: &str, params: &toml::Table) -> Result<Head, PruningError> {
+    pruning::criterion_for(name, params, UnitKind::Head).map(Head)
+}
+
+impl Head {
+    pub fn scores(
+        &self,
+        model: &Classifier,
+        data: &Calibration,
+        ctx: &ScoreContext,
+    ) -> Result<Scores, PruningError> {
+        pruning::score(self.0.as_ref(), model, UnitKind::Head, data, ctx)
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    pub fn criterion(&self) -> &dyn Criterion {
+        self.0.as_ref()
+    }
+}
+
+/// `kept`'s heads of `model`, physically, as Hydra prunes its members.
+pub fn prune(model: &Classifier, kept: &hydra::HeadSet) -> Result<Classifier, PruningError> {
+    pruning::prune_heads(model, &kept.0)
 }

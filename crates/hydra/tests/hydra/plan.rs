@@ -1,13 +1,13 @@
 //! Member selection: seeding, diversity, budgets, the global pruning ranking.
 
-use hydra::{
-    HeadImportance, HeadScores, HeadSet, Keep, SelectConfig, mean_topk_share, plan_members,
-    prune_ratio, strategy,
-};
+use hydra::{HeadSet, Keep, SelectConfig, mean_topk_share, plan_members, prune_ratio};
+use pruning::Scores;
+
+use crate::{Head, strategy};
 
 use crate::{HEADS, calibration, edit, tiny};
 
-fn build(name: &str) -> Box<dyn HeadImportance> {
+fn build(name: &str) -> Head {
     strategy(name, &toml::Table::new()).unwrap()
 }
 
@@ -29,10 +29,10 @@ fn same_seed_same_plan() {
     let (model, data) = (tiny(41), calibration(2, 4));
     let taylor = build("taylor");
     let c = cfg(3, Keep::PerBlock(2), 0.5, true);
-    let a = plan_members(&model, taylor.as_ref(), &data, &c, 9).unwrap();
-    let b = plan_members(&model, taylor.as_ref(), &data, &c, 9).unwrap();
+    let a = plan_members(&model, taylor.criterion(), &data, &c, 9).unwrap();
+    let b = plan_members(&model, taylor.criterion(), &data, &c, 9).unwrap();
     assert_eq!(a, b);
-    let other = plan_members(&model, taylor.as_ref(), &data, &c, 10).unwrap();
+    let other = plan_members(&model, taylor.criterion(), &data, &c, 10).unwrap();
     assert_ne!(a, other);
 }
 
@@ -42,7 +42,7 @@ fn temperature_zero_without_bootstrap_is_plain_top_k() {
     let magnitude = build("magnitude");
     let plans = plan_members(
         &model,
-        magnitude.as_ref(),
+        magnitude.criterion(),
         &data,
         &cfg(3, Keep::PerBlock(2), 0.0, false),
         1,
@@ -72,7 +72,7 @@ fn temperature_makes_members_differ() {
     for keep in [Keep::PerBlock(2), Keep::Global(5)] {
         let plans = plan_members(
             &model,
-            magnitude.as_ref(),
+            magnitude.criterion(),
             &data,
             &cfg(4, keep, 1.0, false),
             3,
@@ -93,14 +93,14 @@ fn bootstrap_rescores_each_member_on_its_own_resample() {
     let activation = build("activation");
     let plans = plan_members(
         &model,
-        activation.as_ref(),
+        activation.criterion(),
         &data,
         &cfg(3, Keep::PerBlock(2), 0.0, true),
         5,
     )
     .unwrap();
     let full = activation
-        .scores(&model, &data, &hydra::ScoreContext { seed: 5, member: 0 })
+        .scores(&model, &data, &pruning::ScoreContext { seed: 5, member: 0 })
         .unwrap();
     for (i, p) in plans.iter().enumerate() {
         assert_ne!(p.scores, full, "member {i} scored the original data");
@@ -123,7 +123,7 @@ fn global_budget_keeps_one_head_per_block_at_least() {
     for (budget, temperature) in [(3, 0.0), (5, 0.0), (6, 2.0)] {
         let plans = plan_members(
             &model,
-            magnitude.as_ref(),
+            magnitude.criterion(),
             &data,
             &cfg(2, Keep::Global(budget), temperature, false),
             8,
@@ -174,18 +174,18 @@ fn rejects_bad_configs() {
             "SelectConfig.temperature = NaN",
         ),
     ] {
-        let err = plan_members(&model, magnitude.as_ref(), &data, &c, 0)
+        let err = plan_members(&model, magnitude.criterion(), &data, &c, 0)
             .unwrap_err()
             .to_string();
         assert!(err.contains(needle), "{c:?}: {err}");
     }
-    let empty = hydra::Calibration {
+    let empty = pruning::Calibration {
         batches: vec![],
         ood: vec![],
     };
     let err = plan_members(
         &model,
-        build("taylor").as_ref(),
+        build("taylor").criterion(),
         &empty,
         &cfg(1, Keep::PerBlock(1), 0.0, false),
         0,
@@ -197,7 +197,7 @@ fn rejects_bad_configs() {
 
 #[test]
 fn prune_ratio_drops_the_lowest_scores_globally() {
-    let scores = HeadScores(vec![vec![0.1, 0.5, 0.4], vec![0.3, 0.2, 0.6]]);
+    let scores = Scores(vec![vec![0.1, 0.5, 0.4], vec![0.3, 0.2, 0.6]]);
     let cases = [
         (0.0, vec![vec![0, 1, 2], vec![0, 1, 2]]),
         (0.2, vec![vec![1, 2], vec![0, 1, 2]]), // round(1.2) = 1
@@ -216,13 +216,13 @@ fn prune_ratio_drops_the_lowest_scores_globally() {
         prune_ratio(&scores, 1.5)
             .unwrap_err()
             .to_string()
-            .contains("prune ratio = 1.5")
+            .contains("ratio = 1.5")
     );
-    let bad = HeadScores(vec![vec![0.1, f64::NAN]]);
+    let bad = Scores(vec![vec![0.1, f64::NAN]]);
     assert!(
         prune_ratio(&bad, 0.5)
             .unwrap_err()
             .to_string()
-            .contains("HeadScores[0][1]")
+            .contains("Scores[0][1]")
     );
 }

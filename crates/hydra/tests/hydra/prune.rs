@@ -1,8 +1,9 @@
 //! Physical pruning against head gates, and its input checks.
 
+use crate::prune;
 use backbone::{Classifier, Gates, Input, Mode};
 use burn::module::Module;
-use hydra::{HeadSet, prune};
+use hydra::HeadSet;
 
 use crate::{HEADS, assert_close, device, images, logits, tiny, values};
 
@@ -54,10 +55,10 @@ fn mask_marks_the_kept_heads() {
 fn rejects_bad_head_sets() {
     let base = tiny(5);
     for (set, field) in [
-        (vec![vec![0], vec![]], "HeadSet[1]"),
-        (vec![vec![0, 4], vec![1]], "HeadSet[0]"),
-        (vec![vec![2, 1], vec![1]], "HeadSet[0]"),
-        (vec![vec![0]], "HeadSet"),
+        (vec![vec![0], vec![]], "kept head units of block 1"),
+        (vec![vec![0, 4], vec![1]], "kept head units of block 0"),
+        (vec![vec![2, 1], vec![1]], "kept head units of block 0"),
+        (vec![vec![0]], "kept head units"),
     ] {
         let err = prune(&base, &HeadSet(set.clone())).unwrap_err().to_string();
         assert!(err.starts_with(&format!("{field} = ")), "{set:?}: {err}");

@@ -3,26 +3,34 @@
 use std::error::Error as _;
 
 use burn::tensor::Tensor;
-use hydra::{HydraError, Keep, Merge, STRATEGIES, ScoreContext, SelectConfig, strategy};
+use hydra::{Keep, Merge, SelectConfig};
+use pruning::{CRITERIA, PruningError, ScoreContext, UnitKind};
+
+use crate::strategy;
 
 use crate::{HEADS, LAYERS, calibration, edit, images, tiny, values};
 
 const CTX: ScoreContext = ScoreContext { seed: 4, member: 0 };
 
-/// Every registered strategy: a unique, non-empty name that builds (directly and by name) from
-/// an empty table into a strategy reporting that name, and a one-line description.
+/// Every registered criterion that scores heads: a unique, non-empty name that builds
+/// (directly and by name) from an empty table into a criterion reporting that name, and a
+/// one-line description.
 #[test]
-fn registry_lists_every_strategy() {
-    assert!(!STRATEGIES.entries().is_empty());
+fn registry_lists_every_head_criterion() {
+    let heads = CRITERIA
+        .entries()
+        .iter()
+        .filter(|c| c.item.kinds.contains(&UnitKind::Head));
+    assert!(heads.clone().count() >= 6);
     let mut seen = std::collections::HashSet::new();
-    for s in STRATEGIES.entries() {
+    for s in heads {
         assert!(
             !s.name.is_empty() && !s.name.contains(char::is_whitespace),
             "{:?}",
             s.name
         );
         assert!(seen.insert(s.name), "`{}` is registered twice", s.name);
-        assert_eq!((s.item)(&toml::Table::new()).unwrap().name(), s.name);
+        assert_eq!((s.item.build)(&toml::Table::new()).unwrap().name(), s.name);
         assert_eq!(
             strategy(s.name, &toml::Table::new()).unwrap().name(),
             s.name
@@ -39,13 +47,10 @@ fn registry_lists_every_strategy() {
 #[test]
 fn unknown_names_and_parameters_are_errors_listing_the_valid_ones() {
     let err = strategy("fisher", &toml::Table::new()).err().unwrap();
-    assert!(matches!(&err, HydraError::Unknown(u) if u.name == "fisher"));
+    assert!(matches!(&err, PruningError::Unknown(u) if u.name == "fisher"));
     let text = err.to_string();
     assert!(text.contains("`fisher`"), "{text}");
-    assert!(
-        STRATEGIES.names().iter().all(|s| text.contains(s)),
-        "{text}"
-    );
+    assert!(CRITERIA.names().iter().all(|s| text.contains(s)), "{text}");
 
     // The strategy is named by the error, the key by its source (serde's error).
     let table: toml::Table = "objective = \"loss\"\nsample = 10".parse().unwrap();
@@ -180,24 +185,13 @@ fn activation_runs_from_toml() {
     };
     let model = tiny(54);
     let plans =
-        hydra::plan_members(&model, importance.as_ref(), &calibration(1, 4), &cfg, 2).unwrap();
+        hydra::plan_members(&model, importance.criterion(), &calibration(1, 4), &cfg, 2).unwrap();
     let members: Vec<_> = plans
         .iter()
-        .map(|p| hydra::prune(&model, &p.kept).unwrap())
+        .map(|p| pruning::prune_heads(&model, &p.kept.0).unwrap())
         .collect();
     let fused = hydra::fuse(&members, Merge::Average, 0).unwrap();
     assert_eq!(fused.forward(images(2, 55)).dims(), [3, 2, 3]);
-}
-
-#[test]
-fn docs_show_the_confidence_file_verbatim() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let source = std::fs::read_to_string(root.join("src/importance/confidence.rs")).unwrap();
-    let doc = std::fs::read_to_string(root.join("../../docs/extending.md")).unwrap();
-    assert!(
-        doc.contains(&format!("```rust\n{source}```")),
-        "docs/extending.md must show src/importance/confidence.rs as it is"
-    );
 }
 
 /// `confidence` against its definition computed on the host in f64 (block 0 of the ViT: the

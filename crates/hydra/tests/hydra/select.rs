@@ -2,9 +2,10 @@
 //! or computed independently (exact Plackett–Luce probabilities), and `topk_share`.
 
 use hydra::{
-    HeadScores, HeadSet, Keep, MemberPlan, head_jaccard, mean_topk_share, select_heads,
-    share_in_top, topk_share,
+    HeadSet, Keep, MemberPlan, head_jaccard, mean_topk_share, select_heads, share_in_top,
+    topk_share,
 };
+use pruning::Scores;
 
 /// Heavy-tailed scores shaped like Taylor's on the quick start's ViT (4 blocks of 4 heads):
 /// squared gradients spanning up to 10 orders of magnitude within a block, block maxima from
@@ -12,8 +13,8 @@ use hydra::{
 /// distinct. Descending, by (block, head): 5 (0,3), 9e-3 (3,1), 2e-3 (0,2), 5e-4 (3,3),
 /// 4e-4 (1,0), 2e-5 (2,2), 1e-5 (1,3), 6e-6 (2,0), 3e-6 (0,1), 7e-7 (1,2), 2e-7 (3,0),
 /// 1e-8 (0,0), 3e-9 (2,1), 2e-9 (1,1), 1e-9 (3,2), 1e-10 (2,3).
-fn heavy() -> HeadScores {
-    HeadScores(vec![
+fn heavy() -> Scores {
+    Scores(vec![
         vec![1e-8, 3e-6, 2e-3, 5.0],
         vec![4e-4, 2e-9, 7e-7, 1e-5],
         vec![6e-6, 3e-9, 2e-5, 1e-10],
@@ -85,7 +86,7 @@ fn zero_and_tiny_temperatures_are_top_k_on_heavy_tailed_scores() {
 fn selection_depends_only_on_the_order_of_the_scores() {
     let scores = heavy();
     let map = |f: fn(f64) -> f64| {
-        HeadScores(
+        Scores(
             scores
                 .0
                 .iter()
@@ -200,7 +201,7 @@ fn quick_start_temperature_follows_heavy_tailed_scores() {
 #[test]
 fn topk_share_counts_kept_heads_in_each_blocks_top_k() {
     // Block 1 ties three heads: its top-2 is heads 0 and 1 (the earlier head first).
-    let scores = HeadScores(vec![vec![0.1, 0.9, 0.5, 0.3], vec![2.0, 2.0, 2.0, 1.0]]);
+    let scores = Scores(vec![vec![0.1, 0.9, 0.5, 0.3], vec![2.0, 2.0, 2.0, 1.0]]);
     let plan = |kept: Vec<Vec<usize>>| MemberPlan {
         kept: HeadSet(kept),
         scores: scores.clone(),
@@ -242,15 +243,15 @@ fn select_heads_rejects_bad_inputs() {
             .to_string();
         assert!(err.contains(needle), "{keep:?}, τ = {temperature}: {err}");
     }
-    let bad = HeadScores(vec![vec![0.1, f64::NAN]]);
+    let bad = Scores(vec![vec![0.1, f64::NAN]]);
     let err = select_heads(&bad, Keep::PerBlock(1), 0.5, 0).unwrap_err();
-    assert!(err.to_string().contains("HeadScores[0][1]"), "{err}");
+    assert!(err.to_string().contains("Scores[0][1]"), "{err}");
 }
 
 /// `share_in_top` and `head_jaccard` on head sets counted by hand.
 #[test]
 fn share_against_another_ranking_and_jaccard_by_hand() {
-    let scores = HeadScores(vec![vec![0.9, 0.1, 0.5], vec![0.2, 0.8]]);
+    let scores = Scores(vec![vec![0.9, 0.1, 0.5], vec![0.2, 0.8]]);
     // Block 0 keeps heads 1 and 2 (its top 2 are 0 and 2: one hit), block 1 head 1 (a hit).
     let kept = HeadSet(vec![vec![1, 2], vec![1]]);
     assert!((share_in_top(&kept, &scores).unwrap() - 2.0 / 3.0).abs() < 1e-15);

@@ -3,7 +3,9 @@
 use backbone::{Classifier, Gates, Input, Mode};
 use burn::tensor::activation::log_softmax;
 use burn::tensor::{Tensor, TensorData};
-use hydra::{Calibration, ScoreContext, strategy};
+use pruning::{Calibration, ScoreContext};
+
+use crate::strategy;
 
 use crate::{HEADS, LAYERS, calibration, device, tiny, values};
 

@@ -1,4 +1,4 @@
-//! `circuit`: the head-importance strategy of Headmap-style greedy circuit discovery
+//! `circuit`: the head criterion of Headmap-style greedy circuit discovery
 //! (Wang et al. 2025).
 //!
 //! Blocks are walked in order. In block l each head h is masked together with the heads already
@@ -24,17 +24,24 @@ use train::cross_entropy;
 
 use registry::Entry;
 
-use super::scores::HeadScores;
-use super::shared::{grid, read_params};
-use super::strategy::{HeadImportance, ScoreContext, Strategy};
+use super::shared::grid;
 use crate::calibration::Calibration;
-use crate::error::HydraError;
+use crate::criterion::{Criterion, CriterionEntry, Registered, ScoreContext};
+use crate::error::PruningError;
+use crate::params::read_params;
+use crate::scores::Scores;
+use crate::units::UnitKind;
 
-pub(super) const STRATEGY: Strategy = Entry {
+const KINDS: &[UnitKind] = &[UnitKind::Head];
+
+pub(crate) const CRITERION: CriterionEntry = Entry {
     name: "circuit",
     about: "greedy circuit discovery, block by block (objective = loss | ood | avg, \
             objectives = [..] per member, samples, n heads per block)",
-    item: |params| Circuit::from_params(params).map(|c| Box::new(c) as _),
+    item: Registered {
+        kinds: KINDS,
+        build: |params| Circuit::from_params(params).map(|c| Box::new(c) as _),
+    },
 };
 
 const DEFAULT_SAMPLES: usize = 256;
@@ -68,18 +75,18 @@ struct Circuit {
 }
 
 impl Circuit {
-    fn from_params(table: &toml::Table) -> Result<Self, HydraError> {
+    fn from_params(table: &toml::Table) -> Result<Self, PruningError> {
         let params: Params = read_params("circuit", table)?;
         let objectives = match (params.objective, params.objectives) {
             (Some(_), Some(_)) => {
-                return Err(HydraError::invalid(
+                return Err(PruningError::invalid(
                     "circuit.objectives",
                     "given together with circuit.objective",
                     "either `objective` or `objectives`, not both",
                 ));
             }
             (_, Some(many)) if many.is_empty() => {
-                return Err(HydraError::invalid(
+                return Err(PruningError::invalid(
                     "circuit.objectives",
                     "[]",
                     "a non-empty array of \"loss\", \"ood\" or \"avg\"",
@@ -97,9 +104,13 @@ impl Circuit {
     }
 }
 
-impl HeadImportance for Circuit {
+impl Criterion for Circuit {
     fn name(&self) -> &'static str {
-        STRATEGY.name
+        CRITERION.name
+    }
+
+    fn kinds(&self) -> &'static [UnitKind] {
+        KINDS
     }
 
     fn varies_by_member(&self) -> bool {
@@ -109,14 +120,15 @@ impl HeadImportance for Circuit {
     fn scores(
         &self,
         model: &Classifier,
+        kind: UnitKind,
         data: &Calibration,
         ctx: &ScoreContext,
-    ) -> Result<HeadScores, HydraError> {
-        let (layers, heads) = grid(model)?;
+    ) -> Result<Scores, PruningError> {
+        let (layers, heads) = grid(model, kind)?;
         let device = data.check(model)?;
         let n = self.n.unwrap_or((heads / 2).max(1));
         if n > heads {
-            return Err(HydraError::invalid(
+            return Err(PruningError::invalid(
                 "circuit.n",
                 n,
                 format!("at most the {heads} heads of a block"),
@@ -125,7 +137,7 @@ impl HeadImportance for Circuit {
         let objective = self.objectives[ctx.member % self.objectives.len()];
         let data = data.take(self.samples);
         if objective != Objective::Loss && data.ood.is_empty() {
-            return Err(HydraError::invalid(
+            return Err(PruningError::invalid(
                 "circuit.objective",
                 format!("{objective:?}").to_lowercase(),
                 "OOD calibration data (Calibration.ood is empty); or use objective = \"loss\"",
@@ -156,7 +168,7 @@ impl HeadImportance for Circuit {
             }
         }
 
-        let scaled = HeadScores(harm).min_max();
+        let scaled = Scores(harm).min_max();
         let scores = (scaled.0.into_iter().zip(&chosen))
             .map(|(row, picked)| {
                 row.into_iter()
@@ -165,7 +177,7 @@ impl HeadImportance for Circuit {
                     .collect()
             })
             .collect();
-        Ok(HeadScores(scores))
+        Ok(Scores(scores))
     }
 }
 
@@ -178,7 +190,7 @@ struct Evaluator<'a> {
 }
 
 impl Evaluator<'_> {
-    fn harm(&self, mask: &[Vec<f32>]) -> Result<f64, HydraError> {
+    fn harm(&self, mask: &[Vec<f32>]) -> Result<f64, PruningError> {
         let (layers, heads) = (mask.len(), mask[0].len());
         let flat: Vec<f32> = mask.iter().flatten().copied().collect();
         let gates = Gates {
@@ -219,7 +231,7 @@ impl Evaluator<'_> {
                 .flat_map(|(x, _)| uncertainty(x))
                 .collect();
             let ood: Vec<f64> = self.data.ood.iter().flat_map(uncertainty).collect();
-            uq_metrics::auroc(&id, &ood).map_err(|source| HydraError::Metric {
+            uq_metrics::auroc(&id, &ood).map_err(|source| PruningError::Metric {
                 what: "circuit: AUROC of 1 - MSP",
                 source,
             })

@@ -3,7 +3,7 @@ use burn::tensor::{Device, Int, Tensor, TensorData};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
-use crate::error::HydraError;
+use crate::error::PruningError;
 
 /// Calibration/validation data for head importance: input batches (normalised images, or token
 /// ids with their attention masks) with labels `[B]`, plus OOD batches (may be empty), all on
@@ -19,9 +19,9 @@ pub struct Calibration {
 impl Calibration {
     /// Checks that there is in-distribution data, that every batch has one label per sample
     /// and that every batch is input `model` reads; returns the device the data lives on.
-    pub(crate) fn check(&self, model: &Classifier) -> Result<Device, HydraError> {
+    pub fn check(&self, model: &Classifier) -> Result<Device, PruningError> {
         let Some((first, _)) = self.batches.first() else {
-            return Err(HydraError::invalid(
+            return Err(PruningError::invalid(
                 "Calibration.batches",
                 "an empty list",
                 "at least one batch of in-distribution samples",
@@ -32,7 +32,7 @@ impl Calibration {
             let b = input.batch_size();
             let [n] = labels.dims();
             if b != n || b == 0 {
-                return Err(HydraError::invalid(
+                return Err(PruningError::invalid(
                     field,
                     format!("{b} samples with {n} labels"),
                     "a non-empty batch with one label per sample",
@@ -64,7 +64,7 @@ impl Calibration {
     /// in batches of the original first batch's size. OOD data is resampled the same way.
     /// Token batches of different lengths are first padded to the longest (masked padding
     /// leaves every real token's output unchanged).
-    pub(crate) fn bootstrap(&self, seed: u64) -> Result<Self, HydraError> {
+    pub fn bootstrap(&self, seed: u64) -> Result<Self, PruningError> {
         let mut rng = StdRng::seed_from_u64(seed);
         let mut batches = Vec::new();
         if let Some((first, _)) = self.batches.first() {
@@ -129,9 +129,9 @@ fn chunks<T: Clone>(
 
 /// One input holding every sample of `inputs` (all of one kind, as [`Calibration::check`]
 /// ensures); token batches are padded to the longest with masked id-0 tokens.
-fn concat(inputs: Vec<Input>) -> Result<Input, HydraError> {
+fn concat(inputs: Vec<Input>) -> Result<Input, PruningError> {
     let mixed = || {
-        HydraError::invalid(
+        PruningError::invalid(
             "Calibration",
             "images mixed with token sequences",
             "batches of one kind",
@@ -177,7 +177,7 @@ fn concat(inputs: Vec<Input>) -> Result<Input, HydraError> {
                 mask: Tensor::cat(all_masks, 0),
             })
         }
-        None => Err(HydraError::invalid(
+        None => Err(PruningError::invalid(
             "Calibration",
             "no batches",
             "at least one batch",
@@ -187,7 +187,7 @@ fn concat(inputs: Vec<Input>) -> Result<Input, HydraError> {
 
 /// Checks that `model` reads `input` (named `field` in errors): its modality, and what its
 /// backbone checks (BERT: one shape for ids and mask, within the position table and vocabulary).
-fn check_input(model: &Classifier, input: &Input, field: String) -> Result<(), HydraError> {
+fn check_input(model: &Classifier, input: &Input, field: String) -> Result<(), PruningError> {
     Ok(model.check_input(input, &field)?)
 }
 

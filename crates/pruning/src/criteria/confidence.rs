@@ -6,10 +6,11 @@
 use backbone::{Classifier, attention_probs};
 
 use super::shared::{attention_input, token_means};
-use super::strategy::{Parameterless, ScoreContext, Scored, Strategy, no_params};
 use crate::calibration::Calibration;
+use crate::criterion::{CriterionEntry, Parameterless, ScoreContext, Scored, no_params};
+use crate::units::UnitKind;
 
-pub(super) const STRATEGY: Strategy = no_params::<Confidence>();
+pub(crate) const CRITERION: CriterionEntry = no_params::<Confidence>();
 
 struct Confidence;
 
@@ -17,9 +18,10 @@ impl Parameterless for Confidence {
     const NAME: &'static str = "confidence";
     const ABOUT: &'static str =
         "mean over the calibration tokens of each head's largest attention weight";
+    const KINDS: &'static [UnitKind] = &[UnitKind::Head];
 
-    fn scores(model: &Classifier, data: &Calibration, _ctx: &ScoreContext) -> Scored {
-        token_means(model, data, |block, x, key_padding| {
+    fn scores(model: &Classifier, kind: UnitKind, data: &Calibration, _: &ScoreContext) -> Scored {
+        token_means(model, kind, data, |block, x, key_padding| {
             let a = &block.attention;
             let input = attention_input(block, x);
             let qk = [&a.query, &a.key].map(|p| p.forward(input.clone()));

@@ -1,0 +1,11 @@
+//! The registered criteria, one file each, and the helpers they share.
+
+pub(crate) mod shared;
+
+pub(crate) mod activation;
+pub(crate) mod circuit;
+pub(crate) mod confidence;
+pub(crate) mod magnitude;
+pub(crate) mod random;
+pub(crate) mod taylor;
+pub(crate) mod wanda;
