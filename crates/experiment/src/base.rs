@@ -18,7 +18,7 @@ use importers::{Checkpoint, ImportError, Target, open_checkpoint, open_zero_shot
 use crate::cache::{Fit, Splits, Trainer, fingerprint};
 use crate::config::ExperimentConfig;
 use crate::error::{ErrorContext, ExperimentError, Result};
-use crate::methods::ModelInit;
+use crate::methods::{MethodSpec, ModelInit};
 use crate::workers::{Job, Pool};
 use crate::zero_shot::prompts;
 use report::summary::TrainCost;
@@ -161,6 +161,20 @@ pub struct Base {
     pub models: Vec<Classifier>,
     pub costs: Vec<TrainCost>,
     pub fingerprint: String,
+}
+
+impl Base {
+    /// What a method with `base = "<method>"` builds on: `method`'s `model`, built on `self`,
+    /// with the whole training that made it (`cost`, the seed's base model's included) and a
+    /// fingerprint naming both, so the cache keeps what is trained on it apart.
+    pub fn of_method(&self, method: &MethodSpec, model: Classifier, cost: TrainCost) -> Self {
+        let identity = serde_json::json!({ "base": self.fingerprint, "method": method });
+        Self {
+            models: vec![model],
+            costs: vec![cost],
+            fingerprint: fingerprint(&identity),
+        }
+    }
 }
 
 /// Trains (or loads) base models `0..n` of the seed; with a pool, each is claimed from it first.

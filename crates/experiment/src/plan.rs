@@ -72,7 +72,8 @@ pub struct PlannedJob {
 pub(crate) fn seed_jobs(config: &ExperimentConfig) -> Vec<(Job, usize)> {
     let bases = (0..needed_base_models(config)).map(|k| (Job::Base(k), 0));
     let methods = (config.methods.iter().enumerate())
-        .filter(|(_, spec)| spec.method.trains())
+        // A method built on another method's model is built by the main process, in order.
+        .filter(|(_, spec)| spec.method.trains() && spec.base.is_none())
         .map(|(i, spec)| (Job::Method(i), spec.method.base_models()));
     bases.chain(methods).collect()
 }

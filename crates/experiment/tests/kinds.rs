@@ -62,6 +62,10 @@ const METHODS: &[(&str, &str)] = &[
         "name = \"hydra_activation\"\nmembers = 2\nimportance = \"activation\"\ntrain = { epochs = 0 }",
     ),
     (
+        "pruned",
+        "name = \"pruned_heads\"\ncriterion = \"magnitude\"\nunit = \"head\"\nratio = 0.5\nsweep = [0.5]",
+    ),
+    (
         "hetdpt",
         "importance_steps = 2\nimportance_images = 50\nmap_images = 50\ndegree = 1\nspeed = \"flops\"\nbudget = { min_speedup = 1.1 }\nfinetune_epochs = 1\nfinetune_images = 50",
     ),
@@ -215,6 +219,7 @@ fn figures_match_the_summary(dir: &Path, summary: &Summary) {
         "fig-ood-scores.svg",
         "fig-pareto.svg",
         "fig-pruning.svg",
+        "fig-pruned.svg",
         "fig-hetdpt-map.svg",
         "fig-training.svg",
     ];
@@ -250,6 +255,12 @@ fn figures_match_the_summary(dir: &Path, summary: &Summary) {
             for m in &summary.methods {
                 assert!(texts.contains(&m.name.as_str()), "{}: {texts:?}", m.name);
             }
+        }
+        if file == "fig-pruned.svg" {
+            assert!(
+                texts.contains(&"parameters kept (% of the base model)"),
+                "{texts:?}"
+            );
         }
         if file == "fig-hetdpt-map.svg" {
             for legend in ["measured (fitted to)", "fit without the point", "unpruned"] {

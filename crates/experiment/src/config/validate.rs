@@ -37,6 +37,7 @@ impl ExperimentConfig {
         self.train.check().map_err(ConfigError::msg)?;
         self.validate_methods()?;
         self.validate_names()?;
+        self.validate_bases()?;
         self.validate_baseline()
     }
 

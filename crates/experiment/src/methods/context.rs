@@ -86,6 +86,9 @@ pub struct Built {
     pub sweeps: Vec<Sweep>,
     /// HetDPT's accuracy predictor, for its figure.
     pub predictor: Option<report::curves::PredictorGrid>,
+    /// The model a method with `base = "<this method>"` builds on (see
+    /// [`Method::offers_model`](super::Method::offers_model)).
+    pub base: Option<Classifier>,
 }
 
 /// Models a method wants evaluated on every evaluation set, one table row each (Hydra's pruning
@@ -106,6 +109,7 @@ impl Built {
             files: Vec::new(),
             sweeps: Vec::new(),
             predictor: None,
+            base: None,
         }
     }
 }

@@ -1,29 +1,26 @@
 //! A base model evaluated with fixed gates (heads or layers switched off), for analyses.
 
 use backbone::{Classifier, Gates, Input, Mode};
-use burn::module::Module;
 use burn::tensor::{FloatDType, Tensor};
 use seam::precision::{InPrecision, cast_floats};
 use seam::{EnsembleModel, MemberOutputs};
 
-/// The model with `gates` applied on every forward; cost figures are the ungated model's.
+/// The model with `gates` applied on every forward, with the cost figures it is given (the
+/// ungated model's for an analysis, the physical form's for a pruned model).
 pub struct Gated {
     model: Classifier,
     gates: Gates,
     flops: u64,
+    params: usize,
 }
 
 impl Gated {
-    /// Head gates `[L, H]` (0 = head off).
-    pub fn heads(model: Classifier, heads: Tensor<2>, flops: u64) -> Self {
-        let gates = Gates {
-            heads: Some(heads),
-            ..Gates::none()
-        };
+    pub fn new(model: Classifier, gates: Gates, flops: u64, params: usize) -> Self {
         Self {
             model,
             gates,
             flops,
+            params,
         }
     }
 }
@@ -38,7 +35,7 @@ impl EnsembleModel for Gated {
     }
 
     fn num_params(&self) -> usize {
-        self.model.num_params()
+        self.params
     }
 
     fn flops_per_sample(&self) -> u64 {
@@ -57,14 +54,6 @@ impl EnsembleModel for Gated {
             neurons: cast(&self.gates.neurons, dtype),
         };
         let model = cast_floats(self.model.clone(), dtype);
-        let flops = self.flops;
-        InPrecision::boxed(
-            Self {
-                model,
-                gates,
-                flops,
-            },
-            dtype,
-        )
+        InPrecision::boxed(Self::new(model, gates, self.flops, self.params), dtype)
     }
 }

@@ -9,17 +9,17 @@
 //! stage runs on the clean, shifted and OOD sets (`pruning.csv` and `pruning.md`).
 
 use burn::module::Module;
-use data::{Dataset, corrupt};
 use hydra::{Finetune, HydraConfig, Keep, Merge};
 use pruning::{Calibration, Criterion, ScoreContext, Scores, UnitKind, score};
 use report::outputs::{HydraOutputs, MethodOutputs};
 use serde::{Deserialize, Serialize};
 use train::TrainConfig;
 
+use super::calibration::calibration;
 use super::context::{Built, Context, Setting, Sweep};
 use super::gated::Gated;
 use super::method::{Method, Needs};
-use crate::error::{ExperimentError, Result};
+use crate::error::Result;
 use crate::workload::{Sizing, Training, Work};
 
 /// Every key of `hydra::HydraConfig` (`members` required, the rest with its defaults).
@@ -99,6 +99,10 @@ impl Method for Hydra {
         }
     }
 
+    fn builds_on_models(&self, _setting: &Setting) -> std::result::Result<(), String> {
+        Ok(())
+    }
+
     /// Its zero-shot mode: members pruned from the classifier and fused, not fine-tuned.
     fn on_zero_shot(&self, recipe: &TrainConfig) -> std::result::Result<(), String> {
         match recipe.epochs {
@@ -114,7 +118,7 @@ impl Method for Hydra {
     fn build(&self, ctx: &Context<'_>) -> Result<Built> {
         let base = &ctx.base[0];
         let importance = self.0.criterion()?;
-        let calibration = self.calibration_data(ctx)?;
+        let calibration = calibration(ctx, self.0.calibration_samples, self.0.ood_calibration)?;
         let select = self.0.select(heads(base));
         let plans = hydra::plan_members(
             base,
@@ -232,53 +236,6 @@ impl Hydra {
             head_jaccard: Some(jaccard),
         })
     }
-
-    /// The first `calibration_samples` validation samples in batches, plus (images) their corrupted
-    /// copies as OOD calibration data.
-    fn calibration_data(&self, ctx: &Context<'_>) -> Result<Calibration> {
-        let val = ctx.val;
-        if val.is_empty() {
-            return Err(ExperimentError::invalid(
-                "hydra scores heads on the validation split: set data.val_fraction > 0",
-            ));
-        }
-        let n = self.0.calibration_samples.min(val.len());
-        let indices: Vec<usize> = (0..n).collect();
-        let shifted = match val {
-            train::Data::Images(images) => {
-                let set = corrupt(
-                    &images.set.subset(&indices),
-                    self.0.ood_calibration,
-                    5,
-                    ctx.seed_for("ood-calibration"),
-                )?;
-                Some(Dataset::Images(set))
-            }
-            train::Data::Disk(d) => {
-                return Err(ExperimentError::invalid(format!(
-                    "hydra corrupts its calibration images in memory, but {} is on disk",
-                    d.set.name
-                )));
-            }
-            train::Data::Text(_) => None,
-        };
-        let batch = ctx.eval_batch.min(128);
-        let mut calibration = Calibration {
-            batches: Vec::new(),
-            ood: Vec::new(),
-        };
-        for chunk in indices.chunks(batch) {
-            let input = val.batch(chunk, None, ctx.device)?;
-            calibration
-                .batches
-                .push((input, val.labels(chunk, ctx.device)));
-            if let Some(shifted) = &shifted {
-                let ood = (ctx.prep.data(shifted)).batch(chunk, None, ctx.device)?;
-                calibration.ood.push(ood);
-            }
-        }
-        Ok(calibration)
-    }
 }
 
 /// Heads per block of the base model.
@@ -299,7 +256,9 @@ fn pruning_sweep(ctx: &Context<'_>, head_scores: &Scores) -> Result<Sweep> {
         let ratio = step as f64 / 10.0;
         let kept = hydra::prune_ratio(head_scores, ratio)?;
         let mask = kept.mask(heads(&ctx.base[0]), ctx.device)?;
-        let model = Gated::heads(ctx.base[0].clone(), mask, ctx.base_flops());
+        let base = ctx.base[0].clone();
+        let params = base.num_params();
+        let model = Gated::new(base, UnitKind::Head.gates(mask), ctx.base_flops(), params);
         let heads_kept = kept.0.iter().map(Vec::len).sum::<usize>();
         points.push((
             vec![ratio, heads_kept as f64],

@@ -12,7 +12,7 @@ use train::TrainConfig;
 use super::context::{Setting, train_with};
 use super::efficient::FromScratch;
 use super::method::{Method, Recalibration};
-use super::{baselines, hetdpt, hydra, lora};
+use super::{baselines, hetdpt, hydra, lora, pruned};
 use crate::error::{ConfigError, Result};
 
 /// Parses a kind's parameter table into the method and its resolved parameters.
@@ -67,6 +67,11 @@ pub const KINDS: Registry<ParseParams> = Registry::new(
             about: "depth pruning of attention branches and GELUs with an accuracy predictor, merged and distilled (budget, ...)",
             item: parse::<hetdpt::HetDpt>,
         },
+        Entry {
+            name: "pruned",
+            about: "the base model pruned by a criterion over one unit kind, at a ratio or budget (criterion, unit, ratio | budget, scope, sweep, finetune)",
+            item: parse::<pruned::Pruned>,
+        },
     ],
 );
 
@@ -82,6 +87,8 @@ pub struct MethodSpec {
     pub train: toml::Table,
     /// `temperature`: also report the method temperature-scaled, as `<name>+ts`.
     pub calibration: Recalibration,
+    /// `base = "<method name>"`: built on that method's model instead of the seed's base model.
+    pub base: Option<String>,
     pub method: Arc<dyn Method>,
 }
 
@@ -133,6 +140,15 @@ impl MethodSpec {
             })?,
             None => Recalibration::None,
         };
+        let base = match table.remove("base") {
+            Some(toml::Value::String(b)) => Some(b),
+            Some(other) => {
+                return Err(ConfigError::msg(format!(
+                    "method `{name}`: `base` must name another [[method]], found {other}"
+                )));
+            }
+            None => None,
+        };
         let registered =
             (KINDS.get(&kind)).map_err(|unknown| ConfigError::caused("kind", unknown))?;
         let (method, params) =
@@ -143,6 +159,7 @@ impl MethodSpec {
             params,
             train,
             calibration,
+            base,
             method,
         })
     }
@@ -176,6 +193,9 @@ impl Serialize for MethodSpec {
         }
         if self.calibration != Recalibration::None {
             table.insert("calibration".into(), "temperature".into());
+        }
+        if let Some(base) = &self.base {
+            table.insert("base".into(), base.clone().into());
         }
         table.serialize(serializer)
     }

@@ -86,6 +86,17 @@ impl Method for LoraEnsemble {
         Needs::AnyClassifier
     }
 
+    fn builds_on_models(&self, setting: &Setting) -> std::result::Result<(), String> {
+        match self.frozen(setting) {
+            Frozen::Base => Ok(()),
+            Frozen::Pretrained => Err(
+                "it freezes the pretrained weights; set backbone = \"base\" \
+                 to freeze the base method's model"
+                    .into(),
+            ),
+        }
+    }
+
     fn check(&self, setting: &Setting) -> Result<()> {
         if self.backbone == Some(Frozen::Pretrained) && !setting.pretrained {
             return Err(ExperimentError::invalid(

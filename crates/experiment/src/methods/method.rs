@@ -84,6 +84,18 @@ pub trait Method: Debug + Send + Sync {
         )
     }
 
+    /// Whether its model can be the base of another method (`base = "<this method>"`): one
+    /// plain classifier, handed over as [`Built::base`]. `Err` says why not.
+    fn offers_model(&self) -> std::result::Result<(), String> {
+        Err("it gives no single classifier to build on".into())
+    }
+
+    /// Whether it can be built on another method's model instead of the seed's base model, in
+    /// an experiment with `setting`. `Err` says why not.
+    fn builds_on_models(&self, _setting: &Setting) -> std::result::Result<(), String> {
+        Err("it is built on the seed's base models only".into())
+    }
+
     /// Checks the parameters, alone and against the rest of the experiment.
     fn check(&self, _setting: &Setting) -> Result<()> {
         Ok(())

@@ -13,6 +13,7 @@
 //! [`EnsembleModel`]: seam::EnsembleModel
 
 mod baselines;
+mod calibration;
 pub(crate) mod context;
 mod efficient;
 mod gated;
@@ -21,6 +22,7 @@ mod hydra;
 mod kinds;
 mod lora;
 mod method;
+mod pruned;
 
 pub use context::{Built, Context, ModelInit, Setting, Sweep};
 pub use kinds::{KINDS, MethodSpec, ParseParams};

@@ -9,10 +9,11 @@ use uq_metrics::OodScore;
 
 use super::setup::{RunOptions, Setup, start_pool};
 use crate::base::{Base, needed_base_models};
+use crate::config::ExperimentConfig;
 use crate::config::Precision;
-use crate::error::{ErrorContext as _, Result, check_stop};
+use crate::error::{ErrorContext as _, ExperimentError, Result, check_stop};
 use crate::eval::{Entry, Evaluator};
-use crate::methods::{Built, MethodSpec};
+use crate::methods::{Built, MethodSpec, Sweep};
 use crate::sets::SeedData;
 use crate::workers::{Job, Pool};
 use report::Extra;
@@ -67,7 +68,6 @@ pub(super) fn run_seed(
         quiet: opts.quiet,
         seed,
         data: &data,
-        base: &base,
         eval: Evaluator {
             sets: &data.sets,
             val: &data.val,
@@ -91,11 +91,7 @@ pub(super) fn run_seed(
         predictors: Vec::new(),
         files: Vec::new(),
     };
-    // Each model to time, with the number of entries that share its cost.
-    let mut models: Vec<(Box<dyn EnsembleModel>, usize)> = Vec::new();
-    for (i, spec) in config.methods.iter().enumerate() {
-        models.extend(run.method(i, spec, pool.as_ref(), &mut out)?);
-    }
+    let models = run.methods(&base, pool.as_ref(), &mut out)?;
     // Every job is done by now; timings must not share the CPU with a worker process.
     drop(pool);
     let refs: Vec<_> = models.iter().map(|(m, _)| m.as_ref()).collect();
@@ -117,25 +113,48 @@ struct SeedRun<'a> {
     quiet: bool,
     seed: u64,
     data: &'a SeedData,
-    base: &'a Base,
     eval: Evaluator<'a>,
 }
 
+/// Models to time, each with the number of entries that share its cost.
+type Timed = Vec<(Box<dyn EnsembleModel>, usize)>;
+
 impl SeedRun<'_> {
+    /// Every method in the file's order, each on the seed's `base` models or on the model of the
+    /// method it names as its `base` (declared earlier); returns the models to time.
+    fn methods(&self, base: &Base, pool: Option<&Pool>, out: &mut SeedOutput) -> Result<Timed> {
+        let config = self.setup.config;
+        let mut models = Vec::new();
+        // What each method offers the methods built on it.
+        let mut offered: Vec<Option<Base>> = Vec::with_capacity(config.methods.len());
+        for (i, spec) in config.methods.iter().enumerate() {
+            let on = match &spec.base {
+                Some(name) => on_method(config, &offered, name, &spec.name)?,
+                None => base,
+            };
+            let (own, offers) = self.method(i, spec, on, pool, out)?;
+            models.extend(own);
+            offered.push(offers);
+        }
+        Ok(models)
+    }
+
     /// Method `i`: built, evaluated (and in bf16 when asked), its sweeps and files added to
     /// `out`; returns the models to time, each with the entries that share its cost.
     fn method(
         &self,
         i: usize,
         spec: &MethodSpec,
+        on: &Base,
         pool: Option<&Pool>,
         out: &mut SeedOutput,
-    ) -> Result<Vec<(Box<dyn EnsembleModel>, usize)>> {
+    ) -> Result<(Timed, Option<Base>)> {
         let (config, seed) = (self.setup.config, self.seed);
         let place = format!("method `{}`, seed {seed}", spec.name);
         check_stop(&place)?;
         let t = Instant::now();
-        let (built, train_cost) = self.build(i, spec, pool, &place)?;
+        let (built, train_cost) = self.build(i, spec, on, pool, &place)?;
+        let offers = (built.base.clone()).map(|model| on.of_method(spec, model, train_cost));
         let build_seconds = t.elapsed().as_secs_f64();
         let t = Instant::now();
         let mut evaluated = (self.eval)
@@ -156,14 +175,10 @@ impl SeedRun<'_> {
             files: mut own,
             sweeps,
             predictor,
+            base: _,
         } = built;
         own.extend(evaluated.files);
-        for sweep in &sweeps {
-            let mut table = self.eval.sweep(sweep).context(&place)?;
-            table.method = spec.name.clone();
-            own.extend(table.files());
-            out.sweeps.push(table);
-        }
+        own.extend(self.sweeps(spec, &sweeps, &place, out)?);
         if let Some(mut grid) = predictor {
             (grid.method, grid.seed) = (spec.name.clone(), seed);
             out.predictors.push(grid);
@@ -202,15 +217,34 @@ impl SeedRun<'_> {
         );
         let mut models = vec![(model, f32_entries)];
         models.extend(low.map(|low| (low, 1)));
-        Ok(models)
+        Ok((models, offers))
     }
 
-    /// Builds method `i` (the worker pool told, and paused while the method times itself), with
-    /// its training cost: what it trained and the base models it was trained from.
+    /// The tables of a method's sweeps, kept in `out`; returns their files.
+    fn sweeps(
+        &self,
+        spec: &MethodSpec,
+        sweeps: &[Sweep],
+        place: &str,
+        out: &mut SeedOutput,
+    ) -> Result<Vec<(String, Vec<u8>)>> {
+        let mut files = Vec::new();
+        for sweep in sweeps {
+            let mut table = self.eval.sweep(sweep).context(place)?;
+            table.method = spec.name.clone();
+            files.extend(table.files());
+            out.sweeps.push(table);
+        }
+        Ok(files)
+    }
+
+    /// Builds method `i` on `on` (the worker pool told, and paused while the method times
+    /// itself), with its training cost: what it trained and the base models it was trained from.
     fn build(
         &self,
         i: usize,
         spec: &MethodSpec,
+        on: &Base,
         pool: Option<&Pool>,
         place: &str,
     ) -> Result<(Built, TrainCost)> {
@@ -221,11 +255,14 @@ impl SeedRun<'_> {
                 pool.pause();
             }
         }
-        let ctx = self.setup.context(spec, self.data, self.base, self.seed);
+        let ctx = self.setup.context(spec, self.data, on, self.seed);
         let built = spec.method.build(&ctx).context(place)?;
+        if spec.method.offers_model().is_ok() && built.base.is_none() {
+            check_offered(self.setup.config, spec)?;
+        }
         let mut train_cost = ctx.trained.into_inner();
         let setting = self.setup.config.setting();
-        for cost in &self.base.costs[..spec.method.base_models_trained_from(&setting)] {
+        for cost in &on.costs[..spec.method.base_models_trained_from(&setting)] {
             train_cost += *cost;
         }
         if let Some(pool) = pool {
@@ -260,4 +297,32 @@ struct Pending {
     who: Identity,
     measured: Measured,
     extra: Extra,
+}
+
+/// The base method `name` offers to `method`, built before it (the config checks the order).
+fn on_method<'b>(
+    config: &ExperimentConfig,
+    offered: &'b [Option<Base>],
+    name: &str,
+    method: &str,
+) -> Result<&'b Base> {
+    let j = config.methods.iter().position(|m| m.name == name);
+    match j.and_then(|j| offered.get(j)) {
+        Some(Some(base)) => Ok(base),
+        _ => Err(ExperimentError::invalid(format!(
+            "method `{method}`: its base `{name}` gave no model to build on"
+        ))),
+    }
+}
+
+/// A method that offers a model but built none: an error when another method builds on it.
+fn check_offered(config: &ExperimentConfig, spec: &MethodSpec) -> Result<()> {
+    match (config.methods.iter()).find(|m| m.base.as_deref() == Some(&spec.name)) {
+        Some(user) => Err(ExperimentError::invalid(format!(
+            "method `{}` is the base of `{}`, but its model has no physical form to build on \
+             (a plan that empties a block of its units is applied through gates)",
+            spec.name, user.name
+        ))),
+        None => Ok(()),
+    }
 }

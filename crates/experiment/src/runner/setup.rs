@@ -165,6 +165,13 @@ impl Setup<'_> {
                         config.methods.len()
                     ))
                 })?;
+                if let Some(base) = &spec.base {
+                    return Err(ExperimentError::invalid(format!(
+                        "job method:{i}: method `{}` is built on `{base}` by the main process, \
+                         not by a worker",
+                        spec.name
+                    )));
+                }
                 let base = self.base(&data, seed, spec.method.base_models(), None)?;
                 spec.method.build(&self.context(spec, &data, &base, seed))?;
             }

@@ -1,5 +1,6 @@
 //! Sweeps (Hydra's pruning analysis): clean and shifted NLL and ECE, OOD AUROC and accuracy
-//! (in %) against the sweep's first column (the share of attention heads pruned).
+//! (in %) against the sweep's first column (the share of attention heads pruned, of parameters
+//! kept).
 
 use plots::{Figure, Legend, Mark, PlotError, Point, Series};
 
@@ -91,10 +92,12 @@ fn sweep_figure(
 
 /// The x axis' label for the first column of sweep `name`, and the factor that puts the
 /// column in the label's unit: the pruning sweep's `ratio` is the share of all attention heads
-/// gated off (lowest scores first), shown in %.
+/// gated off (lowest scores first), the `pruned` sweep's `params_kept` the share of the base
+/// model's parameters its physical form keeps; both shown in %.
 fn x_axis(name: &str, column: &str) -> (String, f64) {
     match (name, column) {
         ("pruning", "ratio") => ("attention heads pruned (%)".into(), 100.0),
+        ("pruned", "params_kept") => ("parameters kept (% of the base model)".into(), 100.0),
         _ => (column.replace('_', " "), 1.0),
     }
 }
