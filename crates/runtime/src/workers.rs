@@ -11,6 +11,9 @@
 //! models first, then the methods that train, from the last one backwards, so main and workers
 //! meet in the middle. No job is ever run by two processes at once, which keeps the cache's
 //! checkpoints consistent.
+//!
+//! What a worker is given to run is the caller's (`experiment::WorkerSpec`, passed to
+//! [`command`] as JSON); this module knows only the jobs, their order and the processes.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -75,7 +75,7 @@ fn checked_ids(ids: &Input<'_, i128>, limits: &Limits) -> Result<(usize, Vec<i64
     }
     if let Some(padding) = limits
         .padding
-        .filter(|&p| ids.values.iter().any(|&id| id == p as i128))
+        .filter(|&p| ids.values.contains(&(p as i128)))
     {
         return Err(ExperimentError::invalid(format!(
             "{at}: token id {padding} is RoBERTa's padding id (pad_token_id), expected \
