@@ -29,7 +29,7 @@ LAYERS = [
     ["train"],
     ["importers", "seam"],
     ["backbone", "report"],
-    ["data", "kernels", "plots", "uq-metrics"],
+    ["data", "kernels", "plots", "runtime", "uq-metrics"],
     ["registry"],
 ]
 

@@ -7,8 +7,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::CliError;
 use clap::{Args, Subcommand};
-use experiment::{CacheEntry, Clean, ExperimentConfig, Overrides};
+use experiment::{ExperimentConfig, Overrides};
 use report::timestamp;
+use runtime::{CacheEntry, Clean};
 
 #[derive(Args, Debug)]
 pub struct CacheArgs {
@@ -52,7 +53,7 @@ enum CacheCommand {
 pub fn run(args: &CacheArgs) -> crate::error::Result<()> {
     match &args.command {
         CacheCommand::List { cache } => {
-            let entries = experiment::list_cache(cache)?;
+            let entries = runtime::list_cache(cache)?;
             print_table(&entries);
             let damaged = entries.iter().filter(|e| e.set_aside()).count();
             let set_aside = match damaged {
@@ -80,7 +81,7 @@ pub fn run(args: &CacheArgs) -> crate::error::Result<()> {
                 last_used_before: older_than.map(days_ago).transpose()?,
                 dry_run: *dry_run,
             };
-            let removed = experiment::clean_cache(cache, &clean)?;
+            let removed = runtime::clean_cache(cache, &clean)?;
             print_table(&removed);
             println!(
                 "{} {} folder(s), {} bytes, from {}",
@@ -99,7 +100,7 @@ fn used_by(files: &[PathBuf], out: &std::path::Path) -> crate::error::Result<BTr
     let mut used = BTreeSet::new();
     for file in files {
         let config = ExperimentConfig::load(file, &Overrides::default())?;
-        let keys = experiment::used_by_latest_run(out, &config.experiment.name)
+        let keys = runtime::used_by_latest_run(out, &config.experiment.name)
             .map_err(|e| CliError::at(format_args!("--unused-by {}", file.display()), e))?;
         used.extend(keys);
     }

@@ -5,9 +5,8 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use data::WordPiece;
-use experiment::device::Backend;
-use importers::load_hf_bert;
+use experiment::embed::embed;
+use runtime::Backend;
 use serde::Serialize;
 
 #[derive(Args, Debug)]
@@ -40,70 +39,31 @@ struct Row<'a> {
 }
 
 pub fn run(args: &EmbedArgs) -> crate::error::Result<()> {
-    let dir = &args.weights;
-    if !dir.is_dir() {
-        return Err(format!(
-            "{}: not a directory; expected a BERT checkpoint folder with vocab.txt and \
-             config.json + model.safetensors or one *.onnx graph (run `datasets/fetch \
-             all-minilm-l6-v2` for datasets/all-minilm-l6-v2)",
-            dir.display()
-        )
-        .into());
-    }
-    let tokenizer = WordPiece::from_vocab_file(&dir.join("vocab.txt"))?;
-    let device = args.backend.device()?;
-    let (config, model) = load_hf_bert(dir, &device)?;
-    if tokenizer.vocab_size() != config.vocab_size {
-        return Err(format!(
-            "{}: {} tokens, but the checkpoint's vocab_size is {}",
-            dir.join("vocab.txt").display(),
-            tokenizer.vocab_size(),
-            config.vocab_size
-        )
-        .into());
-    }
-    if args.max_len > config.max_position {
-        return Err(format!(
-            "--max-len {}: expected at most max_position_embeddings = {}",
-            args.max_len, config.max_position
-        )
-        .into());
-    }
-    let ids = args
-        .texts
-        .iter()
-        .map(|text| tokenizer.encode(text, args.max_len).map(|e| e.ids))
-        .collect::<Result<Vec<_>, _>>()?;
-    let embeddings = model.sentence_embeddings(&ids)?;
-    let rows = args.texts.iter().zip(&ids).zip(&embeddings);
+    let embedded = embed(&args.weights, &args.texts, args.max_len, args.backend)?;
+    let rows = args.texts.iter().zip(&embedded);
     if args.json {
         let list: Vec<Row> = rows
-            .map(|((text, ids), embedding)| Row {
+            .map(|(text, e)| Row {
                 text,
-                ids,
-                embedding,
+                ids: &e.ids,
+                embedding: &e.embedding,
             })
             .collect();
         println!("{}", serde_json::to_string(&list)?);
         return Ok(());
     }
-    for ((text, ids), embedding) in rows {
-        let tokens: Vec<&str> = ids
-            .iter()
-            .map(|&id| tokenizer.token(id).unwrap_or("?"))
-            .collect();
-        let ids: Vec<String> = ids.iter().map(u32::to_string).collect();
-        let head: Vec<String> = embedding
-            .iter()
+    for (text, e) in rows {
+        let ids: Vec<String> = e.ids.iter().map(u32::to_string).collect();
+        let head: Vec<String> = (e.embedding.iter())
             .take(8)
             .map(|v| format!("{v:.6}"))
             .collect();
         println!("{text:?}");
-        println!("  tokens ({}): {}", tokens.len(), tokens.join(" "));
+        println!("  tokens ({}): {}", e.tokens.len(), e.tokens.join(" "));
         println!("  ids: {}", ids.join(" "));
         println!(
             "  embedding ({} values, L2-normalised): {} ...",
-            embedding.len(),
+            e.embedding.len(),
             head.join(" ")
         );
     }

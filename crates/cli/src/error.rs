@@ -1,7 +1,9 @@
 //! The command's error: the library's error kept whole (transparent: its message and its
 //! `source()` chain are its own), a check of the command's own (an input file, an argument) in
 //! words, or a place of the command (a file, an argument, a step) with the error underneath as
-//! the source. `main` prints the chain, each part once ([`data::error_chain`]).
+//! the source. `main` prints the chain, each part once ([`experiment::error_chain`]). The errors
+//! of the crates under the pipeline (data, backbones, imports, training) arrive inside
+//! [`experiment::ExperimentError`], never wrapped again here.
 
 use std::error::Error;
 use std::fmt::Display;
@@ -16,13 +18,9 @@ pub enum CliError {
     #[error(transparent)]
     Report(#[from] report::ReportError),
     #[error(transparent)]
-    Data(#[from] data::DataError),
+    Runtime(#[from] runtime::RuntimeError),
     #[error(transparent)]
     Metrics(#[from] uq_metrics::MetricsError),
-    #[error(transparent)]
-    Backbone(#[from] backbone::BackboneError),
-    #[error(transparent)]
-    Import(#[from] importers::ImportError),
     #[error(transparent)]
     Json(#[from] serde_json::Error),
     #[error(transparent)]
@@ -68,20 +66,21 @@ pub type Result<T, E = CliError> = std::result::Result<T, E>;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use data::error_chain;
+    use experiment::error_chain;
 
     #[test]
     fn the_chain_prints_each_part_once() {
         let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
-        let data = data::DataError::caused(std::path::Path::new("a.png"), "cannot read", io);
-        let err = CliError::at("--features", data);
-        assert_eq!(
-            error_chain(&err),
-            "--features: a.png: cannot read: no such file"
-        );
+        let runtime = runtime::RuntimeError::io(std::path::Path::new("a.lock"), io);
+        let err = CliError::at("--features", runtime);
+        assert_eq!(error_chain(&err), "--features: a.lock: no such file");
         // Transparent: the library's error is not repeated.
-        let plain = CliError::from(data::DataError::invalid("x"));
+        let plain = CliError::from(experiment::ExperimentError::invalid("x"));
         assert_eq!(error_chain(&plain), "x");
+        let inner = CliError::from(experiment::ExperimentError::from(
+            runtime::RuntimeError::invalid("y"),
+        ));
+        assert_eq!(error_chain(&inner), "y");
         assert_eq!(
             error_chain(&CliError::at("--k", "must be positive".to_string())),
             "--k: must be positive"

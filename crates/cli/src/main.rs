@@ -25,7 +25,7 @@ use clap::{Parser, Subcommand};
 
 /// Counts heap bytes so that runs can report the peak memory of each method.
 #[global_allocator]
-static ALLOCATOR: experiment::memory::PeakAlloc = experiment::memory::PeakAlloc;
+static ALLOCATOR: runtime::memory::PeakAlloc = runtime::memory::PeakAlloc;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -74,11 +74,11 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    experiment::memory::keep_freed_memory();
+    runtime::memory::keep_freed_memory();
     let cli = Cli::parse();
     // The whole command on a pool thread: flex's parallel ops then run in place instead of
     // being handed over one by one.
-    experiment::pool::on_pool(|| execute(&cli))
+    runtime::pool::on_pool(|| execute(&cli))
 }
 
 fn execute(cli: &Cli) -> ExitCode {
@@ -98,15 +98,15 @@ fn execute(cli: &Cli) -> ExitCode {
         Command::Predict(args) => predict::run(args),
     };
     // The one place an error becomes text: the whole chain, each part once.
-    match (result, train::interrupt::requested()) {
+    match (result, experiment::interrupt::requested()) {
         (Ok(()), _) => ExitCode::SUCCESS,
         // Stopped by a signal: the shell's convention, 128 + its number.
         (Err(e), Some(signal)) => {
-            eprintln!("interrupted: {}", data::error_chain(&e));
+            eprintln!("interrupted: {}", experiment::error_chain(&e));
             ExitCode::from((128 + signal).clamp(1, 255) as u8)
         }
         (Err(e), None) => {
-            eprintln!("error: {}", data::error_chain(&e));
+            eprintln!("error: {}", experiment::error_chain(&e));
             ExitCode::FAILURE
         }
     }

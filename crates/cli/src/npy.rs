@@ -234,7 +234,7 @@ mod tests {
     use ndarray_npy::write_npy;
 
     use super::{read_floats, read_integers};
-    use data::error_chain as chain;
+    use experiment::error_chain as chain;
 
     /// The shape, and the values in logical (C) order whatever the file's layout.
     fn flat<T: Copy>(array: ArrayD<T>) -> (Vec<usize>, Vec<T>) {

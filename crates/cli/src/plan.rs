@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use experiment::device::Backend;
 use experiment::estimate::{DeviceSpec, Precision, estimate};
 use experiment::{ExperimentConfig, Overrides};
+use runtime::Backend;
 
 #[derive(Args, Debug)]
 pub struct PlanArgs {

@@ -18,7 +18,8 @@ pub fn run(args: &ReportArgs) -> crate::error::Result<()> {
     let rendered = redraw(&args.run)?;
     let write = |name: &str, bytes: &[u8]| {
         // atomic_write's error names the file.
-        data::atomic_write(&args.run.join(name), bytes).map_err(|e| CliError::at("redrawing", e))
+        experiment::atomic_write(&args.run.join(name), bytes)
+            .map_err(|e| CliError::at("redrawing", e))
     };
     write("report.md", rendered.markdown.as_bytes())?;
     write("report.html", rendered.html.as_bytes())?;

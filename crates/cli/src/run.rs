@@ -5,10 +5,11 @@ use std::time::Instant;
 
 use crate::error::CliError;
 use clap::Args;
-use experiment::device::Backend;
-use experiment::plan::{Shard, Stage};
-use experiment::{ExperimentConfig, Overrides, RunOptions, Workers};
+use experiment::plan::Stage;
+use experiment::{ExperimentConfig, Overrides, RunOptions};
 use report::render_terminal;
+use runtime::Backend;
+use runtime::{Shard, Workers};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -80,7 +81,7 @@ pub fn run(args: &RunArgs) -> crate::error::Result<()> {
     let started = Instant::now();
     // Ctrl-C / SIGTERM: stop at the next training step or stage, checkpoints whole; a second
     // signal ends the process at once.
-    train::interrupt::install(true)
+    experiment::interrupt::install(true)
         .map_err(|e| CliError::at("installing the signal handlers", e))?;
     let overrides = Overrides {
         backend: args.backend,

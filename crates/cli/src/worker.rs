@@ -12,10 +12,10 @@ pub struct WorkerArgs {
 
 pub fn run(args: &WorkerArgs) -> crate::error::Result<()> {
     let spec = WorkerSpec::parse(&args.spec)?;
-    // Stop cleanly at the first signal and at any later one (see `train::interrupt::install`).
-    train::interrupt::install(false)
+    // Stop cleanly at the first signal and at any later one (see `experiment::interrupt::install`).
+    experiment::interrupt::install(false)
         .map_err(|e| crate::error::CliError::at("installing the signal handlers", e))?;
     // The main process's progress line owns the terminal: a worker prints whole epoch lines.
-    train::epoch_lines(&format!("[worker {}] ", spec.job));
+    experiment::epoch_lines(&format!("[worker {}] ", spec.job));
     Ok(experiment::run_worker(&spec)?)
 }

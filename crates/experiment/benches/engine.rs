@@ -126,8 +126,8 @@ fn main() {
     if let Some(model) = flag("--one") {
         let seed = flag("--seed").and_then(|s| s.parse().ok()).unwrap_or(0);
         let backend = flag("--backend").map_or("flex", String::as_str);
-        experiment::memory::keep_freed_memory();
-        return experiment::pool::on_pool(|| measure(model, backend, seed));
+        runtime::memory::keep_freed_memory();
+        return runtime::pool::on_pool(|| measure(model, backend, seed));
     }
     // ROUNDS is the first argument that is not a flag's value (`--threads 2` is not 2 rounds).
     let rounds: usize = (args.iter().enumerate())
@@ -287,7 +287,7 @@ fn build(name: &str, plan: &Plan, device: &Device) -> (Classifier, Option<[usize
 
 /// One round of one model in this process: train, then time evaluation.
 fn measure(name: &str, backend: &str, seed: u64) {
-    let device = (backend.parse::<experiment::device::Backend>())
+    let device = (backend.parse::<runtime::Backend>())
         .and_then(|b| b.device())
         .unwrap_or_else(|e| panic!("{e}"));
     let autodiff = device.clone().autodiff();
@@ -340,7 +340,7 @@ fn measure(name: &str, backend: &str, seed: u64) {
     let train_flops = 3 * classifier.flops(plan.tokens);
     let t = Instant::now();
     // With the pool's threads spinning, as a run without worker processes trains.
-    let trained = experiment::pool::hot(|| fit(classifier, data, &config, &opts)).expect("fit");
+    let trained = runtime::pool::hot(|| fit(classifier, data, &config, &opts)).expect("fit");
     let per_s = plan.samples as f64 / t.elapsed().as_secs_f64();
     println!("train_samples_per_s {per_s:.3}");
     println!("train_gflop_per_s {:.3}", per_s * train_flops as f64 / 1e9);
@@ -349,7 +349,7 @@ fn measure(name: &str, backend: &str, seed: u64) {
 
 /// Evaluation latency at the plan's batch and at batch 1 (and for `vit_tiny_28` one MC Dropout
 /// sample), timed with the pool's threads spinning between ops, as PyTorch's OpenMP threads do
-/// (`experiment::pool::hot`).
+/// (`runtime::pool::hot`).
 fn evaluate(model: &Classifier, data: &Data, plan: &Plan, device: &Device) {
     let indices: Vec<usize> = (0..plan.eval_batch).collect();
     let batch = data.batch(&indices, None, device).expect("batch");
@@ -357,7 +357,7 @@ fn evaluate(model: &Classifier, data: &Data, plan: &Plan, device: &Device) {
     let run = |x: &Input, mode| {
         let _ = model.forward(x.clone(), &Gates::none(), mode).into_data();
     };
-    experiment::pool::hot(|| {
+    runtime::pool::hot(|| {
         run(&batch, Mode::Deterministic);
         let ms = median_ms(plan.eval_calls, || run(&batch, Mode::Deterministic));
         println!("eval_ms {ms:.4}");

@@ -14,25 +14,25 @@ use burn::optim::{AdamWConfig, GradientsParams};
 use burn::tensor::{Device, Distribution, Int, Tensor, TensorData};
 use ensembles::{DeepEnsemble, Single};
 use experiment::eval::costs;
-use experiment::memory::{peak_bytes, reset_peak};
 use hydra::Merge;
 use lora_ensemble::LoraConfig;
 use report::Cost;
+use runtime::memory::{peak_bytes, reset_peak};
 use seam::{EnsembleModel, Trainable};
 
 #[global_allocator]
-static ALLOCATOR: experiment::memory::PeakAlloc = experiment::memory::PeakAlloc;
+static ALLOCATOR: runtime::memory::PeakAlloc = runtime::memory::PeakAlloc;
 
 #[path = "ensemble_cost/table.rs"]
 mod table;
 
 fn main() {
-    experiment::memory::keep_freed_memory();
+    runtime::memory::keep_freed_memory();
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--table") {
-        return experiment::pool::on_pool(|| table::run(&args));
+        return runtime::pool::on_pool(|| table::run(&args));
     }
-    experiment::pool::on_pool(measure);
+    runtime::pool::on_pool(measure);
 }
 
 fn measure() {

@@ -19,9 +19,9 @@ use crate::cache::{Fit, Splits, Trainer, fingerprint};
 use crate::config::ExperimentConfig;
 use crate::error::{ErrorContext, ExperimentError, Result};
 use crate::methods::{MethodSpec, ModelInit};
-use crate::workers::{Job, Pool};
 use crate::zero_shot::prompts;
 use report::summary::TrainCost;
+use runtime::workers::{Job, Pool};
 
 pub use importers::{PRETRAINED, Pretrained};
 

@@ -1,30 +1,22 @@
 //! Training through the model cache: every trained model is keyed by a fingerprint of what made
 //! it (recipe, data, seed, base model), checkpointed after every epoch, and read back instead of
-//! retrained when the same recipe comes again.
+//! retrained when the same recipe comes again. The folders' locks, the in-use marks and the
+//! cache's listing and cleaning are the runtime's ([`runtime::cache`]); this trains into them.
 
-use std::collections::BTreeSet;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
 use burn::tensor::Device;
+use runtime::cache::lock::{Attempt, FolderLock, LOCK_TIMES, try_lock};
+use runtime::{InUse, MadeBy};
 use seam::Trainable;
 use train::{Checkpoint, Data, Distill, FitOptions, History, TrainConfig, fit_with_report};
 
 use crate::error::{ErrorContext, Result, check_stop};
 use report::curves::{Epoch, TrainingLog};
 use report::summary::TrainCost;
-
-pub mod lock;
-mod manage;
-
-use lock::{Attempt, FolderLock, LOCK_TIMES, try_lock};
-use manage::in_use_file;
-pub use manage::{
-    CACHE_KEYS, CacheEntry, Clean, MadeBy, clean_cache, list_cache, used_by_latest_run,
-};
 
 /// Trains models with checkpoints in the cache, and marks the folders it uses as in use (a
 /// file `in-use-<pid>.txt` in the cache, removed when the trainer is dropped) so that
@@ -41,8 +33,8 @@ pub struct Trainer {
     /// a sleeping thread for each op cost 4-20% of training's speed on two threads
     /// (docs/performance.md); beside other training processes it would take their cores.
     pub spin: bool,
-    /// The fingerprints fitted or read back so far.
-    used: Mutex<BTreeSet<String>>,
+    /// The fingerprints fitted or read back so far, marked in the cache while this runs.
+    used: InUse,
     /// The epoch logs of those trainings, in the order first used.
     logs: Mutex<Vec<TrainingLog>>,
 }
@@ -81,12 +73,12 @@ pub struct Fit<'a> {
 impl Trainer {
     pub fn new(cache_root: PathBuf, quiet: bool, experiment: String) -> Self {
         Self {
+            used: InUse::new(cache_root.clone()),
             cache_root,
             quiet,
             no_train: false,
             experiment,
             spin: false,
-            used: Mutex::default(),
             logs: Mutex::default(),
         }
     }
@@ -99,23 +91,7 @@ impl Trainer {
 
     /// The fingerprints of the cache folders this trainer used, in order.
     pub fn used(&self) -> Vec<String> {
-        let used = self.used.lock().unwrap_or_else(|e| e.into_inner());
-        used.iter().cloned().collect()
-    }
-
-    /// Records `fingerprint` as used, in memory and in the in-use file (best effort: a cache
-    /// that cannot take the file cannot be cleaned either).
-    fn mark_used(&self, fingerprint: &str) {
-        let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
-        if used.insert(fingerprint.to_string()) {
-            let _ = fs::create_dir_all(&self.cache_root).and_then(|()| {
-                let mut file = fs::File::options()
-                    .create(true)
-                    .append(true)
-                    .open(in_use_file(&self.cache_root, std::process::id()))?;
-                writeln!(file, "{fingerprint}")
-            });
-        }
+        self.used.used()
     }
 
     /// Trains `model` on `data.train`, validated on `data.val` after every epoch, resuming from (or reading back) the cached checkpoint, or
@@ -129,7 +105,7 @@ impl Trainer {
         run: Fit<'_>,
     ) -> Result<(M, TrainCost)> {
         let fingerprint = fingerprint(run.identity);
-        self.mark_used(&fingerprint);
+        self.used.mark(&fingerprint);
         let folder = self.cache_root.join(&fingerprint);
         let _lock = self.lock(&folder, &run.label)?;
         let checkpoint = Checkpoint::new(folder, fingerprint);
@@ -141,7 +117,7 @@ impl Trainer {
         };
         // Before training, so that a folder of an interrupted training says whose it is; and
         // after, for a folder that replaced one set aside as damaged.
-        made_by.record(checkpoint.dir());
+        record(&made_by, checkpoint.dir());
         let options = FitOptions {
             device: run.device.clone(),
             seed: run.seed,
@@ -155,11 +131,11 @@ impl Trainer {
         let trainable_params = train::trainable_params(&model) as u64;
         let train = || fit_with_report(model, data.train, run.config, &options);
         let (model, report) = if self.spin {
-            crate::pool::hot(train)
+            runtime::pool::hot(train)
         } else {
             train()
         }?;
-        made_by.record(checkpoint.dir());
+        record(&made_by, checkpoint.dir());
         let Some(state) = report.state else {
             // Nothing to train (no epochs): nothing stored either.
             return Ok((model, TrainCost::default()));
@@ -254,9 +230,15 @@ impl Trainer {
     }
 }
 
-impl Drop for Trainer {
-    fn drop(&mut self) {
-        let _ = fs::remove_file(in_use_file(&self.cache_root, std::process::id()));
+/// Writes `made_by` into `dir` unless a record is there ([`MadeBy::FILE`]). Best effort: a
+/// folder that cannot take it fails the training itself, with a better message, a moment later.
+fn record(made_by: &MadeBy, dir: &Path) {
+    let file = dir.join(MadeBy::FILE);
+    if file.exists() {
+        return;
+    }
+    if let Ok(text) = serde_json::to_vec_pretty(made_by) {
+        let _ = fs::create_dir_all(dir).and_then(|()| data::atomic_write(&file, &text));
     }
 }
 

@@ -113,9 +113,12 @@ pub enum ExperimentError {
     Tensor(#[from] burn::tensor::DataError),
     #[error(transparent)]
     Report(#[from] report::ReportError),
-    /// A name that its registry lacks (a backend's).
+    /// A name that its registry lacks (a method kind's, a data source's).
     #[error(transparent)]
     Unknown(#[from] registry::Unknown),
+    /// The runtime's: the cache's folders, a device, a shard.
+    #[error(transparent)]
+    Runtime(#[from] runtime::RuntimeError),
     /// A check of this crate's own, in words.
     #[error("{0}")]
     Invalid(String),
@@ -146,6 +149,12 @@ pub(crate) fn check_stop(before: impl fmt::Display) -> Result<()> {
             train::interrupt::signal_name(signal)
         ))),
     }
+}
+
+/// Whether a signal has asked the process to stop ([`train::interrupt`]): worker processes
+/// then start no new job, and running ones are asked to stop.
+pub(crate) fn stop_requested() -> bool {
+    train::interrupt::requested().is_some()
 }
 
 /// The result type of the experiment layer.

@@ -11,38 +11,45 @@
 //! report are the `report` crate's: the report is rendered from the stored summary and computes
 //! nothing.
 //! Errors are [`ExperimentError`]s that name the file, field, method or seed.
+//!
+//! Services of the pipeline for the command line: what an experiment file can name
+//! ([`catalog`]), a checkpoint run on given inputs ([`predict`], [`embed`]).
+//!
+//! What runs the work without knowing models or methods (the thread pool, devices, worker
+//! processes, shards, the cache's folders) is the `runtime` crate's, below this one.
 
 mod base;
 mod cache;
+pub mod catalog;
 pub mod config;
-pub mod device;
+pub mod embed;
 pub mod error;
 pub mod estimate;
 pub mod eval;
 pub mod eval_set;
-pub mod memory;
 pub mod methods;
 pub mod pixels;
 pub mod plan;
-pub mod pool;
+pub mod predict;
 pub mod prep;
 mod provenance;
 pub mod runner;
 pub mod sets;
 mod sources;
-pub mod workers;
+mod worker_spec;
 pub mod workload;
 mod zero_shot;
 
 pub use base::{PRETRAINED, Pretrained};
-pub use cache::lock as cache_lock;
-pub use cache::{
-    CACHE_KEYS, CacheEntry, Clean, MadeBy, clean_cache, list_cache, used_by_latest_run,
-};
 pub use config::{ExperimentConfig, Overrides};
 pub use error::{ConfigError, ExperimentError};
 pub use methods::{
     Built, Context, KINDS, Method, MethodSpec, Needs, Recalibration, Setting, Sweep,
 };
 pub use runner::{RunOptions, RunOutput, run, run_jobs, run_shard, run_worker};
-pub use workers::{Job, WorkerSpec, Workers};
+pub use worker_spec::WorkerSpec;
+
+/// For the command line: the stop request that training honours (Ctrl-C, SIGTERM), a worker's
+/// epoch lines, an error's whole chain in one line, and files written whole (as the runs are).
+pub use data::{atomic_write, error_chain};
+pub use train::{epoch_lines, interrupt};

@@ -10,7 +10,7 @@ use burn::module::Module;
 use burn::tensor::activation::log_softmax;
 use burn::tensor::{Device, Distribution, Tensor};
 use data::{ImageDataset, Normalization, Pixels};
-use experiment::device::Backend;
+use runtime::Backend;
 use train::{FitOptions, ImageData, TrainConfig, fit};
 
 fn tiny(device: &Device) -> VisionTransformer {

@@ -3,8 +3,8 @@
 use std::error::Error;
 
 use data::error_chain;
-use experiment::device::Backend;
 use experiment::{ExperimentConfig, Overrides};
+use runtime::Backend;
 
 const VALID: &str = r#"
 [experiment]
@@ -44,7 +44,7 @@ fn error_of(text: &str) -> String {
 fn valid_file_parses_with_defaults() {
     let c = ExperimentConfig::parse(VALID).unwrap();
     assert_eq!(c.experiment.seeds, vec![1, 2]);
-    assert_eq!(c.experiment.backend, experiment::device::Backend::Flex);
+    assert_eq!(c.experiment.backend, runtime::Backend::Flex);
     assert_eq!(c.train.epochs, 2);
     assert_eq!(
         c.train.batch_size, 128,

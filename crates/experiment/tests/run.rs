@@ -94,7 +94,7 @@ fn writes_the_output_contract_and_repeats_exactly() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     folders.sort();
-    let keys = std::fs::read_to_string(first.dir.join(experiment::CACHE_KEYS)).unwrap();
+    let keys = std::fs::read_to_string(first.dir.join(runtime::CACHE_KEYS)).unwrap();
     assert_eq!(keys.lines().collect::<Vec<_>>(), folders);
     assert_eq!(folders.len(), 2, "two base models");
     // The resolved config is itself a valid experiment file.

@@ -159,7 +159,7 @@ pub fn run(args: &[String]) {
     let (batch, rounds) = (number("--batch", 256), number("--rounds", 5));
     let dtypes: Vec<&str> =
         flag("--dtypes").map_or(vec!["f32", "bf16"], |d| d.split(',').collect());
-    let device = (backend.parse::<experiment::device::Backend>())
+    let device = (backend.parse::<runtime::Backend>())
         .and_then(|b| b.device())
         .unwrap_or_else(|e| panic!("{e}"));
     let vit = vit_config(model);

@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 use train::TrainConfig;
 
 use super::sections::{BackboneSection, DataSection, EvalSection, ExperimentSection};
-use crate::device::Backend;
 use crate::error::ConfigError;
 use crate::methods::{MethodSpec, Recalibration, Setting};
+use runtime::Backend;
 
 /// A whole experiment file, after validation.
 #[derive(Debug, Clone, Serialize)]

@@ -8,8 +8,8 @@ use uq_metrics::{ConformalScore, OodScore};
 
 use super::source::DataSource;
 use super::zero_shot::ZeroShotSection;
-use crate::device::Backend;
 use crate::methods::Recalibration;
+use runtime::Backend;
 
 /// `[eval]`: what the evaluation adds to every method, and how methods are compared and timed.
 #[derive(Debug, Clone, Serialize, Deserialize)]

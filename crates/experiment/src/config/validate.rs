@@ -6,10 +6,10 @@ use data::Modality;
 
 use super::experiment::ExperimentConfig;
 use super::sections::Precision;
-use crate::device::Backend;
 use crate::error::ConfigError;
 use crate::methods::Recalibration;
 use report::summary::Variant;
+use runtime::Backend;
 
 pub(super) fn fail(field: &str, what: impl Into<String>) -> Result<(), ConfigError> {
     Err(ConfigError::msg(format!("{field}: {}", what.into())))

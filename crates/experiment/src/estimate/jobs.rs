@@ -13,8 +13,8 @@ use crate::error::{ErrorContext, ExperimentError, Result};
 use crate::plan::{PlannedJob, plan};
 use crate::prep::Prep;
 use crate::sets::{Loaded, load};
-use crate::workers::Job;
 use crate::workload::{ModelShape, Prompts, Sizing, Training, Work};
+use runtime::Job;
 
 /// FLOPs, peak memory and time of one line of the estimate.
 #[derive(Debug, Clone, PartialEq, Serialize)]

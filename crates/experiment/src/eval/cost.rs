@@ -7,8 +7,8 @@ use burn::tensor::Tensor;
 use seam::EnsembleModel;
 use seam::timing::{self, quartiles};
 
-use crate::memory;
 use report::summary::Cost;
+use runtime::memory;
 
 /// Batch-1 calls per timed block: one call takes about a millisecond, too short to time alone
 /// on a shared machine, so each round times a block of them and records the mean call.
@@ -28,7 +28,7 @@ pub fn costs(
     rounds: usize,
     baseline: Option<usize>,
 ) -> Vec<Cost> {
-    let heap = crate::device::on_rust_heap(&sample.device());
+    let heap = runtime::device::on_rust_heap(&sample.device());
     let one = sample.clone().narrow(0, 1);
     let full = sample.clone().resized(batch);
     let block = |model: &&dyn EnsembleModel| {
@@ -38,7 +38,7 @@ pub fn costs(
     let mut at_batch = vec![Vec::new(); models.len()];
     // The pool's threads spin between ops while the models are timed, as a serving process's
     // would (see `pool::hot`); every model is timed so.
-    crate::pool::hot(|| {
+    runtime::pool::hot(|| {
         for model in models {
             block(model);
             sync(model.member_logits(full.clone()));

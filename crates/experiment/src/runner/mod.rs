@@ -8,13 +8,14 @@ use std::path::PathBuf;
 
 use crate::config::{ExperimentConfig, Overrides};
 use crate::error::{ErrorContext as _, Result, check_stop};
-use crate::plan::{PlannedJob, Shard, Stage, job_id, plan, share};
-use crate::workers::{Job, WorkerSpec};
+use crate::plan::{PlannedJob, Stage, job_id, plan, share};
+use crate::worker_spec::WorkerSpec;
 use report::compare::compare;
 use report::curves::{CURVES_FILE, RunCurves};
 use report::render;
 use report::summary::Summary;
 use report::write_run;
+use runtime::{Job, Shard};
 
 mod seed;
 mod setup;
@@ -103,7 +104,7 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput> {
     let keys: String = (setup.trainer.used().iter())
         .map(|k| format!("{k}\n"))
         .collect();
-    files.push((crate::cache::CACHE_KEYS.to_string(), keys.into_bytes()));
+    files.push((runtime::CACHE_KEYS.to_string(), keys.into_bytes()));
     let summary = Summary {
         experiment: config.experiment.name.clone(),
         seeds: config.experiment.seeds.clone(),

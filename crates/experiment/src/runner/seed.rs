@@ -15,11 +15,11 @@ use crate::error::{ErrorContext as _, ExperimentError, Result, check_stop};
 use crate::eval::{Entry, Evaluator};
 use crate::methods::{Built, MethodSpec, Sweep};
 use crate::sets::SeedData;
-use crate::workers::{Job, Pool};
 use report::Extra;
 use report::curves::{MethodCurves, PredictorGrid, SweepTable};
 use report::summary::{MethodResult, TrainCost, Variant};
 use report::{Identity, Measured};
+use runtime::workers::{Job, Pool};
 
 /// What one seed gives the run.
 pub(super) struct SeedOutput {

@@ -9,11 +9,12 @@ use burn::tensor::Device;
 use crate::base::{Base, BaseSpec, base_models, train_base};
 use crate::cache::{Trainer, fingerprint};
 use crate::config::ExperimentConfig;
-use crate::error::{ErrorContext as _, ExperimentError, Result};
+use crate::error::{ErrorContext as _, ExperimentError, Result, stop_requested};
 use crate::methods::{Context, MethodSpec};
 use crate::plan::{mark_cached, plan, seed_jobs};
 use crate::sets::{Loaded, SeedData, load};
-use crate::workers::{Job, Pool, Spawn, WorkerSpec, Workers, command};
+use crate::worker_spec::WorkerSpec;
+use runtime::workers::{Job, Pool, Spawn, Workers, command};
 
 /// Where a run reads and writes.
 #[derive(Debug, Clone)]
@@ -230,7 +231,13 @@ pub(super) fn start_pool(
         };
         command(&workers.exe, &spec).spawn()
     });
-    Ok(Pool::start(jobs, &[Job::Base(0)], processes, spawn))
+    Ok(Pool::start(
+        jobs,
+        &[Job::Base(0)],
+        processes,
+        spawn,
+        stop_requested,
+    ))
 }
 
 #[cfg(test)]

@@ -19,6 +19,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
+use crate::error::{Result, RuntimeError};
+
 /// How often a holder renews its lock, after how long without renewal a lock is taken over, and
 /// how often a waiter looks again.
 #[derive(Debug, Clone, Copy)]
@@ -63,7 +65,7 @@ pub enum Attempt {
 
 /// One attempt at the lock of `folder`: held, or busy with a live holder. A stale lock is taken
 /// over on the way.
-pub fn try_lock(folder: &Path, times: LockTimes) -> io::Result<Attempt> {
+pub fn try_lock(folder: &Path, times: LockTimes) -> Result<Attempt> {
     let path = lock_file(folder);
     for _ in 0..2 {
         match File::options().write(true).create_new(true).open(&path) {
@@ -71,7 +73,7 @@ pub fn try_lock(folder: &Path, times: LockTimes) -> io::Result<Attempt> {
                 let holder = format!("{} {}", host(), std::process::id());
                 writeln!(file, "{holder}")
                     .and_then(|()| file.sync_all())
-                    .map_err(|e| data::with_path(&path, e))?;
+                    .map_err(|e| RuntimeError::io(&path, e))?;
                 return Ok(Attempt::Held(FolderLock::hold(
                     path,
                     holder,
@@ -83,7 +85,7 @@ pub fn try_lock(folder: &Path, times: LockTimes) -> io::Result<Attempt> {
                     return Ok(Attempt::Busy(holder(&path)));
                 }
             }
-            Err(e) => return Err(data::with_path(&path, e)),
+            Err(e) => return Err(RuntimeError::io(&path, e)),
         }
     }
     Ok(Attempt::Busy(holder(&path)))
@@ -103,7 +105,7 @@ fn is_stale(path: &Path, stale: Duration) -> bool {
 
 /// Removes the stale lock `path` under the steal file; false when another waiter is taking it
 /// over (or it was renewed meanwhile).
-fn take_over(path: &Path, stale: Duration) -> io::Result<bool> {
+fn take_over(path: &Path, stale: Duration) -> Result<bool> {
     let mut steal = path.as_os_str().to_os_string();
     steal.push(".steal");
     let steal = PathBuf::from(steal);
@@ -124,13 +126,13 @@ fn take_over(path: &Path, stale: Duration) -> io::Result<bool> {
             }
             Ok(false)
         }
-        Err(e) => Err(data::with_path(&steal, e)),
+        Err(e) => Err(RuntimeError::io(&steal, e)),
     }
 }
 
-fn remove_if_there(path: &Path) -> io::Result<()> {
+fn remove_if_there(path: &Path) -> Result<()> {
     match fs::remove_file(path) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(data::with_path(path, e)),
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(RuntimeError::io(path, e)),
         _ => Ok(()),
     }
 }

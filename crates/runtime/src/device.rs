@@ -5,7 +5,7 @@ use burn::tensor::Device;
 use registry::{Entry, Registry};
 use serde::{Deserialize, Serialize};
 
-use crate::error::ExperimentError;
+use crate::error::RuntimeError;
 
 /// A compute backend, as `[experiment] backend` and `--backend` name it; every one but `flex`
 /// needs its cargo feature.
@@ -81,19 +81,19 @@ impl Backend {
     /// Its device number `index` (`None`: the default device), or why it cannot be had: a GPU
     /// backend's `index` is the GPU's number (wgpu: among the discrete GPUs); a CPU backend has
     /// only device 0.
-    pub fn device_at(self, index: Option<usize>) -> Result<Device, ExperimentError> {
+    pub fn device_at(self, index: Option<usize>) -> Result<Device, RuntimeError> {
         match index {
             None => self.device(),
             Some(i) if !self.is_cpu() => self.gpu(i),
             Some(0) => self.device(),
-            Some(i) => Err(ExperimentError::invalid(format!(
+            Some(i) => Err(RuntimeError::invalid(format!(
                 "device {i}: backend `{self}` runs on one device, the CPU (device 0)"
             ))),
         }
     }
 
     /// GPU `index` of a GPU backend; one not compiled in says which feature it needs.
-    fn gpu(self, index: usize) -> Result<Device, ExperimentError> {
+    fn gpu(self, index: usize) -> Result<Device, RuntimeError> {
         match self {
             #[cfg(feature = "wgpu")]
             Self::Wgpu => Ok(Device::wgpu(burn::tensor::DeviceKind::DiscreteGpu(index))),
@@ -110,9 +110,9 @@ impl Backend {
     }
 
     /// Its default device, or why it cannot be had in this build.
-    pub fn device(self) -> Result<Device, ExperimentError> {
+    pub fn device(self) -> Result<Device, RuntimeError> {
         let not_built = |feature: &str| {
-            Err(ExperimentError::invalid(format!(
+            Err(RuntimeError::invalid(format!(
                 "backend `{self}` is not compiled into this build; rebuild with `--features \
                  {feature}` (e.g. cargo run --release -p uqformer --features {feature} -- run ...)"
             )))
@@ -152,7 +152,7 @@ impl std::fmt::Display for Backend {
 
 /// For `--backend` on the command line.
 impl std::str::FromStr for Backend {
-    type Err = ExperimentError;
+    type Err = RuntimeError;
 
     fn from_str(name: &str) -> Result<Self, Self::Err> {
         Ok(Self::NAMES.get(name)?.item)

@@ -1,12 +1,17 @@
 use super::*;
 
+/// No signal in these tests.
+fn never() -> bool {
+    false
+}
+
 /// A fake worker: records the job and "runs" a trivial process.
 fn pool_with(jobs: Vec<(Job, usize)>, claimed: &[Job], log: Arc<Mutex<Vec<Job>>>) -> Pool {
     let spawn: Arc<Spawn> = Arc::new(move |job, _slot| {
         log.lock().unwrap().push(job);
         Command::new("true").spawn()
     });
-    Pool::start(jobs, claimed, 1, spawn)
+    Pool::start(jobs, claimed, 1, spawn, never)
 }
 
 #[test]
@@ -83,7 +88,7 @@ fn a_paused_pool_starts_no_job_until_resumed() {
         Command::new("sleep").arg("0.2").spawn()
     });
     let jobs = vec![(Job::Base(0), 0), (Job::Base(1), 0), (Job::Base(2), 0)];
-    let pool = Pool::start(jobs, &[Job::Base(0)], 1, spawn);
+    let pool = Pool::start(jobs, &[Job::Base(0)], 1, spawn, never);
     pool.pause();
     let started = log.lock().unwrap().len();
     std::thread::sleep(Duration::from_millis(500));
@@ -102,37 +107,6 @@ fn a_paused_pool_starts_no_job_until_resumed() {
     all.sort_by_key(|j| j.to_string());
     all.dedup();
     assert_eq!(all.len(), log.lock().unwrap().len(), "a job ran twice");
-}
-
-#[test]
-fn a_worker_spec_round_trips_and_refuses_what_it_does_not_know() {
-    for (job, device) in [
-        (Job::Base(0), None),
-        (Job::Base(7), Some(2)),
-        (Job::Method(12), None),
-    ] {
-        let spec = WorkerSpec {
-            config: "results/.cache/worker-config-1.toml".into(),
-            seed: 3,
-            job,
-            data_root: "datasets".into(),
-            cache_root: "a cache/with space".into(),
-            quiet: true,
-            device,
-        };
-        let json = serde_json::to_string(&spec).unwrap();
-        assert_eq!(WorkerSpec::parse(&json).unwrap(), spec);
-    }
-    let json = r#"{"config":"c","seed":0,"job":{"base":1},"data_root":"d","cache_root":"e","quiet":false}"#;
-    assert_eq!(WorkerSpec::parse(json).unwrap().job, Job::Base(1));
-    for bad in [
-        json.replace(r#"{"base":1}"#, r#"{"model":1}"#),
-        json.replace(r#""quiet":false"#, r#""quiet":false,"extra":1"#),
-        json.replace(r#""seed":0,"#, ""),
-    ] {
-        let err = WorkerSpec::parse(&bad).unwrap_err().to_string();
-        assert!(err.contains("worker spec"), "{bad}: {err}");
-    }
 }
 
 /// Each worker thread is one slot, and a slot (one device, with `[experiment] devices`) starts its
@@ -161,7 +135,7 @@ fn a_slot_runs_one_job_at_a_time() {
         Ok(child)
     });
     let jobs: Vec<(Job, usize)> = (0..6).map(|k| (Job::Base(k), 0)).collect();
-    let pool = Pool::start(jobs, &[], 2, spawn);
+    let pool = Pool::start(jobs, &[], 2, spawn, never);
     // The main process takes nothing until the workers have had every job (or 10 s passed).
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while *spawned.lock().unwrap() < 6 && std::time::Instant::now() < deadline {

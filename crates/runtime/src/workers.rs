@@ -11,6 +11,9 @@
 //! models first, then the methods that train, from the last one backwards, so main and workers
 //! meet in the middle. No job is ever run by two processes at once, which keeps the cache's
 //! checkpoints consistent.
+//!
+//! What a worker is given to run is the caller's (`experiment::WorkerSpec`, passed to
+//! [`command`] as JSON); this module knows only the jobs, their order and the processes.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -19,8 +22,6 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-
-use crate::error::{ErrorContext as _, ExperimentError};
 
 /// Worker processes for a run: `exe worker ...` (the `uqformer` binary) and how many at once.
 #[derive(Debug, Clone)]
@@ -51,34 +52,6 @@ impl std::fmt::Display for Job {
     }
 }
 
-/// What a worker process runs: one job of one seed of a resolved config. The main process
-/// hands it over as one JSON argument (`uqformer worker SPEC`), so the worker's command line
-/// is this type's, never a format the two sides each spell out.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WorkerSpec {
-    /// The run's resolved config, written by the main process.
-    pub config: PathBuf,
-    pub seed: u64,
-    pub job: Job,
-    /// The `datasets/` folder.
-    pub data_root: PathBuf,
-    /// The model cache the job trains into (a worker writes nothing else).
-    pub cache_root: PathBuf,
-    /// No epoch lines.
-    pub quiet: bool,
-    /// The backend's device to train on (`[experiment] devices`); none: the config's first.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub device: Option<usize>,
-}
-
-impl WorkerSpec {
-    /// The spec a worker was given, or an error naming what did not parse.
-    pub fn parse(text: &str) -> Result<Self, ExperimentError> {
-        serde_json::from_str(text).context(format_args!("worker spec {text}"))
-    }
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Status {
     Queued,
@@ -98,14 +71,18 @@ struct State {
 }
 
 /// Hands jobs to worker processes; the main process claims the rest.
-pub(crate) struct Pool {
+pub struct Pool {
     shared: Arc<(Mutex<State>, Condvar)>,
     threads: Vec<JoinHandle<()>>,
 }
 
+/// Whether this process has been asked to stop (a signal): workers then start no new job, and
+/// a running one is asked to stop too.
+pub type Stopping = fn() -> bool;
+
 /// Builds the worker process for a job, run by worker thread `slot` (0-based: each slot runs
 /// one job at a time, so a device given to one slot has one job at a time).
-pub(crate) type Spawn = dyn Fn(Job, usize) -> std::io::Result<Child> + Send + Sync;
+pub type Spawn = dyn Fn(Job, usize) -> std::io::Result<Child> + Send + Sync;
 
 impl Pool {
     /// Starts `processes` worker threads over `jobs`, each with the number of base models it
@@ -115,6 +92,7 @@ impl Pool {
         claimed: &[Job],
         processes: usize,
         spawn: Arc<Spawn>,
+        stopping: Stopping,
     ) -> Self {
         let state = State {
             jobs: jobs
@@ -136,7 +114,7 @@ impl Pool {
             .map(|slot| {
                 let shared = Arc::clone(&shared);
                 let spawn = Arc::clone(&spawn);
-                std::thread::spawn(move || worker_loop(&shared, spawn.as_ref(), slot))
+                std::thread::spawn(move || worker_loop(&shared, spawn.as_ref(), slot, stopping))
             })
             .collect();
         Self { shared, threads }
@@ -226,14 +204,16 @@ fn next_job(state: &State) -> Option<usize> {
     bases.chain(methods).find(ready)
 }
 
-fn worker_loop(shared: &(Mutex<State>, Condvar), spawn: &Spawn, slot: usize) {
+fn worker_loop(shared: &(Mutex<State>, Condvar), spawn: &Spawn, slot: usize, stopping: Stopping) {
     let (lock, ready) = shared;
     loop {
         let job = {
             let mut state = lock_state(lock);
             loop {
-                let stopping = state.cancelled || train::interrupt::requested().is_some();
-                if stopping || state.jobs.iter().all(|(_, s, _)| *s != Status::Queued) {
+                if state.cancelled
+                    || stopping()
+                    || state.jobs.iter().all(|(_, s, _)| *s != Status::Queued)
+                {
                     return;
                 }
                 if let Some(i) = next_job(&state).filter(|_| !state.paused) {
@@ -246,7 +226,7 @@ fn worker_loop(shared: &(Mutex<State>, Condvar), spawn: &Spawn, slot: usize) {
         // A failed worker is not an error here: the main process then runs the job itself and
         // reports whatever went wrong (or, for a killed one, resumes its checkpoint).
         if let Ok(child) = spawn(job, slot) {
-            watch(child, || lock_state(lock).cancelled);
+            watch(child, || lock_state(lock).cancelled, stopping);
         }
         if let Some(entry) = lock_state(lock).jobs.iter_mut().find(|(j, ..)| *j == job) {
             entry.1 = Status::Done;
@@ -261,7 +241,7 @@ const STOP_GRACE: Duration = Duration::from_secs(30);
 /// Waits for a worker process to end. When this process is asked to stop (Ctrl-C, SIGTERM), so
 /// is the worker, with SIGTERM, and it is given [`STOP_GRACE`] to stop at a training step with
 /// its checkpoint whole; a run that ends otherwise (`cancelled`) kills it.
-fn watch(mut child: Child, cancelled: impl Fn() -> bool) {
+fn watch(mut child: Child, cancelled: impl Fn() -> bool, stopping: Stopping) {
     let mut asked: Option<std::time::Instant> = None;
     loop {
         match child.try_wait() {
@@ -269,7 +249,7 @@ fn watch(mut child: Child, cancelled: impl Fn() -> bool) {
             Ok(None) => {}
         }
         let overdue = asked.is_some_and(|t| t.elapsed() > STOP_GRACE);
-        if asked.is_none() && train::interrupt::requested().is_some() {
+        if asked.is_none() && stopping() {
             // SAFETY: kill(2) on the pid of a child not yet reaped, so not reused.
             unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
             asked = Some(std::time::Instant::now());
@@ -282,8 +262,9 @@ fn watch(mut child: Child, cancelled: impl Fn() -> bool) {
     }
 }
 
-/// The command that runs `spec` in a worker process.
-pub(crate) fn command(exe: &Path, spec: &WorkerSpec) -> Command {
+/// The command that runs `spec` in a worker process: `exe worker <spec as JSON>`, so the
+/// worker's command line is the spec type's, never a format the two sides each spell out.
+pub fn command(exe: &Path, spec: &impl Serialize) -> Command {
     let mut command = Command::new(exe);
     let json = serde_json::to_string(spec).expect("a worker spec serialises");
     command

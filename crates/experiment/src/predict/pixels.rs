@@ -1,23 +1,30 @@
-//! `uqformer predict` on a ViT-family checkpoint: float pixel values `[N, C, H, W]` in, the
-//! logits of a classifier or the pooled features out; and the pixel reader CLIP shares.
+//! A ViT-family checkpoint on float pixel values `[N, C, H, W]`: the logits of a classifier or
+//! the pooled features; and the pixel batches CLIP shares.
 
 use std::path::Path;
 
 use backbone::{Gates, Mode};
 use burn::tensor::{Device, Tensor, TensorData};
 use importers::load_vit;
+use runtime::Backend;
 
-use super::args::{Outputs, PredictArgs};
-use crate::npy::read_floats;
+use super::arrays::{Input, Outputs};
+use crate::error::{ExperimentError, Result};
 
-/// A ViT-family checkpoint's outputs on the pixel values of `--input`.
-pub(super) fn predict(args: &PredictArgs, device: &Device) -> crate::error::Result<Outputs> {
-    let checkpoint = load_vit(&args.checkpoint, device)?;
+/// A ViT-family checkpoint's outputs on `pixels`, `batch_size` images a pass.
+pub fn vision(
+    checkpoint: &Path,
+    pixels: Input<'_, f64>,
+    batch_size: usize,
+    backend: Backend,
+) -> Result<Outputs> {
+    let device = backend.device()?;
+    let checkpoint = load_vit(checkpoint, &device)?;
     let config = &checkpoint.config;
     let expected = [config.channels, config.image_size, config.image_size];
     let (model, gates) = (&checkpoint.model, &Gates::none());
     let mut outputs = Outputs::new(checkpoint.classifier);
-    for images in batches(&args.input, expected, args.batch_size, device)? {
+    for images in batches(&pixels, expected, batch_size, &device)? {
         outputs.push(match checkpoint.classifier {
             true => model.forward(images, gates, Mode::Deterministic),
             false => model.features(images, gates, Mode::Deterministic),
@@ -26,15 +33,15 @@ pub(super) fn predict(args: &PredictArgs, device: &Device) -> crate::error::Resu
     Ok(outputs)
 }
 
-/// The pixel values of `path`, checked to be `[N, C, H, W]` with `[C, H, W]` = `expected` and
+/// The pixel values of `pixels`, checked to be `[N, C, H, W]` with `[C, H, W]` = `expected` and
 /// N ≥ 1, as tensors of at most `batch_size` images.
 pub(super) fn batches(
-    path: &Path,
+    pixels: &Input<'_, f64>,
     expected: [usize; 3],
     batch_size: usize,
     device: &Device,
-) -> crate::error::Result<Vec<Tensor<4>>> {
-    let pixels = read_pixels(path, expected)?;
+) -> Result<Vec<Tensor<4>>> {
+    let pixels = checked_pixels(pixels, expected)?;
     let per_image: usize = expected.iter().product();
     let [c, h, w] = expected;
     let batches = pixels.chunks(batch_size * per_image).map(|batch| {
@@ -44,21 +51,19 @@ pub(super) fn batches(
     Ok(batches.collect())
 }
 
-/// The pixel values of `path` as f32, checked to be `[N, C, H, W]` with `[C, H, W]` = `expected`
-/// and N ≥ 1.
-fn read_pixels(path: &Path, expected: [usize; 3]) -> crate::error::Result<Vec<f32>> {
-    let array = read_floats(path)?;
+/// The pixel values as f32, checked to be `[N, C, H, W]` with `[C, H, W]` = `expected` and
+/// N ≥ 1.
+fn checked_pixels(pixels: &Input<'_, f64>, expected: [usize; 3]) -> Result<Vec<f32>> {
     let [c, h, w] = expected;
-    match array.shape() {
-        &[n, ..] if n > 0 && array.shape()[1..] == expected => {
+    match pixels.shape.as_slice() {
+        &[n, ..] if n > 0 && pixels.shape[1..] == expected => {
             // f32 widened to f64 by the reader: narrowing gives the file's values back.
-            Ok(array.iter().map(|&v| v as f32).collect())
+            Ok(pixels.values.iter().map(|&v| v as f32).collect())
         }
-        shape => Err(format!(
+        shape => Err(ExperimentError::invalid(format!(
             "{}: shape {shape:?}, expected pixel values [N, {c}, {h}, {w}] (N ≥ 1) for this \
              checkpoint",
-            path.display()
-        )
-        .into()),
+            pixels.path.display()
+        ))),
     }
 }

@@ -7,10 +7,9 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
+use crate::cache::lock::{LOCK_TIMES, abandoned};
+use crate::error::{IoContext as _, Result, RuntimeError};
 use serde::{Deserialize, Serialize};
-use train::CheckpointState;
-
-use crate::error::{ErrorContext, ExperimentError, Result};
 
 /// One folder of the model cache, as `uqformer cache list` shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,21 +39,18 @@ pub struct MadeBy {
 impl MadeBy {
     pub const FILE: &str = "made-by.json";
 
-    /// Writes the record into `dir` unless one is there. Best effort: a folder that cannot
-    /// take it fails the training itself, with a better message, a moment later.
-    pub(crate) fn record(&self, dir: &Path) {
-        let file = dir.join(Self::FILE);
-        if file.exists() {
-            return;
-        }
-        if let Ok(text) = serde_json::to_vec_pretty(self) {
-            let _ = fs::create_dir_all(dir).and_then(|()| data::atomic_write(&file, &text));
-        }
-    }
-
     fn read(dir: &Path) -> Option<Self> {
         serde_json::from_slice(&fs::read(dir.join(Self::FILE)).ok()?).ok()
     }
+}
+
+/// The part of a checkpoint's `state.json` the listing reads: its epochs (a state without a
+/// fingerprint is not a checkpoint's, as for the trainer's own reading).
+#[derive(Deserialize)]
+struct StateEpochs {
+    epochs_done: usize,
+    #[serde(rename = "fingerprint")]
+    _fingerprint: String,
 }
 
 impl CacheEntry {
@@ -67,19 +63,19 @@ impl CacheEntry {
 /// The checkpoint folders under `cache_root`, by name; other files there (the workers'
 /// configs) are left out. Reads only: nothing is checked, moved or removed.
 pub fn list_cache(cache_root: &Path) -> Result<Vec<CacheEntry>> {
-    let place = cache_root.display();
     let entries = match fs::read_dir(cache_root) {
         Ok(entries) => entries,
         Err(e) if e.kind() == ErrorKind::NotFound => {
-            return Err(ExperimentError::invalid(format!(
-                "{place}: no model cache here (`uqformer run` makes one under <out>/.cache; see --cache)"
+            return Err(RuntimeError::invalid(format!(
+                "{}: no model cache here (`uqformer run` makes one under <out>/.cache; see --cache)",
+                cache_root.display()
             )));
         }
-        Err(e) => return Err(e).context(&place),
+        Err(e) => return Err(e).at(cache_root),
     };
     let mut found = Vec::new();
     for entry in entries {
-        let dir = entry.context(&place)?.path();
+        let dir = entry.at(cache_root)?.path();
         if !dir.is_dir() {
             continue;
         }
@@ -87,17 +83,14 @@ pub fn list_cache(cache_root: &Path) -> Result<Vec<CacheEntry>> {
             name: (dir.file_name()).map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
             epochs_done: fs::read(dir.join("state.json"))
                 .ok()
-                .and_then(|text| serde_json::from_slice::<CheckpointState>(&text).ok())
+                .and_then(|text| serde_json::from_slice::<StateEpochs>(&text).ok())
                 .map(|state| state.epochs_done),
             bytes: 0,
-            modified: unix_seconds(&fs::metadata(&dir).context(dir.display())?),
+            modified: unix_seconds(&fs::metadata(&dir).at(&dir)?),
             made_by: MadeBy::read(&dir),
         };
-        for file in fs::read_dir(&dir).context(dir.display())? {
-            let meta = file
-                .context(dir.display())?
-                .metadata()
-                .context(dir.display())?;
+        for file in fs::read_dir(&dir).at(&dir)? {
+            let meta = file.at(&dir)?.metadata().at(&dir)?;
             if meta.is_file() {
                 item.bytes += meta.len();
                 item.modified = item.modified.max(unix_seconds(&meta));
@@ -117,11 +110,6 @@ fn unix_seconds(meta: &fs::Metadata) -> Option<u64> {
 /// The file of a run folder naming the cache folders the run used, one fingerprint a line.
 pub const CACHE_KEYS: &str = "cache_keys.txt";
 
-/// The file in the cache naming the folders process `pid` is using (see `Trainer`).
-pub(crate) fn in_use_file(cache_root: &Path, pid: u32) -> PathBuf {
-    cache_root.join(format!("in-use-{pid}.txt"))
-}
-
 /// The fingerprints the newest run of `experiment` under `results_root` used (its
 /// [`CACHE_KEYS`] file).
 pub fn used_by_latest_run(results_root: &Path, experiment: &str) -> Result<BTreeSet<String>> {
@@ -130,22 +118,22 @@ pub fn used_by_latest_run(results_root: &Path, experiment: &str) -> Result<BTree
     let run_id = match fs::read_to_string(&latest) {
         Ok(id) => id.trim().to_string(),
         Err(e) if e.kind() == ErrorKind::NotFound => {
-            return Err(ExperimentError::invalid(format!(
+            return Err(RuntimeError::invalid(format!(
                 "{}: no run of experiment `{experiment}` here (run it first, or see --out)",
                 exp_dir.display()
             )));
         }
-        Err(e) => return Err(e).context(latest.display()),
+        Err(e) => return Err(e).at(&latest),
     };
     let keys = exp_dir.join(run_id).join(CACHE_KEYS);
     match fs::read_to_string(&keys) {
         Ok(text) => Ok(text.lines().map(str::to_string).collect()),
-        Err(e) if e.kind() == ErrorKind::NotFound => Err(ExperimentError::invalid(format!(
+        Err(e) if e.kind() == ErrorKind::NotFound => Err(RuntimeError::invalid(format!(
             "{}: missing (the run is older than {CACHE_KEYS}); run `{experiment}` again to \
              record what it uses",
             keys.display()
         ))),
-        Err(e) => Err(e).context(keys.display()),
+        Err(e) => Err(e).at(&keys),
     }
 }
 
@@ -168,7 +156,7 @@ pub struct Clean {
 /// cache).
 pub fn clean_cache(cache_root: &Path, clean: &Clean) -> Result<Vec<CacheEntry>> {
     if clean.unused_by.is_none() && clean.last_used_before.is_none() {
-        return Err(ExperimentError::invalid(
+        return Err(RuntimeError::invalid(
             "say what to remove: --unused-by FILES, --older-than DAYS, or both",
         ));
     }
@@ -188,7 +176,7 @@ pub fn clean_cache(cache_root: &Path, clean: &Clean) -> Result<Vec<CacheEntry>> 
             .find(|(_, keys)| keys.contains(&e.name))
             .map(|(m, _)| (e, m))
     }) {
-        return Err(ExperimentError::invalid(format!(
+        return Err(RuntimeError::invalid(format!(
             "{}: in use by a running process ({}); nothing removed (if no run is going on, \
              remove that file)",
             cache_root.join(&e.name).display(),
@@ -198,7 +186,7 @@ pub fn clean_cache(cache_root: &Path, clean: &Clean) -> Result<Vec<CacheEntry>> 
     if !clean.dry_run {
         for e in &doomed {
             let dir = cache_root.join(&e.name);
-            fs::remove_dir_all(&dir).context(dir.display())?;
+            fs::remove_dir_all(&dir).at(&dir)?;
         }
     }
     Ok(doomed)
@@ -208,10 +196,10 @@ pub fn clean_cache(cache_root: &Path, clean: &Clean) -> Result<Vec<CacheEntry>> 
 /// does not belong in a model cache.
 fn in_use(cache_root: &Path) -> Result<Vec<(PathBuf, BTreeSet<String>)>> {
     let mut found = Vec::new();
-    for entry in fs::read_dir(cache_root).context(cache_root.display())? {
-        let entry = entry.context(cache_root.display())?;
+    for entry in fs::read_dir(cache_root).at(cache_root)? {
+        let entry = entry.at(cache_root)?;
         let path = entry.path();
-        let kind = entry.file_type().context(path.display())?;
+        let kind = entry.file_type().at(&path)?;
         let name = entry.file_name().to_string_lossy().into_owned();
         if kind.is_dir() && is_checkpoint_folder(&name) {
             continue;
@@ -226,9 +214,7 @@ fn in_use(cache_root: &Path) -> Result<Vec<(PathBuf, BTreeSet<String>)>> {
                 .or(name.strip_suffix(".lock.steal"))
             && is_checkpoint_folder(fingerprint)
         {
-            if name.ends_with(".lock")
-                && !super::lock::abandoned(&path, super::lock::LOCK_TIMES.stale)
-            {
+            if name.ends_with(".lock") && !abandoned(&path, LOCK_TIMES.stale) {
                 found.push((path, BTreeSet::from([fingerprint.to_string()])));
             }
             continue;
@@ -239,12 +225,12 @@ fn in_use(cache_root: &Path) -> Result<Vec<(PathBuf, BTreeSet<String>)>> {
                 .and_then(|pid| pid.parse::<u32>().ok())
         {
             if running(pid) {
-                let text = fs::read_to_string(&path).context(path.display())?;
+                let text = fs::read_to_string(&path).at(&path)?;
                 found.push((path, text.lines().map(str::to_string).collect()));
             }
             continue;
         }
-        return Err(ExperimentError::invalid(format!(
+        return Err(RuntimeError::invalid(format!(
             "{}: not a model cache (`{name}` is not a checkpoint folder, named by a 16-digit hex \
              fingerprint); refusing to remove anything from it",
             cache_root.display()
@@ -281,6 +267,8 @@ fn running(pid: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cache::lock::lock_file;
+    use crate::cache::marks::in_use_file;
 
     /// Writes `bytes` to `root/path`, making the folders on the way.
     fn write_in(root: &Path, path: &str, bytes: &[u8]) {
@@ -406,7 +394,7 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let a = "00000000000000aa";
         write_in(root.path(), &format!("{a}/state.json"), b"{}");
-        let lock = super::super::lock::lock_file(&root.path().join(a));
+        let lock = lock_file(&root.path().join(a));
         fs::write(&lock, "elsewhere 12\n").unwrap();
         let unused = Clean {
             unused_by: Some(BTreeSet::new()),
@@ -416,7 +404,7 @@ mod tests {
         assert!(e.contains(a) && e.contains("in use"), "{e}");
         assert!(root.path().join(a).exists());
         // A lock not renewed for longer than the stale time: its holder is gone.
-        let then = std::time::SystemTime::now() - 2 * super::super::lock::LOCK_TIMES.stale;
+        let then = std::time::SystemTime::now() - 2 * LOCK_TIMES.stale;
         fs::File::open(&lock).unwrap().set_modified(then).unwrap();
         let removed = clean_cache(root.path(), &unused).unwrap();
         assert_eq!(removed.len(), 1);

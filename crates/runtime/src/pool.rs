@@ -38,7 +38,7 @@ pub fn on_pool<R: Send>(work: impl FnOnce() -> R + Send) -> R {
 /// (PyTorch's on the CPU) likewise spin between parallel regions. The cost is the other
 /// threads' cores, busy for the whole of `work`: used for timed evaluation passes, which run
 /// alone on the machine, and for training in a run without worker processes
-/// ([`crate::cache::Trainer::spin`]), not beside them.
+/// (`experiment`'s `Trainer::spin`), not beside them.
 pub fn hot<R>(work: impl FnOnce() -> R) -> R {
     hot_counted(work, Arc::default())
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use experiment::cache_lock::{Attempt, FolderLock, LockTimes, lock_file, try_lock};
+use runtime::cache::lock::{Attempt, FolderLock, LockTimes, lock_file, try_lock};
 
 /// Short times so the test runs in seconds; the heartbeat renews 15 times within `stale`.
 const TIMES: LockTimes = LockTimes {
