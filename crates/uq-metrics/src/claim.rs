@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::decide::{ALPHA, MAX_SEEDS, POWER};
 use crate::error::{MetricsError, Result};
-use crate::stats::{mean_ci, t_cdf, t_quantile};
+use crate::stats::{interval90, mean_ci, t_cdf, t_quantile};
 
 /// What a claim asserts of a method against a reference, within a margin `m` (in the metric's
 /// units, "better" positive): non-inferior (the true difference is above −m), equivalent
@@ -87,11 +87,12 @@ pub fn claim_test(gains: &[f64], kind: ClaimKind, margin: f64) -> Result<ClaimTe
     } else {
         f64::from(u8::from(!holds(kind, i.mean, margin)))
     };
-    let half = t_quantile(1.0 - ALPHA, df) * se;
+    // 1 − 2α = 90%: the interval of a one-sided test at α.
+    let (ci90_low, ci90_high) = interval90(&i);
     Ok(ClaimTest {
         p,
-        ci90_low: i.mean - half,
-        ci90_high: i.mean + half,
+        ci90_low,
+        ci90_high,
         seeds_needed: claim_seeds_needed(kind, i.mean, i.std, margin),
     })
 }
