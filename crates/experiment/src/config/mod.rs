@@ -8,6 +8,7 @@ mod experiment;
 mod sections;
 mod source;
 mod validate;
+mod validate_claims;
 mod validate_data;
 mod validate_zero_shot;
 mod zero_shot;
