@@ -141,7 +141,7 @@ fn the_report_leads_with_the_claims_and_shows_the_shares() {
     assert!(claims < headline, "the claims lead");
     let lines = section(&md, "## Declared claims");
     let row = lines.iter().find(|l| l.starts_with("| 1. ")).unwrap();
-    assert!(row.contains("non-inferior to `ens` on `id.nll`"), "{row}");
+    assert!(row.contains("non-inferior to `ens`: `id.nll`"), "{row}");
     assert!(row.contains("| non-inferior |"), "verdict shown: {row}");
     assert!(lines.contains(&"1. the paper says so"));
     let share = md
@@ -150,6 +150,7 @@ fn the_report_leads_with_the_claims_and_shows_the_shares() {
     assert!(md[share..].contains("| cheap | "));
     let terminal = render_terminal(&s);
     assert!(terminal.starts_with("declared claims"), "{terminal}");
+    assert!(row.contains("| 5 / "), "seeds now / needed: {row}");
     assert!(terminal.contains("share of ens's gain over single kept"));
     // Without claims: no section, no error.
     s.claims.clear();

@@ -21,8 +21,7 @@ pub(super) fn claim_rows(summary: &Summary, md: bool) -> (Vec<String>, Vec<Vec<S
         "90% interval",
         "Verdict",
         "p (Holm)",
-        "Seeds",
-        "Seeds for 80%",
+        "Seeds / for 80%",
     ]
     .map(String::from)
     .to_vec();
@@ -35,12 +34,12 @@ pub(super) fn claim_rows(summary: &Summary, md: bool) -> (Vec<String>, Vec<Vec<S
             let k = &c.claim;
             let metric = k.metric.as_str();
             let margin = match k.margin_share {
-                Some(share) => format!("{} ({share} of gain)", number(metric, c.margin, false)),
+                Some(share) => format!("{} ({share}×)", number(metric, c.margin, false)),
                 None => number(metric, c.margin, false),
             };
             vec![
                 format!(
-                    "{}. {} {} to {} on {}",
+                    "{}. {} {} to {}: {}",
                     i + 1,
                     name(&k.method),
                     k.kind.as_str(),
@@ -52,9 +51,11 @@ pub(super) fn claim_rows(summary: &Summary, md: bool) -> (Vec<String>, Vec<Vec<S
                 interval(metric, c.ci90_low, c.ci90_high),
                 verdict(c),
                 p_value(c.p_holm),
-                c.n_seeds.to_string(),
-                c.seeds_needed
-                    .map_or(format!("over {MAX_SEEDS}"), |n| n.to_string()),
+                format!(
+                    "{} / {}",
+                    c.n_seeds,
+                    (c.seeds_needed).map_or(format!(">{MAX_SEEDS}"), |n| n.to_string())
+                ),
             ]
         })
         .collect();
@@ -71,15 +72,16 @@ pub(super) fn claims_section(out: &mut String, summary: &Summary) {
         out,
         "The claims the experiment declared before it ran, each decided by its own test on the \
          per-seed differences (method − reference; accuracy and AUROC in percentage points): \
-         *non-inferior* by a one-sided paired t-test that the difference is above −margin, \
-         *superior* that it is above +margin, *equivalent* by two one-sided tests (TOST) that \
-         it lies within ± margin; shown when the p-value after Holm's adjustment over the {n} \
+         *non-inferior* by a one-sided paired t-test that the method is worse than the \
+         reference by less than the margin, *superior* that it is better by more than the margin \
+         (0: better at all), *equivalent* by two one-sided tests (TOST) that the difference lies \
+         within ± the margin; shown when the p-value after Holm's adjustment over the {n} \
          declared claim(s) alone is below {ALPHA}. The 90% interval is the one the tests agree \
-         with (before Holm). A margin given as a share is that share of the reference's mean \
-         gain over `{base}`. *Seeds for 80%*: the seeds at which the claim's test would show it \
-         with {power:.0}% power if the true difference and spread were those observed (for \
-         equivalence: to show equivalence). Every other comparison in this report is \
-         exploratory.\n",
+         with (before Holm). A margin given as a share (0.5×) is that share of the reference's \
+         mean gain over `{base}`. *Seeds*: those the claim was decided on / those at which \
+         its test would show it with {power:.0}% power if the true difference and spread were \
+         those observed (for equivalence: to show equivalence). Every other comparison in this \
+         report is exploratory.\n",
         n = summary.claims.len(),
         base = md_text(&first.baseline),
         power = 100.0 * POWER,
