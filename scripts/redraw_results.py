@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -63,7 +64,10 @@ def redraw_joined(binary, dir, scratch):
     summary = json.loads((dir / "summary.json").read_text())
     reference = summary["comparisons"][0]["reference"]
     out = scratch / "out"
-    run([binary, "compare", *joined_runs(dir), "--out", out, "--reference", reference])
+    # A join whose claims came from an experiment file (`--claims`) records the file.
+    claims = tomllib.loads((dir / "config.toml").read_text()).get("claims")
+    extra = ["--claims", claims] if claims else []
+    run([binary, "compare", *joined_runs(dir), "--out", out, "--reference", reference, *extra])
     return next(d for d in (out / "compare").iterdir() if d.is_dir() and not d.is_symlink())
 
 
