@@ -100,6 +100,21 @@ fn a_share_margin_without_a_gain_and_a_missing_metric_are_undefined() {
             .iter()
             .all(|c| c.verdict == ClaimVerdict::Undefined)
     );
+    // The report says n/a for the verdict and the seeds alike.
+    let md = render_markdown(&s);
+    let row = (section(&md, "## Declared claims").into_iter())
+        .find(|l| l.starts_with("| 1. "))
+        .unwrap();
+    assert!(row.ends_with("| n/a | n/a | 3 / n/a |"), "{row}");
+    // ECE is the same for every method: the reference gains nothing, no share margin.
+    s.baseline = None;
+    let mut ece = claim(ClaimKind::NonInferior, None, Some(0.5));
+    ece.metric = "id.ece".into();
+    conclude(&mut s, &[ece]);
+    assert_eq!(
+        (s.claims[0].verdict, s.claims[0].margin),
+        (ClaimVerdict::Undefined, 0.0)
+    );
 }
 
 #[test]

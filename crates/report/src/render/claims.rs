@@ -51,11 +51,7 @@ pub(super) fn claim_rows(summary: &Summary, md: bool) -> (Vec<String>, Vec<Vec<S
                 interval(metric, c.ci90_low, c.ci90_high),
                 verdict(c),
                 p_value(c.p_holm),
-                format!(
-                    "{} / {}",
-                    c.n_seeds,
-                    (c.seeds_needed).map_or(format!(">{MAX_SEEDS}"), |n| n.to_string())
-                ),
+                format!("{} / {}", c.n_seeds, seeds_needed(c)),
             ]
         })
         .collect();
@@ -80,8 +76,10 @@ pub(super) fn claims_section(out: &mut String, summary: &Summary) {
          with (before Holm). A margin given as a share (0.5×) is that share of the reference's \
          mean gain over `{base}`. *Seeds*: those the claim was decided on / those at which \
          its test would show it with {power:.0}% power if the true difference and spread were \
-         those observed (for equivalence: to show equivalence). Every other comparison in this \
-         report is exploratory.\n",
+         those observed (for equivalence: to show equivalence). *n/a*: fewer than two seeds, a \
+         metric the run lacks, or a share of a reference that gains nothing over `{base}` \
+         (the margin is then 0 or below). Every other comparison in this report is \
+         exploratory.\n",
         n = summary.claims.len(),
         base = md_text(&first.baseline),
         power = 100.0 * POWER,
@@ -99,6 +97,15 @@ fn verdict(c: &ClaimResult) -> String {
         ClaimVerdict::Shown => c.claim.kind.as_str().to_string(),
         ClaimVerdict::NotShown => "not shown".into(),
         ClaimVerdict::Undefined => NA.into(),
+    }
+}
+
+/// The seeds the claim's test needs; "n/a" where the claim was not decided.
+fn seeds_needed(c: &ClaimResult) -> String {
+    match (c.verdict, c.seeds_needed) {
+        (ClaimVerdict::Undefined, _) => NA.into(),
+        (_, None) => format!(">{MAX_SEEDS}"),
+        (_, Some(n)) => n.to_string(),
     }
 }
 
