@@ -11,7 +11,8 @@ measured changes: the script fails if any comparison's numbers or any method's m
 from those stored before.
 
 With --check nothing is written: every DIR is drawn into a scratch copy, which proves that the
-current build still reads it.
+current build still reads it. Either way the script fails when a DIR's report.md links a figure
+the folder does not hold (a folder committed without its figures).
 """
 import argparse
 import json
@@ -21,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -62,12 +64,24 @@ def redraw_joined(binary, dir, scratch):
     summary = json.loads((dir / "summary.json").read_text())
     reference = summary["comparisons"][0]["reference"]
     out = scratch / "out"
-    run([binary, "compare", *joined_runs(dir), "--out", out, "--reference", reference])
+    # A join whose claims came from an experiment file (`--claims`) records the file.
+    claims = tomllib.loads((dir / "config.toml").read_text()).get("claims")
+    extra = ["--claims", claims] if claims else []
+    run([binary, "compare", *joined_runs(dir), "--out", out, "--reference", reference, *extra])
     return next(d for d in (out / "compare").iterdir() if d.is_dir() and not d.is_symlink())
+
+
+def dangling(dir):
+    """The figures report.md links that `dir` does not hold."""
+    links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", (dir / "report.md").read_text())
+    return [f for f in links if not (dir / f).is_file()]
 
 
 def redraw(binary, dir, check):
     dir = dir.resolve()
+    missing = dangling(dir)
+    if missing and check:
+        sys.exit(f"{dir}: report.md links figures the folder lacks: {', '.join(missing)}")
     before = json.loads((dir / "summary.json").read_text())
     with tempfile.TemporaryDirectory() as scratch:
         scratch = pathlib.Path(scratch)
@@ -90,6 +104,9 @@ def redraw(binary, dir, check):
         for f in made.iterdir():
             if f.is_file() and (f.suffix in (".md", ".html", ".svg", ".json", ".toml")):
                 shutil.copyfile(f, dir / f.name)
+        missing = dangling(dir)
+        if missing:
+            sys.exit(f"{dir}: report.md links figures it was not drawn with: {', '.join(missing)}")
     print(f"redrawn: {dir.relative_to(ROOT)}")
 
 

@@ -1,9 +1,11 @@
 //! `uqformer compare`: runs made at different times in one report.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use crate::error::CliError;
 use clap::Args;
+use experiment::{ExperimentConfig, Overrides};
 use report::{CURVES_FILE, join_runs, render_terminal};
 
 #[derive(Args, Debug)]
@@ -18,10 +20,23 @@ pub struct CompareArgs {
     /// `[eval] reference`].
     #[arg(long)]
     reference: Option<String>,
+    /// Decide the `[[claim]]` tables of this experiment file rather than the first run's (runs
+    /// made before claims existed record none).
+    #[arg(long, value_name = "FILE")]
+    claims: Option<PathBuf>,
 }
 
 pub fn run(args: &CompareArgs) -> crate::error::Result<()> {
-    let joined = join_runs(&args.runs, args.reference.as_deref())?;
+    let mut joined = join_runs(&args.runs, args.reference.as_deref())?;
+    if let Some(file) = &args.claims {
+        let config = ExperimentConfig::load(file, &Overrides::default())?;
+        report::conclude(&mut joined.summary, &config.claims);
+        let _ = writeln!(
+            joined.preface,
+            "Declared claims from `{}`, not from the runs.\n",
+            file.display()
+        );
+    }
     for warning in &joined.warnings {
         eprintln!("warning: provenance differs, {warning}");
     }
@@ -31,7 +46,10 @@ pub fn run(args: &CompareArgs) -> crate::error::Result<()> {
         .iter()
         .map(|r| format!("{:?}", r.display().to_string()))
         .collect();
-    let record = format!("# uqformer compare\nruns = [{}]\n", listed.join(", "));
+    let mut record = format!("# uqformer compare\nruns = [{}]\n", listed.join(", "));
+    if let Some(file) = &args.claims {
+        let _ = writeln!(record, "claims = {:?}", file.display().to_string());
+    }
     let mut files = vec![
         (CURVES_FILE.to_string(), joined.curves.to_json()?),
         ("report.html".to_string(), rendered.html.into_bytes()),

@@ -12,6 +12,11 @@ use experiment::{ExperimentConfig, run};
 use report::{Summary, Variant};
 use report::{join_runs, redraw};
 
+/// A declared claim: MC Dropout's NLL within 0.05 of the Deep Ensemble's.
+const CLAIM: &str = "\n[[claim]]\nmethod = \"mc_dropout\"\nreference = \"deep_ensemble\"\n\
+                     metric = \"id.nll\"\nkind = \"non-inferior\"\nmargin = 0.05\n\
+                     reason = \"a test\"\n";
+
 const TINY: &str = concat!(
     r#"
 [experiment]
@@ -170,7 +175,8 @@ fn calibrated_entries_diversity_and_comparisons() {
             "kind = \"single\"",
             "kind = \"single\"\ncalibration = \"temperature\"",
         )
-        .replace("members = 2", "members = 2\ncalibration = \"temperature\"");
+        .replace("members = 2", "members = 2\ncalibration = \"temperature\"")
+        + CLAIM;
     let config = ExperimentConfig::parse(&text).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let out = run(&config, &bundled(dir.path())).unwrap();
@@ -292,6 +298,20 @@ fn calibrated_entries_diversity_and_comparisons() {
         compared,
         ["deep_ensemble+ts", "mc_dropout", "single", "single+ts"].into()
     );
+    // The declared claim, decided on both seeds, Holm over it alone (one test: unchanged);
+    // the shares of the Deep Ensemble's gain for every method but it and single.
+    let claim = &s.claims[0];
+    assert_eq!(
+        (s.claims.len(), claim.n_seeds, claim.p_holm),
+        (1, 2, claim.p)
+    );
+    assert_ne!(claim.verdict, report::ClaimVerdict::Undefined);
+    let shared: std::collections::BTreeSet<&str> =
+        s.retained.iter().map(|r| r.method.as_str()).collect();
+    assert_eq!(
+        shared,
+        ["deep_ensemble+ts", "mc_dropout", "single+ts"].into()
+    );
     drop(_guard);
     a_later_run_joins_and_other_data_is_refused(&out.dir, dir.path());
     seed_parts_join_into_the_whole_run(&out.summary, &text, dir.path());
@@ -354,6 +374,11 @@ fn seed_parts_join_into_the_whole_run(whole: &Summary, text: &str, root: &Path) 
     };
     assert!(!untimed(whole).is_empty());
     assert_eq!(untimed(&joined.summary), untimed(whole));
+    // The parts' config.toml carry the claim: the join decides it over both seeds, as the
+    // whole run did.
+    let claims = |s: &Summary| serde_json::to_string(&s.claims).unwrap();
+    assert_eq!(joined.summary.claims.len(), 1);
+    assert_eq!(claims(&joined.summary), claims(whole));
     // The same two parts but one seed in common are two runs side by side, renamed.
     let overlap = join_runs(&[a.dir.clone(), a.dir.clone()], None).unwrap();
     let id = a.dir.file_name().unwrap().to_string_lossy();

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::summary::{Comparison, Decision, MethodResult};
+use crate::summary::{Comparison, Decision, Family, MethodResult};
 
 /// Equivalence margins by metric, in the metric's units: a difference within ± the margin is
 /// too small to matter (docs/methods.md gives the reasons). `ood.auroc` covers every OOD set
@@ -41,11 +41,11 @@ pub fn margin(margins: &BTreeMap<String, f64>, metric: &str) -> f64 {
 }
 
 /// A compared metric: its name, whether higher is better, and how to read it from one run.
-type Metric = (String, bool, Box<dyn Fn(&MethodResult) -> Option<f64>>);
+pub(crate) type Metric = (String, bool, Box<dyn Fn(&MethodResult) -> Option<f64>>);
 
 /// The metrics compared: the ID ones, each OOD set's AUROC and (with several sets) their mean, and the shifted sets' mean accuracy,
 /// NLL and ECE (when the runs have them).
-fn metrics(runs: &[MethodResult]) -> Vec<Metric> {
+pub(crate) fn metrics(runs: &[MethodResult]) -> Vec<Metric> {
     let mut out: Vec<Metric> = vec![
         (
             "id.accuracy".into(),
@@ -106,8 +106,7 @@ pub fn compare(
     reference: &str,
     margins: &BTreeMap<String, f64>,
 ) -> Vec<Comparison> {
-    let reference_runs: Vec<&MethodResult> = runs.iter().filter(|r| r.name == reference).collect();
-    if reference_runs.is_empty() {
+    if !runs.iter().any(|r| r.name == reference) {
         return Vec::new();
     }
     let mut names: Vec<&str> = Vec::new();
@@ -119,19 +118,8 @@ pub fn compare(
     let metrics = metrics(runs);
     let mut out = Vec::new();
     for name in names {
-        // Seed-paired runs of the method and the reference.
-        let pairs: Vec<(&MethodResult, &MethodResult)> = (runs.iter())
-            .filter(|r| r.name == name)
-            .filter_map(|r| {
-                (reference_runs.iter())
-                    .find(|b| b.seed == r.seed)
-                    .map(|b| (r, *b))
-            })
-            .collect();
         for (metric, higher_is_better, value) in &metrics {
-            let (method, base): (Vec<f64>, Vec<f64>) = (pairs.iter())
-                .filter_map(|(r, base)| Some((value(r)?, value(base)?)))
-                .unzip();
+            let [method, base] = aligned(runs, [name, reference], value);
             if method.is_empty() {
                 continue;
             }
@@ -152,6 +140,8 @@ pub fn compare(
                     margin,
                     p_difference: test.p_difference,
                     p_equivalence: test.p_equivalence,
+                    ci90_low: test.ci90_low,
+                    ci90_high: test.ci90_high,
                     verdict: uq_metrics::decide(
                         interval.mean,
                         test.p_difference,
@@ -162,10 +152,34 @@ pub fn compare(
                     seeds_needed: test.seeds_needed,
                     ..Decision::default()
                 },
+                family: Family::Exploratory,
             });
         }
     }
     adjust(&mut out);
+    out
+}
+
+/// The values of the methods `names` on every seed all of them have a value on (in the
+/// order of the first's runs), one list per method: paired by seed.
+pub(crate) fn aligned<const N: usize>(
+    runs: &[MethodResult],
+    names: [&str; N],
+    value: &dyn Fn(&MethodResult) -> Option<f64>,
+) -> [Vec<f64>; N] {
+    let mut out: [Vec<f64>; N] = std::array::from_fn(|_| Vec::new());
+    for first in runs.iter().filter(|r| r.name == names[0]) {
+        let on_seed = names.map(|n| {
+            (runs.iter())
+                .find(|r| r.name == n && r.seed == first.seed)
+                .and_then(value)
+        });
+        if on_seed.iter().all(Option::is_some) {
+            for (list, v) in out.iter_mut().zip(on_seed) {
+                list.push(v.expect("checked above"));
+            }
+        }
+    }
     out
 }
 

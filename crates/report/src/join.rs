@@ -7,12 +7,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-
 use crate::compare::compare;
 use crate::curves::{CURVES_FILE, RunCurves};
 use crate::error::{ReportError, Result};
 use crate::render::{Rendered, render};
+use crate::stored::StoredConfig;
 use crate::summary::Summary;
 
 /// The report, figures and page of one run directory, drawn again from its `summary.json` and
@@ -32,60 +31,6 @@ struct Run {
     config: StoredConfig,
     summary: Summary,
     curves: RunCurves,
-}
-
-/// What a join reads of a run's `config.toml` (the resolved experiment, as the run wrote it):
-/// the whole file, to tell a part of the same experiment, and the fields it uses.
-struct StoredConfig {
-    table: toml::Table,
-    data: toml::Table,
-    eval: StoredEval,
-}
-
-/// `[eval]` as far as a join uses it.
-#[derive(Deserialize)]
-struct StoredEval {
-    #[serde(default = "default_reference")]
-    reference: String,
-    #[serde(default)]
-    margins: BTreeMap<String, f64>,
-}
-
-/// The reference of runs whose `config.toml` predates `[eval] reference`.
-fn default_reference() -> String {
-    crate::DEFAULT_REFERENCE.into()
-}
-
-impl StoredConfig {
-    fn read(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| ReportError::io(path, e))?;
-        let table: toml::Table =
-            toml::from_str(&text).map_err(|e| ReportError::parse(path, "a TOML file", e))?;
-        let section = |name: &str| match table.get(name) {
-            Some(toml::Value::Table(t)) => t.clone(),
-            _ => toml::Table::new(),
-        };
-        let eval = StoredEval::deserialize(section("eval"))
-            .map_err(|e| ReportError::parse(path, "an experiment's [eval]", e))?;
-        Ok(Self {
-            data: section("data"),
-            eval,
-            table,
-        })
-    }
-
-    /// `[data] ood_score` (one name or a list): the first.
-    fn ood_score(&self) -> Option<String> {
-        match self.data.get("ood_score")? {
-            toml::Value::String(s) => Some(s.clone()),
-            toml::Value::Array(a) => a.first()?.as_str().map(str::to_string),
-            _ => None,
-        }
-    }
-
-    fn eval_batch_size(&self) -> Option<i64> {
-        self.data.get("eval_batch_size")?.as_integer()
-    }
 }
 
 impl Run {
@@ -162,6 +107,8 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
         seeds: Vec::new(),
         methods: Vec::new(),
         comparisons: Vec::new(),
+        retained: Vec::new(),
+        claims: Vec::new(),
         ood_scores: first.summary.ood_scores.clone(),
         provenance: None,
         // The first run's choices, as for the data and the margins.
@@ -211,6 +158,8 @@ pub fn join_runs(dirs: &[PathBuf], reference: Option<&str>) -> Result<Joined> {
     let reference = reference.unwrap_or(first.reference());
     summary.comparisons = compare(&summary.methods, reference, &first.config.eval.margins);
     summary.reference = Some(reference.to_string());
+    // The first run's declared claims, over every joined seed.
+    crate::conclude(&mut summary, &first.config.claims);
     Ok(Joined {
         summary,
         curves,

@@ -213,6 +213,8 @@ mod tests {
             seeds: vec![],
             methods: vec![],
             comparisons: vec![],
+            retained: vec![],
+            claims: vec![],
             ood_scores: vec![],
             provenance: None,
             baseline: None,

@@ -7,8 +7,9 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
-use uq_metrics::{AurocBootstrap, ConformalReport, Diversity, Verdict};
+use uq_metrics::{AurocBootstrap, ConformalReport, Diversity};
 
+pub use crate::decision::{Decision, Family};
 use crate::outputs::Extra;
 
 /// Everything a run measured: one [`MethodResult`] per method and seed.
@@ -33,6 +34,14 @@ pub struct Summary {
     /// Every method against the reference method, paired by seed ([`crate::compare()`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub comparisons: Vec<Comparison>,
+    /// The share of the reference's gain over the baseline each other method keeps, per
+    /// metric ([`crate::retained()`]); absent in runs older than the field.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retained: Vec<crate::RetainedShare>,
+    /// The experiment's declared claims (`[[claim]]`), decided ([`crate::decide_claims`]);
+    /// absent when it declares none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<crate::ClaimResult>,
     /// Where the run came from (absent from runs made before it, and from joins).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provenance: Option<crate::Provenance>,
@@ -59,47 +68,10 @@ pub struct Comparison {
     /// than the field: undefined).
     #[serde(default)]
     pub decision: Decision,
-}
-
-/// A comparison decided at its margin ([`crate::compare()`]): the raw tests and verdict, the same
-/// after Holm's adjustment over every test of the summary, and what the seeds can detect.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Decision {
-    /// The equivalence margin (in the metric's own units, e.g. 0.005 = half a point of
-    /// accuracy): differences within ± it are too small to matter.
-    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
-    pub margin: f64,
-    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
-    pub p_difference: f64,
-    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
-    pub p_equivalence: f64,
-    pub verdict: Verdict,
-    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
-    pub p_difference_holm: f64,
-    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
-    pub p_equivalence_holm: f64,
-    pub verdict_holm: Verdict,
-    /// The smallest true difference these seeds detect with 80% power.
-    #[serde(deserialize_with = "uq_metrics::nan_if_null")]
-    pub detectable: f64,
-    /// Seeds needed to detect a difference of one margin at this spread (`None`: over 1000).
-    pub seeds_needed: Option<usize>,
-}
-
-impl Default for Decision {
-    fn default() -> Self {
-        Self {
-            margin: f64::NAN,
-            p_difference: f64::NAN,
-            p_equivalence: f64::NAN,
-            verdict: Verdict::Undefined,
-            p_difference_holm: f64::NAN,
-            p_equivalence_holm: f64::NAN,
-            verdict_holm: Verdict::Undefined,
-            detectable: f64::NAN,
-            seeds_needed: None,
-        }
-    }
+    /// `exploratory`: every comparison is, its Holm adjustment over them all; a declared
+    /// claim is decided apart, in [`Summary::claims`].
+    #[serde(default)]
+    pub family: Family,
 }
 
 /// One method evaluated with one seed.

@@ -570,14 +570,16 @@ fn comparisons_pair_seeds_and_the_report_counts_verdicts() {
     assert!(md.find("## Headline").unwrap() < md.find("## In-distribution").unwrap());
     let lead = row(&md, "## Headline", "ens");
     assert_eq!(lead[1], "**90.00** ▲", "accuracy: {lead:?}");
-    // Every comparison has its own row under its metric, both verdicts spelled out.
+    // Every comparison has its own row under its metric, both verdicts spelled out, and the
+    // 90% interval beside the verdict: differences -0.1 and -0.4, se 0.15, t_{0.95, 1} = 6.3138.
     let nll = row(&md, "### `id.nll`, margin 0.0200", "ens");
     assert_eq!(
-        nll[1..5],
+        nll[1..6],
         [
             "-0.2500",
             "[-2.1559, +1.6559]",
             "inconclusive",
+            "[-1.1971, +0.6971]",
             "inconclusive"
         ]
     );

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{MetricsError, Result};
 use crate::nonfinite::nan_if_null;
-use crate::stats::{mean_ci, t_cdf, t_quantile};
+use crate::stats::{interval90, mean_ci, t_cdf, t_quantile};
 
 /// Level of every test: a difference, or an equivalence, is claimed when its p-value is below.
 pub const ALPHA: f64 = 0.05;
@@ -67,6 +67,12 @@ pub struct PairedTest {
     /// p-values at −margin and +margin.
     #[serde(deserialize_with = "nan_if_null")]
     pub p_equivalence: f64,
+    /// The 90% interval of the mean difference, the one TOST agrees with: equivalence is
+    /// shown exactly when it lies within ± the margin (the 95% interval is wider).
+    #[serde(default = "nan", deserialize_with = "nan_if_null")]
+    pub ci90_low: f64,
+    #[serde(default = "nan", deserialize_with = "nan_if_null")]
+    pub ci90_high: f64,
     /// [`detectable_difference`] at these seeds' spread.
     #[serde(deserialize_with = "nan_if_null")]
     pub detectable: f64,
@@ -91,6 +97,8 @@ pub fn paired_test(diffs: &[f64], margin: f64) -> Result<PairedTest> {
         return Ok(PairedTest {
             p_difference: f64::NAN,
             p_equivalence: f64::NAN,
+            ci90_low: f64::NAN,
+            ci90_high: f64::NAN,
             detectable: f64::NAN,
             seeds_needed: None,
         });
@@ -105,9 +113,12 @@ pub fn paired_test(diffs: &[f64], margin: f64) -> Result<PairedTest> {
         let step = |shown: bool| if shown { 0.0 } else { 1.0 };
         (step(i.mean != 0.0), step(i.mean.abs() < margin))
     };
+    let (ci90_low, ci90_high) = interval90(&i);
     Ok(PairedTest {
         p_difference: p_difference.min(1.0),
         p_equivalence,
+        ci90_low,
+        ci90_high,
         detectable: detectable_difference(i.std, i.n),
         seeds_needed: seeds_needed(i.std, margin),
     })
@@ -135,6 +146,10 @@ pub fn decide(
     } else {
         Verdict::Inconclusive
     }
+}
+
+fn nan() -> f64 {
+    f64::NAN
 }
 
 /// Holm's step-down adjustment of a family of p-values (as statsmodels' `multipletests(method=

@@ -36,13 +36,18 @@
 //! - statistics over seeds: [`mean_ci`] and [`paired`] give an [`Interval`] (mean, sample std,
 //!   95% Student-t interval from [`t_quantile_975`]); [`paired_test`] (paired t-test, TOST at
 //!   a margin, [`detectable_difference`], [`seeds_needed`]), [`holm`] over a family of tests,
-//!   and [`decide`] for a [`Verdict`] (better, worse, equivalent, inconclusive).
+//!   and [`decide`] for a [`Verdict`] (better, worse, equivalent, inconclusive);
+//! - declared claims: [`claim_test`] decides a [`ClaimKind`] (non-inferior, superior: one-sided
+//!   paired t; equivalent: TOST) with its 90% interval and [`claim_seeds_needed`] (from
+//!   [`claim_power`]); [`fieller`] gives a ratio of paired means (the share of a reference's gain
+//!   a method keeps) with its Fieller [`RatioSet`].
 //!
 //! [`evaluate`] bundles the classification metrics into a serialisable [`Report`].
 //! Bad input gives a [`MetricsError`], never a panic.
 
 mod bootstrap;
 mod calibration;
+mod claim;
 mod classification;
 mod conformal;
 mod decide;
@@ -52,6 +57,7 @@ mod features;
 mod input;
 mod nonfinite;
 mod ood;
+mod ratio;
 mod report;
 mod scores;
 mod selective;
@@ -62,6 +68,7 @@ pub use bootstrap::{AurocBootstrap, auroc_bootstrap};
 pub use calibration::{
     DEFAULT_BINS, ReliabilityBin, adaptive_ece, classwise_ece, ece, reliability_diagram,
 };
+pub use claim::{ClaimKind, ClaimTest, claim_power, claim_seeds_needed, claim_test};
 pub use classification::{NLL_EPS, accuracy, brier, nll, top_label_confidence};
 pub use conformal::{
     ConformalReport, ConformalScore, Raps, conformal, conformal_scores, conformal_threshold,
@@ -80,6 +87,7 @@ pub use features::{
 pub use input::{DEFAULT_SUM_TOL, Features, Logits, MemberProbs, Probs};
 pub use nonfinite::{inf_if_null, nan_if_null};
 pub use ood::{OodReport, aupr_in, aupr_out, auroc, fpr95, ood_report, roc_curve};
+pub use ratio::{Ratio, RatioSet, fieller};
 pub use report::{Options, Report, evaluate};
 pub use scores::{Score, ScoreInput, score};
 pub use selective::{augrc, aurc, risk_coverage};

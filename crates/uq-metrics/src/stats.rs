@@ -69,6 +69,14 @@ pub fn paired(a: &[f64], b: &[f64]) -> Result<Interval> {
     Ok(mean_ci(&diffs))
 }
 
+/// The 90% two-sided Student-t interval of `i`'s mean, `mean ± t_{0.95, n-1} std / sqrt(n)`: the
+/// one TOST at 5% agrees with (equivalence is shown exactly when it lies within ± the margin),
+/// and whose lower end is the one-sided 95% bound. NaN below two values.
+pub(crate) fn interval90(i: &Interval) -> (f64, f64) {
+    let half = t_quantile(0.95, i.n.saturating_sub(1)) * i.std / (i.n as f64).sqrt();
+    (i.mean - half, i.mean + half)
+}
+
 /// `t_{0.975, df}`, the 0.975 quantile of Student's t with `df` degrees of freedom (the
 /// half-width factor of a 95% two-sided interval); NaN for df = 0.
 pub fn t_quantile_975(df: usize) -> f64 {

@@ -54,6 +54,15 @@ fn paired_tests_match_scipy_and_statsmodels() {
         close(t.p_equivalence, c.p_equivalence, 1e-9, &c.name);
         close(t.detectable, c.detectable, 1e-10, &c.name);
         assert_eq!(t.seeds_needed, c.seeds_needed, "{}", c.name);
+        // The 90% interval is the one TOST agrees with, inside the 95% one.
+        let within = t.ci90_low > -c.margin && t.ci90_high < c.margin;
+        assert_eq!(within, t.p_equivalence < uq_metrics::ALPHA, "{}", c.name);
+        let wide = uq_metrics::mean_ci(&diffs);
+        assert!(
+            wide.ci_low < t.ci90_low && t.ci90_high < wide.ci_high,
+            "{}",
+            c.name
+        );
         // The approximation against the exact noncentral-t solution: a few percent low at two
         // and three seeds, within 1.5% from five.
         let rel = (t.detectable - c.detectable_exact).abs() / c.detectable_exact;

@@ -25,6 +25,10 @@ pub struct ExperimentConfig {
     pub eval: EvalSection,
     #[serde(rename = "method")]
     pub methods: Vec<MethodSpec>,
+    /// The claims the experiment sets out to test (`[[claim]]`), decided apart from the
+    /// exploratory comparisons ([`report::decide_claims`]).
+    #[serde(rename = "claim", skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<report::Claim>,
 }
 
 /// The file as written: method tables stay raw until their kind is known.
@@ -40,6 +44,8 @@ struct RawConfig {
     eval: EvalSection,
     #[serde(default)]
     method: Vec<toml::Table>,
+    #[serde(default)]
+    claim: Vec<report::Claim>,
 }
 
 /// Values given on the command line over an experiment file's `[experiment]` keys. They are
@@ -104,6 +110,7 @@ impl ExperimentConfig {
             train: raw.train,
             eval: raw.eval,
             methods,
+            claims: raw.claim,
         };
         config.validate()?;
         Ok(config)

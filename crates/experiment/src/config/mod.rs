@@ -9,6 +9,7 @@ mod sections;
 mod source;
 mod validate;
 mod validate_bases;
+mod validate_claims;
 mod validate_data;
 mod validate_zero_shot;
 mod zero_shot;

@@ -38,7 +38,8 @@ impl ExperimentConfig {
         self.validate_methods()?;
         self.validate_names()?;
         self.validate_bases()?;
-        self.validate_baseline()
+        self.validate_baseline()?;
+        self.validate_claims()
     }
 
     /// A baseline the file names is one of its methods (left out, it is the method named
@@ -174,22 +175,29 @@ impl ExperimentConfig {
     /// `<name>+bf16` when bf16 is evaluated too.
     fn validate_names(&self) -> Result<(), ConfigError> {
         let mut names = std::collections::HashSet::new();
+        for name in self.entry_names() {
+            if !names.insert(name.clone()) {
+                return fail(
+                    "[[method]] name",
+                    format!("`{name}` is used twice; give each method a distinct `name`"),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Every entry the run evaluates: each method, then each variant of it (`+ts`, `+bf16`).
+    pub(super) fn entry_names(&self) -> Vec<String> {
         let bf16 = (self.eval.precision == Precision::Bf16).then_some(Variant::Bf16);
+        let mut out = Vec::new();
         for m in &self.methods {
             let calibrated = self.calibrates(m).then_some(Variant::Ts);
             // The plain entry (no variant), then each variant the run evaluates.
             let variants =
                 std::iter::once(None).chain([calibrated, bf16].into_iter().flatten().map(Some));
-            for name in variants.map(|v| Variant::name(v, &m.name)) {
-                if !names.insert(name.clone()) {
-                    return fail(
-                        "[[method]] name",
-                        format!("`{name}` is used twice; give each method a distinct `name`"),
-                    );
-                }
-            }
+            out.extend(variants.map(|v| Variant::name(v, &m.name)));
         }
-        Ok(())
+        out
     }
 
     /// The OOD sets hold the dataset's modality, and the backbone fits it.

@@ -105,16 +105,19 @@ pub fn run(config: &ExperimentConfig, opts: &RunOptions) -> Result<RunOutput> {
         .map(|k| format!("{k}\n"))
         .collect();
     files.push((runtime::CACHE_KEYS.to_string(), keys.into_bytes()));
-    let summary = Summary {
+    let mut summary = Summary {
         experiment: config.experiment.name.clone(),
         seeds: config.experiment.seeds.clone(),
         comparisons: compare(&methods, &config.eval.reference, &config.eval.margins),
+        retained: Vec::new(),
+        claims: Vec::new(),
         methods,
         ood_scores: scores.iter().map(|s| s.name().to_string()).collect(),
         provenance: Some(crate::provenance::gather(config, started)),
         baseline: Some(config.eval.baseline().to_string()),
         reference: Some(config.eval.reference.clone()),
     };
+    report::conclude(&mut summary, &config.claims);
     check_stop("writing the results")?;
     let rendered =
         render(&summary, &curves, config.data.ood_score.primary().name()).context("figures")?;

@@ -15,6 +15,7 @@ pub(super) fn render(out: &mut String, summary: &Summary, groups: &[Group]) {
     diversity(out, summary, groups);
     sampling(out, summary, groups);
     conformal(out, groups);
+    super::claims::retained_section(out, summary);
     super::verdicts::comparisons(out, summary);
 }
 

@@ -69,6 +69,7 @@ pub(super) fn markdown(summary: &Summary, lead: Option<&FigureFile>, preface: &s
     if let Some(p) = &summary.provenance {
         let _ = writeln!(out, "{}\n", p.line());
     }
+    super::claims::claims_section(&mut out, summary);
     super::headline::render(&mut out, summary, &groups);
     if let Some(f) = lead {
         let _ = writeln!(out, "{}\n\n![{}]({})\n", f.caption, f.title, f.file);

@@ -9,6 +9,7 @@
 //! baseline method ([`crate::Summary::baseline`]).
 
 mod cells;
+mod claims;
 mod evidence;
 mod figures;
 mod groups;

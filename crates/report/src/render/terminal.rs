@@ -64,13 +64,41 @@ pub fn render_terminal(summary: &Summary) -> String {
         })
         .collect();
 
-    let mut out = format!(
-        "{}: means over {} seed(s)\n",
+    let mut out = String::new();
+    if !summary.claims.is_empty() {
+        let (header, rows) = super::claims::claim_rows(summary, false);
+        out.push_str("declared claims (Holm over them; 90% interval; seeds for 80% power):\n");
+        out.push_str(&text_table(&header, &rows));
+    }
+    let _ = writeln!(
+        out,
+        "{}: means over {} seed(s)",
         summary.experiment,
         summary.seeds.len()
     );
     out.push_str(&text_table(&header, &rows));
+    out.push_str(&shares(summary, &sets));
     out
+}
+
+/// The share of the reference's gain kept, on the columns of the table (nothing without).
+fn shares(summary: &Summary, sets: &[&str]) -> String {
+    let mut shown: Vec<String> = ["id.accuracy", "id.nll", "id.ece"]
+        .map(String::from)
+        .to_vec();
+    shown.extend(sets.iter().map(|s| format!("ood.{s}.auroc")));
+    shown.push("shift.mean.accuracy".into());
+    let shown: Vec<&str> = shown.iter().map(String::as_str).collect();
+    let Some((header, rows)) = super::claims::retained_rows(summary, Some(&shown)) else {
+        return String::new();
+    };
+    let first = &summary.retained[0];
+    format!(
+        "share of {}'s gain over {} kept [Fieller 95%]:\n{}",
+        first.reference,
+        first.baseline,
+        text_table(&header, &rows)
+    )
 }
 
 /// Fixed-width plain text: the first column left-aligned, the rest right-aligned.

@@ -33,7 +33,8 @@ fn legend(first: &Comparison, tests: usize) -> String {
          otherwise it is *better* or *worse* when a two-sided paired t-test shows a difference \
          (p < {ALPHA}), else *inconclusive* (more seeds needed). The Holm verdict repeats the tests \
          after Holm's adjustment over all {tests} tests of this report (two per comparison); the \
-         counts read `raw / Holm`.",
+         counts read `raw / Holm`. These comparisons are exploratory: the experiment's declared \
+         claims, when it has any, are decided apart (above).",
         md_text(&first.reference),
         first.n_seeds,
     )
@@ -71,7 +72,9 @@ pub(super) fn comparisons(out: &mut String, summary: &Summary) {
     let _ = writeln!(
         out,
         "{} Per metric: the mean per-seed difference (method − reference; accuracy and AUROC in \
-         percentage points) and its 95% Student-t interval; then the smallest true difference a \
+         percentage points) and its 95% Student-t interval; beside the verdict the 90% interval, \
+         the one TOST agrees with (equivalent exactly when it lies within ± the margin); then the \
+         smallest true difference a \
          paired t-test detects with {:.0}% power at the method's seed-to-seed spread, and the \
          seeds at which a difference of one margin would be detected.\n",
         legend(first, 2 * comparisons.len()),
@@ -116,6 +119,7 @@ fn per_metric(out: &mut String, comparisons: &[Comparison], metric: &str) {
         "Difference",
         "95% interval",
         "Verdict",
+        "90% interval (TOST)",
         "Holm",
         "Detectable",
         "Seeds for one margin",
@@ -130,6 +134,10 @@ fn per_metric(out: &mut String, comparisons: &[Comparison], metric: &str) {
                 signed(c.mean_diff),
                 format!("[{}, {}]", signed(c.ci_low), signed(c.ci_high)),
                 d.verdict.as_str().to_string(),
+                match d.ci90_low.is_finite() && d.ci90_high.is_finite() {
+                    true => format!("[{}, {}]", signed(d.ci90_low), signed(d.ci90_high)),
+                    false => NA.into(),
+                },
                 d.verdict_holm.as_str().to_string(),
                 match d.detectable.is_finite() {
                     true => show(metric, d.detectable, false),
@@ -144,7 +152,7 @@ fn per_metric(out: &mut String, comparisons: &[Comparison], metric: &str) {
 }
 
 /// A difference or margin in the metric's units: percentage points for accuracy and AUROC.
-fn show(metric: &str, x: f64, signed: bool) -> String {
+pub(super) fn show(metric: &str, x: f64, signed: bool) -> String {
     let percent = metric.ends_with("accuracy") || metric.ends_with("auroc");
     match (percent, signed) {
         (true, true) => format!("{:+.2}", 100.0 * x),

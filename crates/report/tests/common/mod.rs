@@ -107,6 +107,8 @@ pub fn summary() -> Summary {
             run("single", "single", 1, 2, 0.90, 0.7, 100),
         ],
         comparisons: vec![],
+        retained: Vec::new(),
+        claims: Vec::new(),
         ood_scores: vec![],
         provenance: None,
         baseline: None,
