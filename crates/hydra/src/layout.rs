@@ -11,7 +11,9 @@ pub(crate) struct Layout {
     pub stem: StemLayout,
     pub d_model: usize,
     pub head_dim: usize,
-    pub d_mlp: usize,
+    /// Per block, the MLP's hidden width (a neuron-pruned model's blocks differ; its members
+    /// agree).
+    pub d_mlp: Vec<usize>,
     pub classes: usize,
     pub layers: usize,
     /// Per block: pre-norm (ViT) or post-norm (BERT).
@@ -30,17 +32,19 @@ impl Layout {
         let d_model = layer.first().map_or(head_in, |b| b.norm1.gamma.dims()[0]);
         let stem = (member.backbone().stem_layout())
             .map_err(|e| HydraError::from(e.within(&format!("member {m} "))))?;
-        let d_mlp = layer.first().map_or(0, |b| b.mlp.fc1.weight.dims()[1]);
+        let mut d_mlp = Vec::with_capacity(layer.len());
         let mut head_dim = None;
         for (l, block) in layer.iter().enumerate() {
             let mlp = [block.mlp.fc1.weight.dims(), block.mlp.fc2.weight.dims()];
-            if mlp != [[d_model, d_mlp], [d_mlp, d_model]] {
+            let hidden = mlp[0][1];
+            if mlp != [[d_model, hidden], [hidden, d_model]] {
                 return Err(bad(
                     &format!("block {l} mlp"),
                     format!("fc1 {:?}, fc2 {:?}", mlp[0], mlp[1]),
-                    &format!("fc1 [{d_model}, {d_mlp}] and fc2 [{d_mlp}, {d_model}], as block 0"),
+                    &format!("fc1 [{d_model}, F] and fc2 [F, {d_model}]"),
                 ));
             }
+            d_mlp.push(hidden);
             let a = &block.attention;
             let [_, width] = a.query.weight.dims();
             let dh = width / a.n_heads.max(1);

@@ -112,6 +112,27 @@ fn merge_none_equals_the_members_one_by_one() {
     assert_eq!(fused.flops_per_sample(), 3 * config().flops(&padded));
 }
 
+/// Members pruned from a model whose blocks lost different numbers of MLP neurons fuse: each
+/// fused block is as wide as its members' block.
+#[test]
+fn members_of_a_neuron_pruned_model_fuse() {
+    let base = tiny(6);
+    let narrowed = pruning::prune_neurons(&base, &[(0..16).collect(), vec![1, 4, 9]]).unwrap();
+    let members = pruned_from(&narrowed);
+    let x = images(4, 2);
+    for merge in [Merge::None, Merge::Average] {
+        let fused = fuse(&members, merge, 0).unwrap();
+        let out = fused.member_logits(x.clone());
+        for (m, model) in members.iter().enumerate() {
+            let expected = match merge {
+                Merge::None => logits(model, &x),
+                Merge::Average => logits(&averaged(&members, m), &x),
+            };
+            assert_close(&member(&out, m), &expected, 1e-5);
+        }
+    }
+}
+
 /// Element-wise mean of the members' tensors, computed on the host.
 fn host_mean(tensors: Vec<Tensor<2>>) -> Tensor<2> {
     let shape = tensors[0].dims();
