@@ -134,6 +134,22 @@ kind = "lora_ensemble"
 members = 2
 rank = 2
 backbone = "base"
+
+[[method]]
+name = "pruned_blocks"
+kind = "pruned"
+unit = "block"
+ratio = 0.34
+calibration_samples = 8
+
+[[method]]
+name = "hydra_on_blocks"
+kind = "hydra"
+base = "pruned_blocks"
+members = 2
+keep = 6
+calibration_samples = 8
+train = { epochs = 0 }
 "#;
 
 #[test]
@@ -143,7 +159,7 @@ fn every_text_kind_runs_on_a_pretrained_bert() {
     let config = ExperimentConfig::parse(&format!("{BASE}{METHODS}")).unwrap();
     let run_out = run(&config, &options(root.path(), out.path())).unwrap();
     let results = &run_out.summary.methods;
-    assert_eq!(results.len(), 7);
+    assert_eq!(results.len(), 9);
     let single = &results[0];
     for (result, spec) in results.iter().zip(&config.methods) {
         assert_eq!(result.members, spec.members(), "{}", spec.name);
@@ -193,6 +209,21 @@ fn every_text_kind_runs_on_a_pretrained_bert() {
         lora.id.nll, lora_base.id.nll,
         "two different frozen backbones"
     );
+    // Two of MiniLM's six blocks pruned by Taylor importance, dropped whole; Hydra's members are
+    // drawn from the four left.
+    let (pruned, on_pruned) = (&results[7], &results[8]);
+    let plan = std::fs::read_to_string(run_out.dir.join("pruned_blocks-seed3-plan.json")).unwrap();
+    let plan: serde_json::Value = serde_json::from_str(&plan).unwrap();
+    let kept = plan["kept"].as_array().unwrap();
+    assert_eq!(
+        kept.iter()
+            .filter(|b| !b.as_array().unwrap().is_empty())
+            .count(),
+        4
+    );
+    assert!(flops(7) < flops(0) && pruned.cost.params < single.cost.params);
+    assert!(flops(8) < flops(3), "{} vs {}", flops(8), flops(3));
+    assert_eq!(trainings(on_pruned), trainings(single));
     let analysis = run_out.dir.join("hydra_circuit-seed3-pruning.csv");
     assert_eq!(
         std::fs::read_to_string(analysis).unwrap().lines().count(),
