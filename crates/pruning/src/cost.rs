@@ -27,23 +27,15 @@ pub fn unit_costs(
     text_tokens: usize,
 ) -> Vec<Vec<i64>> {
     let tokens = model.backbone().tokens(text_tokens);
-    (model.encoder().layer.iter())
-        .map(|block| {
+    (model.encoder().layer.iter().zip(kind.per_block(model)))
+        .map(|(block, units)| {
             let cost = match measure {
                 Measure::Params => params(block, kind),
                 Measure::Flops => flops(block, kind, tokens),
             };
-            vec![cost; kind_units(block, kind)]
+            vec![cost; units]
         })
         .collect()
-}
-
-fn kind_units(block: &Block, kind: UnitKind) -> usize {
-    match kind {
-        UnitKind::Head => block.attention.n_heads,
-        UnitKind::Neuron => block.mlp.fc1.weight.dims()[1],
-        _ => 1,
-    }
 }
 
 /// Parameters one unit of `kind` holds in `block` (every head or neuron holds the same).

@@ -32,12 +32,12 @@ pub enum Applied {
 impl Plan {
     /// The plan keeping every unit of `scores`' shape except the `removed` (block, unit) pairs.
     pub(crate) fn removing(kind: UnitKind, scores: &Scores, removed: &[(usize, usize)]) -> Self {
-        let kept = (scores.0.iter().enumerate())
-            .map(|(l, row)| {
-                (0..row.len())
-                    .filter(|&u| !removed.contains(&(l, u)))
-                    .collect()
-            })
+        let mut keep: Vec<Vec<bool>> = scores.0.iter().map(|row| vec![true; row.len()]).collect();
+        for &(l, u) in removed {
+            keep[l][u] = false;
+        }
+        let kept = (keep.iter())
+            .map(|row| (0..row.len()).filter(|&u| row[u]).collect())
             .collect();
         Self { kind, kept }
     }

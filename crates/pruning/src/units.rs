@@ -65,6 +65,9 @@ impl UnitKind {
         ],
     );
 
+    /// Every unit kind, in the registry's order.
+    pub const ALL: [Self; 6] = Self::NAMES.values();
+
     /// The name experiment files use.
     pub fn name(self) -> &'static str {
         Self::NAMES.entry_of(self).name

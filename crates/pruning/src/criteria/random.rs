@@ -16,14 +16,7 @@ struct Random;
 impl Parameterless for Random {
     const NAME: &'static str = "random";
     const ABOUT: &'static str = "uniform random scores from the seed and member (baseline)";
-    const KINDS: &'static [UnitKind] = &[
-        UnitKind::Head,
-        UnitKind::Attention,
-        UnitKind::Mlp,
-        UnitKind::Gelu,
-        UnitKind::Neuron,
-        UnitKind::Block,
-    ];
+    const KINDS: &'static [UnitKind] = &UnitKind::ALL;
     const VARIES_BY_MEMBER: bool = true;
     const RANDOM: bool = true;
 

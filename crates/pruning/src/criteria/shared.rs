@@ -40,8 +40,9 @@ pub(crate) fn token_means(
     data: &Calibration,
     stat: impl Fn(&Block, Tensor<3>, Option<Tensor<2, Bool>>) -> Tensor<2>,
 ) -> Result<Scores, PruningError> {
-    let (layers, width) = grid(model, kind)?;
-    let (sums, tokens) = token_sums(model, data, [layers, width], stat)?;
+    // Every block the same number of units, so the rows are one table.
+    grid(model, kind)?;
+    let (sums, tokens) = token_sums(model, data, stat)?;
     Ok(Scores::from_tensor(sums.div_scalar(tokens.max(1.0))))
 }
 
@@ -52,49 +53,37 @@ pub(crate) fn feature_rms(
     data: &Calibration,
     features: impl Fn(&Block, Tensor<3>, Option<Tensor<2, Bool>>) -> Tensor<3>,
 ) -> Result<Vec<Tensor<1>>, PruningError> {
-    let layers = model.encoder().layer.len();
-    let width = match model.encoder().layer.first() {
-        Some(block) => {
-            // The width is the features' own: probe block 0 with one sample.
-            let (input, _) = data.batches.first().ok_or_else(no_data)?;
-            let one = input.clone().narrow(0, 1);
-            let x = model.embed(&one, Mode::Deterministic);
-            features(block, x, one.key_padding()).dims()[2]
-        }
-        None => 0,
-    };
     let squares = |block: &Block, x: Tensor<3>, padding: Option<Tensor<2, Bool>>| {
         let f = features(block, x, padding);
         let [b, t, w] = f.dims();
         f.powi_scalar(2).reshape([b * t, w])
     };
-    let (sums, tokens) = token_sums(model, data, [layers, width], squares)?;
+    let (sums, tokens) = token_sums(model, data, squares)?;
     let rms = sums.div_scalar(tokens.max(1.0)).sqrt();
+    let [layers, _] = rms.dims();
     Ok((0..layers)
-        .map(|l| rms.clone().narrow(0, l, 1).reshape([width]))
+        .map(|l| rms.clone().narrow(0, l, 1).squeeze_dim(0))
         .collect())
 }
 
-fn no_data() -> PruningError {
-    PruningError::invalid(
-        "Calibration.batches",
-        "an empty list",
-        "at least one batch of in-distribution samples",
-    )
-}
-
-/// Per block, the sum over every token that counts of `stat(..)` `[B·T, W]` (`shape` = `[L, W]`),
-/// and the number of those tokens.
+/// Per block, the sum over every token that counts of `stat(..)` `[B·T, W]` (a table
+/// `[L, W]`), and the number of those tokens.
 fn token_sums(
     model: &Classifier,
     data: &Calibration,
-    shape: [usize; 2],
     stat: impl Fn(&Block, Tensor<3>, Option<Tensor<2, Bool>>) -> Tensor<2>,
 ) -> Result<(Tensor<2>, f64), PruningError> {
-    let [_, width] = shape;
     let device = data.check(model)?;
+    let layers = &model.encoder().layer;
+    if layers.is_empty() {
+        return Err(PruningError::invalid(
+            "model blocks",
+            "none",
+            "at least one block",
+        ));
+    }
     let mode = Mode::Deterministic;
-    let mut sum = Tensor::<2>::zeros(shape, &device);
+    let mut sum: Option<Tensor<2>> = None;
     let mut tokens_seen = 0.0;
     for (input, _) in &data.batches {
         let key_padding = input.key_padding();
@@ -104,15 +93,21 @@ fn token_sums(
             Some(padding) => padding.clone().bool_not().float().reshape([b * t, 1]),
             None => Tensor::ones([b * t, 1], &device),
         };
-        let mut per_block = Vec::with_capacity(shape[0]);
-        for block in &model.encoder().layer {
+        let mut per_block = Vec::with_capacity(layers.len());
+        for block in layers {
             let values = stat(block, x.clone(), key_padding.clone());
-            per_block.push((values * real.clone()).sum_dim(0).reshape([width]));
+            per_block.push((values * real.clone()).sum_dim(0)); // [1, W]
             x = block.forward(x, BlockGates::default(), key_padding.clone(), mode);
         }
         tokens_seen += real.sum().into_scalar::<f32>() as f64;
-        sum = sum + Tensor::stack(per_block, 0);
+        let table = Tensor::cat(per_block, 0);
+        // Started from zeros, as every batch after it is added.
+        sum = Some(sum.unwrap_or_else(|| table.zeros_like()) + table);
     }
+    // `check` has refused calibration data without batches.
+    let sum = sum.ok_or_else(|| {
+        PruningError::invalid("Calibration.batches", "an empty list", "at least one batch")
+    })?;
     Ok((sum, tokens_seen))
 }
 

@@ -21,14 +21,7 @@ impl Parameterless for Taylor {
     const NAME: &'static str = "taylor";
     const ABOUT: &'static str =
         "sum over calibration batches of (dLoss/dg)^2 for a gate g = 1 on each unit";
-    const KINDS: &'static [UnitKind] = &[
-        UnitKind::Head,
-        UnitKind::Attention,
-        UnitKind::Mlp,
-        UnitKind::Gelu,
-        UnitKind::Neuron,
-        UnitKind::Block,
-    ];
+    const KINDS: &'static [UnitKind] = &UnitKind::ALL;
 
     fn scores(model: &Classifier, kind: UnitKind, data: &Calibration, _: &ScoreContext) -> Scored {
         let (layers, width) = grid(model, kind)?;
