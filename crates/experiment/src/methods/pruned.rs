@@ -80,39 +80,37 @@ fn default_ood() -> Corruption {
 }
 
 impl Pruned {
-    /// The selection the parameters describe (`ratio` for a sweep point when given).
-    fn selection(&self, ratio: Option<f64>) -> Result<Selection> {
-        let share = |r| match self.scope {
-            Scope::Global => Selection::Global(r),
-            Scope::PerBlock => Selection::PerBlock(r),
-        };
-        match (ratio.or(self.ratio), self.budget) {
-            (Some(r), None) => Ok(share(r)),
+    /// `ratio` of the units removed, ranked as `scope` says (a sweep point, or `ratio`).
+    fn at_ratio(&self, ratio: f64) -> Selection {
+        match self.scope {
+            Scope::Global => Selection::Global(ratio),
+            Scope::PerBlock => Selection::PerBlock(ratio),
+        }
+    }
+
+    /// The selection the parameters describe: `ratio` or `budget`.
+    fn selection(&self) -> Result<Selection> {
+        let budget = |measure, keep| Ok(Selection::Budget { measure, keep });
+        match (self.ratio, self.budget) {
+            (Some(r), None) => Ok(self.at_ratio(r)),
             (
                 None,
                 Some(Budget {
                     params: Some(keep),
                     flops: None,
                 }),
-            ) => Ok(Selection::Budget {
-                measure: Measure::Params,
-                keep,
-            }),
+            ) => budget(Measure::Params, keep),
             (
                 None,
                 Some(Budget {
                     params: None,
                     flops: Some(keep),
                 }),
-            ) => Ok(Selection::Budget {
-                measure: Measure::Flops,
-                keep,
-            }),
-            (Some(_), Some(_)) if ratio.is_none() => Err(ExperimentError::invalid(
+            ) => budget(Measure::Flops, keep),
+            (Some(_), Some(_)) => Err(ExperimentError::invalid(
                 "ratio and budget are both given: give one (ratio = share removed, or budget = \
                  { params = .. } / { flops = .. })",
             )),
-            (Some(r), Some(_)) => Ok(share(r)),
             (None, Some(_)) => Err(ExperimentError::invalid(
                 "budget: give exactly one of `params` and `flops` (the share of the model kept)",
             )),
@@ -160,7 +158,7 @@ impl Method for Pruned {
 
     fn check(&self, _setting: &Setting) -> Result<()> {
         pruning::criterion_for(&self.criterion, &self.criterion_params, self.unit)?;
-        self.selection(None)?;
+        self.selection()?;
         for &r in &self.sweep {
             if !(0.0..=1.0).contains(&r) {
                 return Err(ExperimentError::invalid(format!(
@@ -209,7 +207,7 @@ impl Method for Pruned {
             member: 0,
         };
         let scores = pruning::score(criterion.as_ref(), base, self.unit, &data, &score_ctx)?;
-        let plan = self.plan(base, &scores, None, ctx.text_tokens)?;
+        let plan = self.plan(base, &scores, self.selection()?, ctx.text_tokens)?;
         ctx.say(&format!(
             "`{}` {} units kept per block: {:?}",
             self.criterion,
@@ -236,7 +234,7 @@ impl Method for Pruned {
         if !self.sweep.is_empty() {
             let mut points = Vec::with_capacity(self.sweep.len());
             for &ratio in &self.sweep {
-                let plan = self.plan(base, &scores, Some(ratio), ctx.text_tokens)?;
+                let plan = self.plan(base, &scores, self.at_ratio(ratio), ctx.text_tokens)?;
                 let (params, flops) = kept_shares(base, &plan, ctx.text_tokens);
                 points.push((vec![params, flops, ratio], self.model(ctx, &plan, false)?.0));
             }
@@ -257,10 +255,9 @@ impl Pruned {
         &self,
         base: &Classifier,
         scores: &Scores,
-        ratio: Option<f64>,
+        selection: Selection,
         text_tokens: usize,
     ) -> Result<Plan> {
-        let selection = self.selection(ratio)?;
         Ok(pruning::select(
             base,
             self.unit,
@@ -319,7 +316,8 @@ fn removed_cost(base: &Classifier, plan: &Plan, measure: Measure, text_tokens: u
     let costs = unit_costs(base, plan.kind, measure, text_tokens);
     (costs.iter().zip(&plan.kept))
         .map(|(row, kept)| {
-            let removed = (0..row.len()).filter(|u| !kept.contains(u));
+            // `kept` is sorted ascending.
+            let removed = (0..row.len()).filter(|u| kept.binary_search(u).is_err());
             removed.map(|u| row[u]).sum::<i64>()
         })
         .sum()

@@ -257,9 +257,6 @@ impl SeedRun<'_> {
         }
         let ctx = self.setup.context(spec, self.data, on, self.seed);
         let built = spec.method.build(&ctx).context(place)?;
-        if spec.method.offers_model().is_ok() && built.base.is_none() {
-            check_offered(self.setup.config, spec)?;
-        }
         let mut train_cost = ctx.trained.into_inner();
         let setting = self.setup.config.setting();
         for cost in &on.costs[..spec.method.base_models_trained_from(&setting)] {
@@ -299,7 +296,8 @@ struct Pending {
     extra: Extra,
 }
 
-/// The base method `name` offers to `method`, built before it (the config checks the order).
+/// The base method `name` offers to `method`, built before it (the config checks the order and
+/// that its kind can offer one).
 fn on_method<'b>(
     config: &ExperimentConfig,
     offered: &'b [Option<Base>],
@@ -310,19 +308,8 @@ fn on_method<'b>(
     match j.and_then(|j| offered.get(j)) {
         Some(Some(base)) => Ok(base),
         _ => Err(ExperimentError::invalid(format!(
-            "method `{method}`: its base `{name}` gave no model to build on"
+            "method `{method}`: its base `{name}` built no model to build on (a plan that \
+             empties a block of its units has no physical form: it is applied through gates)"
         ))),
-    }
-}
-
-/// A method that offers a model but built none: an error when another method builds on it.
-fn check_offered(config: &ExperimentConfig, spec: &MethodSpec) -> Result<()> {
-    match (config.methods.iter()).find(|m| m.base.as_deref() == Some(&spec.name)) {
-        Some(user) => Err(ExperimentError::invalid(format!(
-            "method `{}` is the base of `{}`, but its model has no physical form to build on \
-             (a plan that empties a block of its units is applied through gates)",
-            spec.name, user.name
-        ))),
-        None => Ok(()),
     }
 }
