@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::decide::{ALPHA, MAX_SEEDS, POWER};
+use crate::decide::{ALPHA, POWER, fewest_seeds};
 use crate::error::{MetricsError, Result};
 use crate::stats::{interval90, mean_ci, t_cdf, t_quantile};
 
@@ -128,21 +128,13 @@ pub fn claim_power(kind: ClaimKind, mean: f64, std: f64, margin: f64, n: usize) 
     }
 }
 
-/// The fewest seeds (2 to [`MAX_SEEDS`]) at which [`claim_power`] reaches [`POWER`] for the
-/// observed `mean` and `std`; `None` when even [`MAX_SEEDS`] are not enough (among them every
-/// case where the observed mean itself contradicts the claim) or the spread is undefined.
+/// The fewest seeds (2 to [`MAX_SEEDS`](crate::decide::MAX_SEEDS)) at which [`claim_power`]
+/// reaches [`POWER`] for the observed `mean` and `std`; `None` when even `MAX_SEEDS` are not
+/// enough (among them every case where the observed mean itself contradicts the claim) or the
+/// spread is undefined.
 /// For equivalence this is the number to *show* equivalence, not to detect a margin-sized
 /// difference.
 pub fn claim_seeds_needed(kind: ClaimKind, mean: f64, std: f64, margin: f64) -> Option<usize> {
-    let fits = |n: usize| claim_power(kind, mean, std, margin, n) >= POWER;
-    if !fits(MAX_SEEDS) {
-        return None;
-    }
-    // The power grows with n wherever the claim holds at the mean: bisect.
-    let (mut lo, mut hi) = (1, MAX_SEEDS);
-    while hi - lo > 1 {
-        let mid = (lo + hi) / 2;
-        if fits(mid) { hi = mid } else { lo = mid }
-    }
-    Some(hi)
+    // The power grows with n wherever the claim holds at the mean.
+    fewest_seeds(|n| claim_power(kind, mean, std, margin, n) >= POWER)
 }

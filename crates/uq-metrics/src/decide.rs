@@ -187,8 +187,13 @@ pub fn seeds_needed(std: f64, margin: f64) -> Option<usize> {
     if !std.is_finite() {
         return None;
     }
-    // The detectable difference falls monotonically with n: bisect.
-    let fits = |n: usize| detectable_difference(std, n) <= margin;
+    // The detectable difference falls monotonically with n.
+    fewest_seeds(|n| detectable_difference(std, n) <= margin)
+}
+
+/// The fewest seeds, 2 to [`MAX_SEEDS`], at which `fits` holds, for a `fits` that once true
+/// stays true as seeds are added (found by bisection); `None` when it fails at [`MAX_SEEDS`].
+pub(crate) fn fewest_seeds(fits: impl Fn(usize) -> bool) -> Option<usize> {
     if !fits(MAX_SEEDS) {
         return None;
     }
