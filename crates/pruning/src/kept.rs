@@ -1,4 +1,6 @@
-//! The check every list of kept units passes: one row per block, indices in range.
+//! Lists of kept units, one row per block: the check every list passes, and its gate values.
+
+use burn::tensor::{Device, Tensor, TensorData};
 
 use crate::error::PruningError;
 use crate::units::UnitKind;
@@ -30,4 +32,16 @@ pub fn check_kept(
         }
     }
     Ok(())
+}
+
+/// The gate values `[L, width]` of `kept` (checked, each block with `width` units): 1 for a
+/// kept unit, 0 for a removed one.
+pub fn kept_mask(kept: &[Vec<usize>], width: usize, device: &Device) -> Tensor<2> {
+    let mut values = vec![0.0f32; kept.len() * width];
+    for (l, row) in kept.iter().enumerate() {
+        for &u in row {
+            values[l * width + u] = 1.0;
+        }
+    }
+    Tensor::from_data(TensorData::new(values, [kept.len(), width]), device)
 }

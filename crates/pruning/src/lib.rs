@@ -56,7 +56,7 @@ pub use calibration::Calibration;
 pub use cost::{Measure, unit_costs};
 pub use criterion::{Build, Criterion, CriterionEntry, Registered, ScoreContext, score};
 pub use error::PruningError;
-pub use kept::check_kept;
+pub use kept::{check_kept, kept_mask};
 pub use physical::{drop_blocks, prune_heads, prune_neurons};
 pub use plan::{Applied, Plan};
 pub use registry::{CRITERIA, criterion, criterion_for};

@@ -2,11 +2,11 @@
 //! made physical.
 
 use backbone::{Classifier, Gates};
-use burn::tensor::{Device, Tensor, TensorData};
+use burn::tensor::{Device, Tensor};
 use serde::Serialize;
 
 use crate::error::PruningError;
-use crate::kept::check_kept;
+use crate::kept::{check_kept, kept_mask};
 use crate::physical::{drop_blocks, prune_heads, prune_neurons};
 use crate::scores::Scores;
 use crate::units::UnitKind;
@@ -60,16 +60,7 @@ impl Plan {
                 "the same number in every block, to gate them",
             ));
         }
-        let mut values = vec![0.0f32; counts.len() * width];
-        for (l, kept) in self.kept.iter().enumerate() {
-            for &u in kept {
-                values[l * width + u] = 1.0;
-            }
-        }
-        Ok(Tensor::from_data(
-            TensorData::new(values, [counts.len(), width]),
-            device,
-        ))
+        Ok(kept_mask(&self.kept, width, device))
     }
 
     /// The plan applied to `model`: physical where this crate can make it so, else gated.

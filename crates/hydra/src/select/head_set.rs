@@ -1,6 +1,6 @@
 //! What a member keeps: its heads per block, and the budget they are chosen under.
 
-use burn::tensor::{Device, Tensor, TensorData};
+use burn::tensor::{Device, Tensor};
 use serde::{Deserialize, Serialize};
 
 use crate::error::HydraError;
@@ -14,16 +14,7 @@ impl HeadSet {
     /// The `[L, H]` mask: 1 for kept heads, 0 for dropped ones (for `Gates.heads`).
     pub fn mask(&self, heads: usize, device: &Device) -> Result<Tensor<2>, HydraError> {
         self.check(&vec![heads; self.0.len()], false)?;
-        let mut values = vec![0.0f32; self.0.len() * heads];
-        for (l, kept) in self.0.iter().enumerate() {
-            for &h in kept {
-                values[l * heads + h] = 1.0;
-            }
-        }
-        Ok(Tensor::from_data(
-            TensorData::new(values, [self.0.len(), heads]),
-            device,
-        ))
+        Ok(pruning::kept_mask(&self.0, heads, device))
     }
 
     /// Checks one row per block, indices strictly increasing and below the block's head count,
