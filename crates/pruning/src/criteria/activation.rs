@@ -4,9 +4,12 @@
 //! adds to the residual stream. Units whose output is small change the stream little, so they
 //! rank low. No score for a GELU or a whole block (their removal is not an output that is small).
 
-use backbone::{Classifier, Mode, attend};
+use backbone::Classifier;
 
-use super::shared::{attention_input, attention_output, mlp_input, token_means, token_norms};
+use super::shared::{
+    attention_input, attention_output, head_context, mlp_hidden, mlp_input, token_means,
+    token_norms,
+};
 use crate::calibration::Calibration;
 use crate::criterion::{CriterionEntry, Parameterless, ScoreContext, Scored, no_params};
 use crate::units::UnitKind;
@@ -29,33 +32,19 @@ impl Parameterless for Activation {
     fn scores(model: &Classifier, kind: UnitKind, data: &Calibration, _: &ScoreContext) -> Scored {
         token_means(model, kind, data, |block, x, key_padding| match kind {
             UnitKind::Head => {
-                // Recompute the block's attention core to see the per-head context (twice the
-                // attention cost, but no change to the backbone).
-                let a = &block.attention;
-                let input = attention_input(block, x);
-                let qkv = [&a.query, &a.key, &a.value].map(|p| p.forward(input.clone()));
-                let context = attend(
-                    qkv,
-                    a.n_heads,
-                    None,
-                    key_padding,
-                    &a.dropout,
-                    Mode::Deterministic,
-                );
+                let heads = block.attention.n_heads;
+                let context = head_context(block, attention_input(block, x), key_padding);
                 let [b, t, width] = context.dims();
                 // The L2 norm of each head's d_h-vector per token: [B·T, H].
-                let per_head = context.reshape([b * t, a.n_heads, width / a.n_heads]);
+                let per_head = context.reshape([b * t, heads, width / heads]);
                 per_head
                     .powi_scalar(2)
                     .sum_dim(2)
                     .sqrt()
-                    .reshape([b * t, a.n_heads])
+                    .reshape([b * t, heads])
             }
             UnitKind::Neuron => {
-                let mlp = &block.mlp;
-                let hidden =
-                    mlp.activation
-                        .apply(mlp.fc1.forward(mlp_input(block, x, key_padding)));
+                let hidden = mlp_hidden(block, mlp_input(block, x, key_padding));
                 let [b, t, f] = hidden.dims();
                 hidden.abs().reshape([b * t, f])
             }

@@ -1,7 +1,7 @@
 //! The helpers criteria share: their parameters read from TOML, the model's unit grid, gates
 //! on every unit of a kind, and per-token statistics over the calibration data.
 
-use backbone::{Block, BlockGates, Classifier, Mode};
+use backbone::{Block, BlockGates, Classifier, Mode, attend};
 use burn::tensor::{Bool, Tensor};
 
 use crate::calibration::Calibration;
@@ -128,6 +128,31 @@ pub(crate) fn attention_output(
 ) -> Tensor<3> {
     let input = attention_input(block, x);
     (block.attention).forward(input, None, key_padding, Mode::Deterministic)
+}
+
+/// Each head's context vectors `[B, T, H·d_h]` from the attention's `input` (already
+/// normalised in a pre-norm block): the attention core before the output projection,
+/// recomputed (the backbone does not hand them out; twice the attention's cost).
+pub(crate) fn head_context(
+    block: &Block,
+    input: Tensor<3>,
+    key_padding: Option<Tensor<2, Bool>>,
+) -> Tensor<3> {
+    let a = &block.attention;
+    let qkv = [&a.query, &a.key, &a.value].map(|p| p.forward(input.clone()));
+    attend(
+        qkv,
+        a.n_heads,
+        None,
+        key_padding,
+        &a.dropout,
+        Mode::Deterministic,
+    )
+}
+
+/// The MLP's hidden activations `[B, T, F]` from its `input`.
+pub(crate) fn mlp_hidden(block: &Block, input: Tensor<3>) -> Tensor<3> {
+    block.mlp.activation.apply(block.mlp.fc1.forward(input))
 }
 
 /// What a block's MLP reads: the residual stream after the attention sublayer, normalised

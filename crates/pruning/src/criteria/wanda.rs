@@ -5,11 +5,11 @@
 //! from the attention's input) and its output-projection rows (read from its context); a neuron
 //! its `fc1` column (read from the MLP's input) and its `fc2` row (read from its activation).
 
-use backbone::{Classifier, Mode, attend};
+use backbone::Classifier;
 use burn::nn::Linear;
 use burn::tensor::Tensor;
 
-use super::shared::{attention_input, feature_rms, mlp_input};
+use super::shared::{attention_input, feature_rms, head_context, mlp_hidden, mlp_input};
 use crate::calibration::Calibration;
 use crate::criterion::{CriterionEntry, Parameterless, ScoreContext, Scored, no_params};
 use crate::scores::Scores;
@@ -26,49 +26,34 @@ impl Parameterless for Wanda {
     const KINDS: &'static [UnitKind] = &[UnitKind::Head, UnitKind::Neuron];
 
     fn scores(model: &Classifier, kind: UnitKind, data: &Calibration, _: &ScoreContext) -> Scored {
-        let layers = &model.encoder().layer;
-        let rows = if kind == UnitKind::Head {
-            let inputs = feature_rms(model, data, |block, x, _| attention_input(block, x))?;
-            let contexts = feature_rms(model, data, |block, x, key_padding| {
-                let a = &block.attention;
+        // One walk over the data: each unit's inputs and outputs side by side, split after.
+        let rms = feature_rms(model, data, |block, x, key_padding| {
+            let (input, output) = if kind == UnitKind::Head {
                 let input = attention_input(block, x);
-                let qkv = [&a.query, &a.key, &a.value].map(|p| p.forward(input.clone()));
-                attend(
-                    qkv,
-                    a.n_heads,
-                    None,
-                    key_padding,
-                    &a.dropout,
-                    Mode::Deterministic,
-                )
-            })?;
-            (layers.iter().zip(inputs).zip(contexts))
-                .map(|((block, x), context)| {
-                    let a = &block.attention;
-                    let columns = [&a.query, &a.key, &a.value].map(|p| read_columns(p, &x));
-                    let [c0, c1, c2] = columns;
-                    // Per feature of the heads' width; head h owns features h·d_h..(h+1)·d_h.
-                    let per_feature = c0 + c1 + c2 + read_rows(&a.output, &context);
-                    let [width] = per_feature.dims();
-                    let per_head = per_feature.reshape([a.n_heads, width / a.n_heads]);
-                    per_head.sum_dim(1).reshape([a.n_heads])
-                })
-                .collect()
-        } else {
-            let inputs = feature_rms(model, data, |block, x, key_padding| {
-                mlp_input(block, x, key_padding)
-            })?;
-            let hidden = feature_rms(model, data, |block, x, key_padding| {
-                let mlp = &block.mlp;
-                mlp.activation
-                    .apply(mlp.fc1.forward(mlp_input(block, x, key_padding)))
-            })?;
-            (layers.iter().zip(inputs).zip(hidden))
-                .map(|((block, x), h)| {
-                    read_columns(&block.mlp.fc1, &x) + read_rows(&block.mlp.fc2, &h)
-                })
-                .collect()
-        };
+                (input.clone(), head_context(block, input, key_padding))
+            } else {
+                let input = mlp_input(block, x, key_padding);
+                (input.clone(), mlp_hidden(block, input))
+            };
+            Tensor::cat(vec![input, output], 2)
+        })?;
+        let rows = (model.encoder().layer.iter().zip(rms))
+            .map(|(block, rms)| {
+                let (a, mlp) = (&block.attention, &block.mlp);
+                let [d, _] = a.query.weight.dims();
+                let [total] = rms.dims();
+                let (x, out) = (rms.clone().narrow(0, 0, d), rms.narrow(0, d, total - d));
+                if kind == UnitKind::Neuron {
+                    return read_columns(&mlp.fc1, &x) + read_rows(&mlp.fc2, &out);
+                }
+                let [c0, c1, c2] = [&a.query, &a.key, &a.value].map(|p| read_columns(p, &x));
+                // Per feature of the heads' width; head h owns features h·d_h..(h+1)·d_h.
+                let per_feature = c0 + c1 + c2 + read_rows(&a.output, &out);
+                let [width] = per_feature.dims();
+                let per_head = per_feature.reshape([a.n_heads, width / a.n_heads]);
+                per_head.sum_dim(1).reshape([a.n_heads])
+            })
+            .collect();
         Ok(Scores::from_rows(rows))
     }
 }
