@@ -37,9 +37,13 @@ def ref_paired_test(diffs, margin):
     se = std / np.sqrt(n)
     p_low = stats.t.sf((mean + margin) / se, n - 1)  # H0: mean <= -margin
     p_high = stats.t.cdf((mean - margin) / se, n - 1)  # H0: mean >= +margin
+    # TOST at 5% shows equivalence exactly when the 90% interval lies within +-margin.
+    ci90_low, ci90_high = stats.t.interval(0.90, n - 1, loc=mean, scale=se)
     return {
         "p_difference": stats.ttest_rel(d, np.zeros(n)).pvalue,
         "p_equivalence": max(p_low, p_high),
+        "ci90_low": ci90_low,
+        "ci90_high": ci90_high,
         "detectable": ref_detectable(std, n),
         "seeds_needed": ref_seeds_needed(std, margin),
     }
@@ -103,9 +107,11 @@ def test_paired_is_the_interval_of_differences():
 def test_paired_test(seed, n, shift, margin):
     diffs = np.random.default_rng(seed).normal(shift, 0.02, n)
     got = uq.paired_test(diffs, margin)
-    assert set(got) == {"p_difference", "p_equivalence", "detectable", "seeds_needed"}
     ref = ref_paired_test(diffs, margin)
+    assert set(got) == set(ref)
     assert_dict_close(got, ref)
+    inside = -margin < got["ci90_low"] and got["ci90_high"] < margin
+    assert inside == (got["p_equivalence"] < 0.05)
     # The difference p-value is also scipy's paired test of the two series.
     a = np.random.default_rng(99).normal(0.8, 0.05, n)
     assert got["p_difference"] == pytest.approx(stats.ttest_rel(a + diffs, a).pvalue, rel=1e-8)
@@ -113,7 +119,10 @@ def test_paired_test(seed, n, shift, margin):
 
 def test_paired_test_degenerate():
     one = uq.paired_test([0.1], 0.05)
-    assert all(math.isnan(one[k]) for k in ["p_difference", "p_equivalence", "detectable"])
+    assert all(
+        math.isnan(one[k])
+        for k in ["p_difference", "p_equivalence", "ci90_low", "ci90_high", "detectable"]
+    )
     assert one["seeds_needed"] is None
     # Zero spread: decided by the mean alone.
     same = uq.paired_test([0.01, 0.01, 0.01], 0.05)

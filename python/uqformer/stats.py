@@ -38,8 +38,9 @@ def paired(a: ArrayLike, b: ArrayLike) -> Interval:
 
 
 def paired_test(diffs: ArrayLike, margin: float) -> dict:
-    """`p_difference` (two-sided paired t-test), `p_equivalence` (TOST at +-margin),
-    `detectable` (the difference these seeds detect at ALPHA with POWER) and `seeds_needed` (to
+    """`p_difference` (two-sided paired t-test), `p_equivalence` (TOST at +-margin), its 90%
+    interval `ci90_low` / `ci90_high` (equivalence is shown exactly when it lies within
+    +-margin), `detectable` (the difference these seeds detect at ALPHA with POWER) and `seeds_needed` (to
     detect one margin), of per-seed differences."""
     return _native.paired_test(_args.floats("diffs", diffs, 1), float(margin))
 
