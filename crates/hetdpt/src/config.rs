@@ -95,8 +95,10 @@ pub struct HetDptConfig {
     /// Total degree of the MAP polynomial in (m_a, m_g).
     pub degree: usize,
     pub speed: Speed,
-    /// Batch size at which latency is measured.
-    pub latency_batch: usize,
+    /// Batch size at which latency is measured (absent: [`DEFAULT_LATENCY_BATCH`]; uqformer
+    /// sets it to the run's evaluation batch, so the speed-up HetDPT reports and the run's
+    /// latency table measure at one batch).
+    pub latency_batch: Option<usize>,
     pub budget: Budget,
     /// Batch size of every fine-tune and of the gate-score training.
     pub batch_size: usize,
@@ -114,6 +116,9 @@ pub struct HetDptConfig {
     pub width: Option<WidthConfig>,
 }
 
+/// The latency batch when the configuration leaves it out.
+pub const DEFAULT_LATENCY_BATCH: usize = 64;
+
 impl Default for HetDptConfig {
     fn default() -> Self {
         Self {
@@ -129,7 +134,7 @@ impl Default for HetDptConfig {
             map_values: None,
             degree: 2,
             speed: Speed::Latency,
-            latency_batch: 64,
+            latency_batch: None,
             budget: Budget::MinSpeedup(1.3),
             batch_size: 64,
             lr: 5e-4,
@@ -187,6 +192,11 @@ impl Budget {
 }
 
 impl HetDptConfig {
+    /// The batch size latency is measured at.
+    pub fn latency_batch(&self) -> usize {
+        self.latency_batch.unwrap_or(DEFAULT_LATENCY_BATCH)
+    }
+
     /// Checks every field the types do not; the error names it (`hetdpt.<field>`).
     pub fn check(&self) -> Result<(), HetDptError> {
         self.check_counts()?;
@@ -205,7 +215,7 @@ impl HetDptConfig {
             ("importance_images", self.importance_images),
             ("map_images", self.map_images),
             ("degree", self.degree),
-            ("latency_batch", self.latency_batch),
+            ("latency_batch", self.latency_batch()),
             ("batch_size", self.batch_size),
         ] {
             if v == 0 {

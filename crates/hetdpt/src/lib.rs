@@ -47,7 +47,7 @@ mod width;
 #[cfg(test)]
 mod testutil;
 
-pub use config::{Budget, HeadWidth, HetDptConfig, Speed, WidthConfig};
+pub use config::{Budget, DEFAULT_LATENCY_BATCH, HeadWidth, HetDptConfig, Speed, WidthConfig};
 pub use error::HetDptError;
 pub use importance::{Kind, RemovalOrder, Round};
 pub use map::{Candidate, Choice, MapFit, MapPoint, Polynomial};

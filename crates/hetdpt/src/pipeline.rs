@@ -161,7 +161,7 @@ pub fn compress(task: &Task<'_>, cfg: &HetDptConfig) -> Result<Outcome, HetDptEr
     let reference = merge(base, &Removal::none(layers))?;
     let base_accuracy = accuracy(&reference, val, device)?;
     let mapper = Mapper::new(base, &order, train, val, cfg, device, seed)?;
-    let sample = latency_sample(val, cfg.latency_batch, device)?;
+    let sample = latency_sample(val, cfg.latency_batch(), device)?;
     let found = search(
         &mapper,
         &reference,

@@ -14,7 +14,7 @@ fn small_config() -> HetDptConfig {
         map_images: 60,
         degree: 1,
         speed: Speed::Flops,
-        latency_batch: 8,
+        latency_batch: Some(8),
         budget: Budget::MinSpeedup(1.1),
         batch_size: 20,
         finetune_epochs: 1,
