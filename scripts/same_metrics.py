@@ -32,29 +32,24 @@ def leaves(value, path=()):
         yield path, value
 
 
-def entries(run):
+def entries(run, seeds=None):
+    """A run's method entries (of `seeds` only, when given) and, for all seeds, its comparisons."""
     summary = json.loads((Path(run) / "summary.json").read_text())
     out = {}
     for m in summary["methods"]:
-        out[("method", m["name"], m["seed"])] = m
-    for c in summary.get("comparisons", []):
-        if not timed((c["metric"],)):
-            out[("comparison", c["method"], c["reference"], c["metric"])] = c
+        if seeds is None or m["seed"] in seeds:
+            out[("method", m["name"], m["seed"])] = m
+    if seeds is None:
+        for c in summary.get("comparisons", []):
+            if not timed((c["metric"],)):
+                out[("comparison", c["method"], c["reference"], c["metric"])] = c
     return out
 
 
-def main():
-    args = sys.argv[1:]
-    tol = 0.0
-    if "--tol" in args:
-        i = args.index("--tol")
-        tol = float(args[i + 1])
-        del args[i : i + 2]
-    if len(args) != 2:
-        sys.exit(__doc__)
-    a, b = (entries(r) for r in args)
-    problems = [f"only in {args[0]}: {k}" for k in a.keys() - b.keys()]
-    problems += [f"only in {args[1]}: {k}" for k in b.keys() - a.keys()]
+def differences(a, b, names=("A", "B"), tol=0.0):
+    """(values compared, problems) between two `entries` maps, timings aside."""
+    problems = [f"only in {names[0]}: {k}" for k in a.keys() - b.keys()]
+    problems += [f"only in {names[1]}: {k}" for k in b.keys() - a.keys()]
     compared = 0
     for key in sorted(a.keys() & b.keys(), key=str):
         la, lb = dict(leaves(a[key])), dict(leaves(b[key]))
@@ -68,13 +63,34 @@ def main():
                 same = (math.isnan(va) and math.isnan(vb)) or abs(va - vb) <= tol
             if not same:
                 problems.append(f"{key} {'.'.join(path)}: {va!r} vs {vb!r}")
-    print(f"{compared} values compared over {len(a.keys() & b.keys())} entries")
+    return compared, problems
+
+
+def report(compared, entries_compared, problems):
+    """Prints the outcome; the exit status to return."""
+    print(f"{compared} values compared over {entries_compared} entries")
     for p in problems[:40]:
         print(p)
     if problems:
         print(f"{len(problems)} differences")
-        sys.exit(1)
+        return 1
     print("every metric equal")
+    return 0
 
 
-main()
+def main():
+    args = sys.argv[1:]
+    tol = 0.0
+    if "--tol" in args:
+        i = args.index("--tol")
+        tol = float(args[i + 1])
+        del args[i : i + 2]
+    if len(args) != 2:
+        sys.exit(__doc__)
+    a, b = (entries(r) for r in args)
+    compared, problems = differences(a, b, args, tol)
+    sys.exit(report(compared, len(a.keys() & b.keys()), problems))
+
+
+if __name__ == "__main__":
+    main()
