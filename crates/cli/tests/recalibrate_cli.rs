@@ -1,5 +1,6 @@
 //! A run's saved predictions through `uqformer metrics` with a validation split: the same
-//! temperature, conformal thresholds, coverage, set sizes and metrics as the run itself.
+//! temperature, conformal thresholds, coverage, set sizes and metrics as the run itself; its
+//! saved features give the same feature-space detector scores.
 
 mod common;
 
@@ -18,6 +19,7 @@ ood = ["mnist_small"]
 train_limit = 200
 test_limit = 80
 eval_batch_size = 40
+ood_score = ["msp", "mahalanobis", "relative_mahalanobis", "knn"]
 
 [backbone]
 preset = "vit_tiny_28"
@@ -83,7 +85,7 @@ fn metrics(run: &Path, name: &str) -> serde_json::Value {
 }
 
 #[test]
-fn saved_predictions_give_the_runs_temperature_and_sets() {
+fn saved_predictions_give_the_runs_temperature_sets_and_detector_scores() {
     let dir = tempfile::tempdir().unwrap();
     let out = common::run_command(dir.path(), "recalibrate", CONFIG, 0)
         .arg("--quiet")
@@ -122,6 +124,14 @@ fn saved_predictions_give_the_runs_temperature_and_sets() {
             assert_eq!(cli[key], raw["id"][key], "{name} {key}");
             assert_eq!(cli["calibrated"][key], scaled["id"][key], "{name}+ts {key}");
         }
+        let scored = detectors(&run, name);
+        for detector in ["mahalanobis", "relative_mahalanobis", "knn"] {
+            // The features the run scored, as f32 as they were computed: the same fit.
+            let ran = &raw["ood_scores"][detector]["mnist_small"];
+            for key in ["auroc", "aupr_in", "aupr_out", "fpr95"] {
+                assert_eq!(scored[detector][key], ran[key], "{name} {detector} {key}");
+            }
+        }
         let sets = cli["conformal"].as_array().unwrap();
         assert_eq!(sets.len(), 2, "{name}: raw and temperature-scaled");
         for (set, result) in sets.iter().zip([&raw, &scaled]) {
@@ -134,6 +144,39 @@ fn saved_predictions_give_the_runs_temperature_and_sets() {
             }
         }
     }
+}
+
+/// `uqformer metrics --json` on method `name`'s saved features: the detectors fitted on its
+/// training split's features, test against OOD.
+fn detectors(run: &Path, name: &str) -> serde_json::Value {
+    let file = |set: &str, what: &str| run.join(format!("{name}-seed3-{set}-{what}.npy"));
+    let out = Command::new(env!("CARGO_BIN_EXE_uqformer"))
+        .arg("metrics")
+        .arg("--probs")
+        .arg(file("test", "probs"))
+        .arg("--labels")
+        .arg(file("test", "labels"))
+        .arg("--train-features")
+        .arg(file("train", "features"))
+        .arg("--train-labels")
+        .arg(file("train", "labels"))
+        .arg("--features")
+        .arg(file("test", "features"))
+        .arg("--ood-features")
+        .arg(file("ood-mnist_small", "features"))
+        .args([
+            "--detectors",
+            "mahalanobis,relative_mahalanobis,knn",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["detectors"].clone()
 }
 
 #[test]

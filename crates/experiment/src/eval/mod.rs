@@ -203,11 +203,12 @@ impl Evaluator<'_> {
         Ok(Evaluated { entries, files })
     }
 
-    /// The sets that have predictions, by the names their saved files take: `val`, `test`,
-    /// `ood-<set>`, `shift-<set>`.
+    /// The sets that have predictions, by the names their saved files take: `train` (only
+    /// where the detectors needed its features), `val`, `test`, `ood-<set>`, `shift-<set>`.
     fn named_sets<'p>(&self, p: &'p SetPredictions) -> Vec<(String, &'p Predictions)> {
         let sets = self.sets;
         let mut named: Vec<(String, &Predictions)> = Vec::new();
+        named.extend(p.train.as_ref().map(|t| ("train".to_string(), t)));
         named.extend(p.val.as_ref().map(|v| ("val".to_string(), v)));
         named.push(("test".into(), &p.test));
         named.extend((sets.ood.iter().zip(&p.ood)).map(|(d, p)| (format!("ood-{}", d.name()), p)));

@@ -1,15 +1,28 @@
 //! A method's raw predictions as `.npy` files (`[eval] save_predictions`), for `uqformer
 //! metrics` or any numpy code: per set, the members' probabilities and logits `[M, N, C]`
-//! (float32, as the model computed them) and the labels `[N]` (int64).
+//! (float32, as the model computed them) and the labels `[N]` (int64); where a feature-space
+//! detector ran, the members' features `[M, N, D]` too (float32), of the training split the
+//! detectors were fitted on as well, so a detector can be checked against another
+//! implementation on the run's own features.
 
 use uq_metrics::Logits;
 
 use super::predict::Predictions;
 
-/// `<set>-probs.npy`, `<set>-logits.npy` and `<set>-labels.npy` of each named set.
+/// `<set>-probs.npy`, `<set>-logits.npy` and `<set>-labels.npy` of each named set, and
+/// `<set>-features.npy` of each that has features.
 pub fn prediction_files(sets: &[(String, &Predictions)]) -> Vec<(String, Vec<u8>)> {
-    let mut files = Vec::with_capacity(3 * sets.len());
+    let mut files = Vec::with_capacity(4 * sets.len());
     for (set, p) in sets {
+        if let Some(first) = p.member_features.first() {
+            let (m, n, d) = (p.member_features.len(), first.n(), first.d());
+            let values =
+                (p.member_features.iter()).flat_map(|f| f.as_slice().iter().map(|&v| v as f32));
+            files.push((
+                format!("{set}-features.npy"),
+                npy("<f4", &[m, n, d], values.flat_map(f32::to_le_bytes)),
+            ));
+        }
         let (m, n, c) = (p.members.m(), p.members.n(), p.members.c());
         // Both were f32 widened to f64: narrowing gives back the model's values exactly.
         let view = p.members.view();
