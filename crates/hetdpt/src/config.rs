@@ -41,6 +41,18 @@ pub struct WidthConfig {
     pub heads: Option<HeadWidth>,
 }
 
+/// The removal order from a criterion of the pruning seam: attention branches and GELUs each
+/// ranked once on the unpruned model, the lowest-scored removed first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OrderConfig {
+    /// A criterion that scores both `attention` and `gelu` units (`pruning::CRITERIA`).
+    pub criterion: String,
+    /// Its parameters.
+    #[serde(default)]
+    pub params: toml::Table,
+}
+
 /// Head pruning for HetDPT+, scored on the unpruned model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -114,6 +126,9 @@ pub struct HetDptConfig {
     pub temperature: f64,
     /// HetDPT+ width pruning (absent: depth only).
     pub width: Option<WidthConfig>,
+    /// The removal order by a criterion of the pruning seam, on `importance_images` training
+    /// images (absent: HetDPT's own removal rounds of learnable gates).
+    pub order: Option<OrderConfig>,
 }
 
 /// The latency batch when the configuration leaves it out.
@@ -143,6 +158,7 @@ impl Default for HetDptConfig {
             alpha: 0.5,
             temperature: 1.0,
             width: None,
+            order: None,
         }
     }
 }
@@ -204,6 +220,12 @@ impl HetDptConfig {
         self.budget.check()?;
         if let Some(w) = &self.width {
             w.check()?;
+        }
+        if let Some(order) = &self.order {
+            for kind in [pruning::UnitKind::Attention, pruning::UnitKind::Gelu] {
+                pruning::criterion_for(&order.criterion, &order.params, kind)
+                    .map_err(|e| HetDptError::pruning("hetdpt.order.criterion", e))?;
+            }
         }
         Ok(())
     }

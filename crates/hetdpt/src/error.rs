@@ -48,6 +48,13 @@ pub enum HetDptError {
         #[source]
         source: hydra::HydraError,
     },
+    /// A criterion of the pruning seam (`what` names where it was used) failed.
+    #[error("{what}")]
+    Pruning {
+        what: String,
+        #[source]
+        source: pruning::PruningError,
+    },
     /// A tensor's values (`what` names it) cannot be read back to the host.
     #[error("hetdpt: reading {what}")]
     Tensor {
@@ -67,6 +74,13 @@ impl HetDptError {
 
     pub(crate) fn hydra(what: impl Into<String>, source: hydra::HydraError) -> Self {
         Self::Hydra {
+            what: what.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn pruning(what: impl Into<String>, source: pruning::PruningError) -> Self {
+        Self::Pruning {
             what: what.into(),
             source,
         }

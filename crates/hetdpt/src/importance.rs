@@ -21,41 +21,11 @@ use data::mix;
 use data::{BatchPlan, SubsetSize, stratified_subset};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use serde::Serialize;
 use train::{ImageData, cross_entropy};
 
 use crate::config::HetDptConfig;
 use crate::error::HetDptError;
-
-/// The two kinds of removable layer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
-    Attention,
-    Activation,
-}
-
-/// One removal round of `kind`: its candidates' initial and trained scores (null where already
-/// removed) and the block whose layer was removed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Round {
-    pub kind: Kind,
-    pub removed: usize,
-    pub initial: Vec<Option<f64>>,
-    pub scores: Vec<Option<f64>>,
-}
-
-/// The removal order of each kind (block indices, first removed first) and the rounds that
-/// produced it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RemovalOrder {
-    pub attn: Vec<usize>,
-    pub act: Vec<usize>,
-    pub rounds: Vec<Round>,
-    /// Gate-score steps taken over all rounds, and the training images they saw.
-    pub steps: u64,
-    pub samples: u64,
-}
+use crate::order::{Kind, RemovalOrder, Round};
 
 /// One kind's candidates: scores, and which blocks have lost that layer.
 struct Candidates {
@@ -157,6 +127,7 @@ pub(crate) fn removal_order(
         rounds: Vec::new(),
         steps: 0,
         samples: 0,
+        ranked: None,
     };
     while order.attn.len() < max_attn || order.act.len() < max_act {
         let kind = if order.attn.len() < max_attn

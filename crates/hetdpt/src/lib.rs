@@ -6,6 +6,9 @@
 //!    task loss plus a sparsity pressure `λ·Σ b`, the model's weights frozen. Each round trains
 //!    one kind's scores (restarted from `importance_init` with a seeded jitter) and removes its
 //!    lowest-scoring candidate; kinds alternate (attention first) and are never compared.
+//!    Or, with `order = { criterion = "..." }` ([`OrderConfig`]), any criterion of the pruning
+//!    seam that scores attention branches and GELUs (`pruning::CRITERIA`: `taylor`,
+//!    `learnable`, `magnitude`, ...) ranks each kind once, lowest removed first ([`Ranked`]).
 //! 2. **How many** (the Model Accuracy Predictor): every (n_a, n_g) of the grid is merged,
 //!    fine-tuned briefly and its validation accuracy measured; a least-squares polynomial in
 //!    (n_a / L, n_g / L) predicts accuracy (in-sample and leave-one-out R² reported) over the
@@ -14,7 +17,7 @@
 //! 3. **Merge and recover**: the chosen model is merged into a [`PrunedViT`] (removed
 //!    attention branches lose their parameters and LN1; an MLP without GELU becomes one linear
 //!    map `x·W1·W2 + b1·W2 + b2`), optionally width-pruned (HetDPT+, [`WidthConfig`]: heads
-//!    by a Hydra importance strategy scored on the unpruned model, MLP channels by magnitude),
+//!    by a head criterion of the pruning seam scored on the unpruned model, MLP channels by magnitude),
 //!    and fine-tuned with distillation from the unpruned model.
 //!
 //! [`merge`] with a [`Removal`] gives the merged model directly; it equals the unmerged model
@@ -33,24 +36,29 @@
 //! # Ok(()) }
 //! ```
 
+mod calibration;
 mod config;
 mod error;
 mod finetune;
 mod importance;
 mod map;
 mod measure;
+mod order;
 mod pipeline;
 mod pruned;
+mod ranked;
 mod search;
 mod width;
 
 #[cfg(test)]
 mod testutil;
 
-pub use config::{Budget, DEFAULT_LATENCY_BATCH, HeadWidth, HetDptConfig, Speed, WidthConfig};
+pub use config::{
+    Budget, DEFAULT_LATENCY_BATCH, HeadWidth, HetDptConfig, OrderConfig, Speed, WidthConfig,
+};
 pub use error::HetDptError;
-pub use importance::{Kind, RemovalOrder, Round};
 pub use map::{Candidate, Choice, MapFit, MapPoint, Polynomial};
+pub use order::{Kind, Ranked, RemovalOrder, Round};
 pub use pipeline::{HetDptReport, ModelSummary, Outcome, Task, Timing, Training, compress};
 pub use pruned::{AttentionBranch, PrunedBlock, PrunedMlp, PrunedViT, Removal, merge};
 pub use width::WidthReport;

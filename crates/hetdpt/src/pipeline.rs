@@ -13,10 +13,11 @@ use train::{ImageData, TrainTotals};
 use crate::config::{Budget, HetDptConfig, Speed};
 use crate::error::HetDptError;
 use crate::finetune::final_finetune;
-use crate::importance::{RemovalOrder, removal_order};
 use crate::map::{Candidate, Choice, MapFit, MapPoint};
 use crate::measure::{accuracy, latencies, latency_sample};
+use crate::order::RemovalOrder;
 use crate::pruned::{PrunedViT, Removal, merge};
+use crate::ranked::removal;
 use crate::search::{Mapper, search};
 use crate::width::{self, WidthReport};
 
@@ -149,7 +150,7 @@ pub fn compress(task: &Task<'_>, cfg: &HetDptConfig) -> Result<Outcome, HetDptEr
     let (max_attn, max_act) = cfg.grid(layers)?;
     let mut training = Training::default();
 
-    let order = removal_order(base, train, max_attn, max_act, cfg, device, mix(seed, 1))?;
+    let order = removal(base, train, (max_attn, max_act), cfg, device, mix(seed, 1))?;
     let importance_s = start.elapsed().as_secs_f64();
     let gates = TrainTotals {
         wall_seconds: importance_s,

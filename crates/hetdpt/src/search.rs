@@ -10,9 +10,9 @@ use train::{ImageData, TrainTotals};
 use crate::config::{HetDptConfig, Speed};
 use crate::error::HetDptError;
 use crate::finetune::{finetune, subset};
-use crate::importance::RemovalOrder;
 use crate::map::{Candidate, Choice, MapFit, MapPoint, Polynomial, choose};
 use crate::measure::{accuracy, latencies};
+use crate::order::RemovalOrder;
 use crate::pruned::{PrunedViT, Removal, merge};
 
 /// Candidates whose latency the search times together (with the unpruned model).

@@ -7,18 +7,15 @@ use backbone::{Classifier, Mlp, VisionTransformer};
 use burn::module::Param;
 use burn::nn::Linear;
 use burn::tensor::{Device, Int, Tensor, TensorData};
-use data::{SubsetSize, stratified_subset};
 use hydra::{HeadSet, Keep, SelectConfig, plan_members};
-use pruning::{Calibration, UnitKind, criterion_for, prune_heads};
+use pruning::{UnitKind, criterion_for, prune_heads};
 use serde::Serialize;
 use train::ImageData;
 
+use crate::calibration::calibration;
 use crate::config::{HeadWidth, WidthConfig};
 use crate::error::HetDptError;
 use crate::pruned::{PrunedMlp, PrunedViT, Removal, merge};
-
-/// Images per calibration batch handed to the head criterion.
-const CALIBRATION_BATCH: usize = 64;
 
 /// What width pruning kept.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -74,25 +71,18 @@ fn choose_heads(
     let fail = |e| HetDptError::hydra("HetDPT+ heads", e);
     let strategy =
         (criterion_for(&cfg.strategy, &cfg.params, UnitKind::Head)).map_err(|e| fail(e.into()))?;
-    let n = cfg.calibration_images.min(data.set.len());
-    let picked = stratified_subset(&data.set.labels, SubsetSize::Total(n), seed)
-        .map_err(|e| HetDptError::data("HetDPT+ calibration subset", e))?;
-    let batches = picked
-        .chunks(CALIBRATION_BATCH)
-        .map(|idx| {
-            let images = data.batch(idx, None, device)?;
-            Ok((images.into(), data.labels(idx, device)))
-        })
-        .collect::<Result<Vec<_>, HetDptError>>()?;
+    let calibration = calibration(
+        data,
+        cfg.calibration_images,
+        seed,
+        device,
+        "HetDPT+ calibration subset",
+    )?;
     let select = SelectConfig {
         members: 1,
         keep: Keep::PerBlock(cfg.keep),
         temperature: 0.0,
         bootstrap: false,
-    };
-    let calibration = Calibration {
-        batches,
-        ood: Vec::new(),
     };
     let base = Classifier::Vit(base.clone());
     let mut plans =

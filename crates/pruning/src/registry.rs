@@ -2,7 +2,9 @@
 
 use registry::Registry;
 
-use crate::criteria::{activation, circuit, confidence, magnitude, random, taylor, wanda};
+use crate::criteria::{
+    activation, circuit, confidence, learnable, magnitude, random, taylor, wanda,
+};
 use crate::criterion::{Criterion, Registered, supports};
 use crate::error::PruningError;
 use crate::units::UnitKind;
@@ -19,6 +21,7 @@ pub const CRITERIA: Registry<Registered> = Registry::new(
         activation::CRITERION,
         confidence::CRITERION,
         wanda::CRITERION,
+        learnable::CRITERION,
     ],
 );
 

@@ -14,8 +14,9 @@ use common::{data, tiny};
 
 /// Criteria that score the signed harm of removing a unit: a unit whose removal helps scores
 /// below a useless one, so on a random model the planted unit need not be last. `circuit`'s own
-/// planted test (one head carrying all the signal) is in crates/hydra/tests/hydra/circuit.rs.
-const SIGNED_HARM: &[&str] = &["circuit"];
+/// planted test (one head carrying all the signal) is in crates/hydra/tests/hydra/circuit.rs,
+/// `learnable`'s below.
+const SIGNED_HARM: &[&str] = &["circuit", "learnable"];
 
 /// Sets to 0 the `len` rows (`dim` 0) or columns (`dim` 1) of `param` from `from`.
 fn zero(param: &mut Param<Tensor<2>>, dim: usize, from: usize, len: usize) {
@@ -136,6 +137,39 @@ fn every_registered_criterion_passes_the_harness() {
             }
         }
     }
+}
+
+#[test]
+fn learnable_moves_a_planted_unit_by_the_sparsity_pressure_alone() {
+    let model = tiny(11);
+    let data = data(&model, 12);
+    let ctx = ScoreContext { seed: 5, member: 0 };
+    let params: toml::Table =
+        toml::from_str("steps = 5\nlr = 0.5\nsparsity = 0.1\ninit = 0.2").unwrap();
+    let criterion = pruning::criterion("learnable", &params).unwrap();
+    for kind in UnitKind::ALL {
+        let (l, u) = (1, kind.per_block(&model)[1] - 1);
+        let planted = plant(model.clone(), kind, l, u);
+        let scores = score(criterion.as_ref(), &planted, kind, &data, &ctx).unwrap();
+        // Its output is zero, so the loss does not feel its gate: θ = init − steps·lr·λ.
+        let alone = 0.2 - 5.0 * 0.5 * 0.1;
+        let got = scores.0[l][u];
+        // (f32 gradients: λ = 0.1 is not exact in f32.)
+        assert!((got - alone).abs() < 1e-6, "{kind}: {got} vs {alone}");
+        // Every other unit's output reaches the loss: it moved otherwise.
+        let moved = (scores.0.iter().enumerate())
+            .flat_map(|(b, row)| row.iter().enumerate().map(move |(i, s)| ((b, i), *s)))
+            .filter(|&(at, s)| at != (l, u) && (s - alone).abs() > 1e-6)
+            .count();
+        let units: usize = kind.per_block(&model).iter().sum();
+        assert_eq!(moved, units - 1, "{kind}: {scores:?}");
+    }
+    let bad: toml::Table = toml::from_str("sparsity = -1.0").unwrap();
+    let e = pruning::criterion("learnable", &bad)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("learnable sparsity") && e.contains("-1"), "{e}");
 }
 
 #[test]

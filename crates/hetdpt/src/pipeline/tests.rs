@@ -148,6 +148,53 @@ fn pipeline_is_consistent_and_deterministic() {
 }
 
 #[test]
+fn a_criterions_order_drives_the_search_and_the_merge() {
+    let _rng = serial();
+    let device = Device::flex();
+    let (vit, base) = tiny_vit(&device, 41);
+    let (train_set, val_set) = (quadrants(90, 1), quadrants(30, 2));
+    let norm = Normalization::fit(&train_set).unwrap();
+    let (train, val) = (
+        ImageData {
+            set: &train_set,
+            norm: &norm,
+        },
+        ImageData {
+            set: &val_set,
+            norm: &norm,
+        },
+    );
+    let cfg = HetDptConfig {
+        max_attn: Some(2),
+        max_act: Some(3),
+        map_values: Some(2),
+        order: Some(crate::config::OrderConfig {
+            criterion: "learnable".into(),
+            params: toml::from_str("steps = 4").unwrap(),
+        }),
+        ..small_config()
+    };
+    let report = compress(&task(&base, &vit, train, val, &device, 7), &cfg)
+        .unwrap()
+        .report;
+    let order = &report.importance;
+    let ranked = order.ranked.as_ref().expect("the criterion's scores");
+    assert_eq!(ranked.criterion, "learnable");
+    assert!(order.rounds.is_empty());
+    // Each kind's blocks in ascending score, as many as its grid removes.
+    let ascending =
+        |scores: &[f64], blocks: &[usize]| blocks.windows(2).all(|w| scores[w[0]] <= scores[w[1]]);
+    assert_eq!((order.attn.len(), order.act.len()), (2, 3));
+    assert!(ascending(&ranked.attn, &order.attn), "{ranked:?} {order:?}");
+    assert!(ascending(&ranked.act, &order.act), "{ranked:?} {order:?}");
+    let c = &report.choice;
+    let expected = Removal::first(3, &order.attn, c.n_attn, &order.act, c.n_act);
+    assert_eq!(report.removal, expected);
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["importance"]["ranked"]["criterion"], "learnable");
+}
+
+#[test]
 fn bad_inputs_are_errors() {
     let _rng = serial();
     let device = Device::flex();
