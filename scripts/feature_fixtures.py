@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 from scipy.special import logsumexp
-from sklearn.covariance import EmpiricalCovariance, LedoitWolf, ShrunkCovariance
+from sklearn.covariance import EmpiricalCovariance, LedoitWolf, ShrunkCovariance, ledoit_wolf_shrinkage
 from sklearn.neighbors import NearestNeighbors
 
 OUT = Path(__file__).resolve().parent.parent / "crates/uq-metrics/tests/fixtures/features.json"
@@ -42,8 +42,14 @@ def mahalanobis(train, labels, test, shrinkage):
 
 
 def relative_mahalanobis(train, labels, test, shrinkage):
+    # The background is shrunk by the share the class covariance was shrunk by.
+    if shrinkage == "ledoit_wolf":
+        means = np.stack([train[labels == c].mean(0) for c in range(labels.max() + 1)])
+        shrinkage_0 = ledoit_wolf_shrinkage(train - means[labels], assume_centered=True)
+    else:
+        shrinkage_0 = shrinkage
     mean = train.mean(0)
-    precision = covariance(train - mean, shrinkage)
+    precision = covariance(train - mean, shrinkage_0)
     diff = test - mean
     background = np.einsum("nd,de,ne->n", diff, precision, diff)
     return class_distances(train, labels, test, shrinkage).min(1) - background

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy.special import logsumexp
-from sklearn.covariance import EmpiricalCovariance, LedoitWolf, ShrunkCovariance
+from sklearn.covariance import EmpiricalCovariance, LedoitWolf, ShrunkCovariance, ledoit_wolf_shrinkage
 from sklearn.neighbors import NearestNeighbors
 
 import uqformer as uq
@@ -36,6 +36,10 @@ def ref_mahalanobis(train, labels, test, shrinkage="none"):
 
 
 def ref_relative(train, labels, test, shrinkage="none"):
+    # The background is shrunk by the share Ledoit-Wolf gives the class covariance.
+    if shrinkage == "ledoit_wolf":
+        means = np.stack([train[labels == c].mean(0) for c in range(labels.max() + 1)])
+        shrinkage = ledoit_wolf_shrinkage(train - means[labels], assume_centered=True)
     mean = train.mean(0)
     background = sq_mahalanobis(test, mean[None], precision(train - mean, shrinkage))[:, 0]
     return ref_mahalanobis(train, labels, test, shrinkage) - background

@@ -21,6 +21,8 @@ pub(crate) struct Gaussians {
     whiten: Array2<f64>,
     /// `[C, r]`: each mean, whitened.
     means: Array2<f64>,
+    /// The share of the covariance shrunk towards `tr/D · I` (0 when none was).
+    pub(crate) shrunk: f64,
 }
 
 impl Gaussians {
@@ -48,10 +50,14 @@ impl Gaussians {
             ));
         };
         let residuals = centred(x, d, &means, groups);
-        let whiten = whitening(residuals.view(), dof, shrinkage, detector)?;
+        let (whiten, shrunk) = whitening(residuals.view(), dof, shrinkage, detector)?;
         let flat: Vec<f64> = means.concat();
         let means = product(rows(&flat, k, d), whiten.view());
-        Ok(Self { whiten, means })
+        Ok(Self {
+            whiten,
+            means,
+            shrunk,
+        })
     }
 
     /// Squared distances `[n, C]` of the `[n, d]` rows `x` to every mean.
@@ -66,13 +72,14 @@ impl Gaussians {
 }
 
 /// The whitening map `W` (`P = W Wᵀ`) of the covariance of the centred rows `residuals`,
-/// shrunk as `shrinkage` says; `dof` is what the samples support (rows minus the means fitted).
+/// shrunk as `shrinkage` says, and the share shrunk; `dof` is what the samples support (rows
+/// minus the means fitted).
 fn whitening(
     residuals: ArrayView2<'_, f64>,
     dof: usize,
     shrinkage: Shrinkage,
     detector: &'static str,
-) -> Result<Array2<f64>> {
+) -> Result<(Array2<f64>, f64)> {
     let d = residuals.ncols();
     let mut cov = scatter(residuals);
     let amount = match shrinkage {
@@ -118,9 +125,10 @@ fn whitening(
             "the training features do not vary: their covariance is zero".into(),
         ));
     }
-    Ok(Array2::from_shape_fn((d, kept.len()), |(i, j)| {
+    let whiten = Array2::from_shape_fn((d, kept.len()), |(i, j)| {
         vectors[[i, kept[j]]] / values[kept[j]].sqrt()
-    }))
+    });
+    Ok((whiten, amount))
 }
 
 /// The Ledoit-Wolf shrinkage of the covariance `cov = xᵀx / n` of the centred rows `x`
