@@ -7,6 +7,10 @@
 //!
 //! With `-- --table [...]` it prints instead the papers' cost claims on ViT-B/16 as one markdown
 //! table, on any backend and in f32 and bf16 ([`table`]; `scripts/gpu_check.sh` runs it).
+//!
+//! With `-- --loop NAME --batch B --passes N` it runs only the model whose name starts with NAME
+//! (`single`, `deep_ensemble M=3`, `hydra`, ...) N times at batch B, with the pool's threads
+//! spinning as timed passes run: the loop to profile (`perf record`, docs/performance.md).
 
 use backbone::{Classifier, Input, ViTConfig};
 use burn::module::Module;
@@ -32,18 +36,24 @@ fn main() {
     if args.iter().any(|a| a == "--table") {
         return runtime::pool::on_pool(|| table::run(&args));
     }
+    if args.iter().any(|a| a == "--loop") {
+        return runtime::pool::on_pool(|| run_loop(&args));
+    }
     runtime::pool::on_pool(measure);
 }
 
-fn measure() {
-    let device = Device::flex();
-    let vit = ViTConfig::preset("vit_tiny_28").expect("preset");
+/// The models this bench compares, by name, and the sample batch they run on.
+fn models(
+    device: &Device,
+    vit: &ViTConfig,
+    batch: usize,
+) -> (Vec<(&'static str, Box<dyn EnsembleModel>)>, Tensor<4>) {
     let flops = vit.flops_per_sample();
-    let images = Tensor::<4>::random([64, 1, 28, 28], Distribution::Normal(0.0, 1.0), &device);
+    let images = Tensor::<4>::random([batch, 1, 28, 28], Distribution::Normal(0.0, 1.0), device);
     // Burn draws weights at first use: run each model once so later timings see drawn weights.
     let model = |seed: u64| -> Classifier {
         device.seed(seed);
-        let m = vit.init(&device).expect("init");
+        let m = vit.init(device).expect("init");
         let _ = m
             .forward(
                 images.clone().narrow(0, 0, 1),
@@ -62,7 +72,6 @@ fn measure() {
         .collect();
     let hydra = hydra::fuse(&pruned, Merge::Average, 0).expect("fuse");
     let lora = LoraConfig::new(16).init(base.clone(), 1).expect("lora");
-
     let rows: Vec<(&str, Box<dyn EnsembleModel>)> = vec![
         ("single", Box::new(Single::new(base.clone(), flops))),
         (
@@ -76,6 +85,44 @@ fn measure() {
         ),
         ("lora_ensemble N=16 (r=8)", Box::new(lora)),
     ];
+    (rows, images)
+}
+
+/// `--loop NAME --batch B --passes N`: one model's forward passes, for a profiler.
+fn run_loop(args: &[String]) {
+    let value = |flag: &str, default: &str| {
+        let at = args.iter().position(|a| a == flag);
+        at.and_then(|i| args.get(i + 1))
+            .cloned()
+            .unwrap_or(default.into())
+    };
+    let (name, batch, passes) = (
+        value("--loop", "hydra"),
+        value("--batch", "1"),
+        value("--passes", "2000"),
+    );
+    let batch: usize = batch.parse().expect("--batch: a positive integer");
+    let passes: usize = passes.parse().expect("--passes: a positive integer");
+    let device = Device::flex();
+    let vit = ViTConfig::preset("vit_tiny_28").expect("preset");
+    let (rows, images) = models(&device, &vit, batch);
+    let (_, model) = (rows.iter().find(|(n, _)| n.starts_with(name.as_str())))
+        .unwrap_or_else(|| panic!("--loop {name}: no such model"));
+    let input: backbone::Input = images.into();
+    let start = std::time::Instant::now();
+    runtime::pool::hot(|| {
+        for _ in 0..passes {
+            let _ = model.member_logits(input.clone()).into_data();
+        }
+    });
+    let ms = start.elapsed().as_secs_f64() * 1e3 / passes as f64;
+    println!("{name} at batch {batch}: {passes} passes, {ms:.3} ms a pass");
+}
+
+fn measure() {
+    let device = Device::flex();
+    let vit = ViTConfig::preset("vit_tiny_28").expect("preset");
+    let (rows, images) = models(&device, &vit, 64);
     // Every model timed round-robin in the same rounds, so machine noise hits them alike.
     let models: Vec<&dyn EnsembleModel> = rows.iter().map(|(_, m)| m.as_ref()).collect();
     let costs: Vec<(&str, Cost)> = (rows.iter().map(|(name, _)| *name))
