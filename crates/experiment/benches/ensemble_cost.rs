@@ -42,12 +42,15 @@ fn main() {
     runtime::pool::on_pool(measure);
 }
 
+/// Models by name.
+type Named = Vec<(&'static str, Box<dyn EnsembleModel>)>;
+
 /// The models this bench compares, by name, and the sample batch they run on.
 fn models(
     device: &Device,
     vit: &ViTConfig,
     batch: usize,
-) -> (Vec<(&'static str, Box<dyn EnsembleModel>)>, Tensor<4>) {
+) -> (Named, Tensor<4>) {
     let flops = vit.flops_per_sample();
     let images = Tensor::<4>::random([batch, 1, 28, 28], Distribution::Normal(0.0, 1.0), device);
     // Burn draws weights at first use: run each model once so later timings see drawn weights.
@@ -72,7 +75,7 @@ fn models(
         .collect();
     let hydra = hydra::fuse(&pruned, Merge::Average, 0).expect("fuse");
     let lora = LoraConfig::new(16).init(base.clone(), 1).expect("lora");
-    let rows: Vec<(&str, Box<dyn EnsembleModel>)> = vec![
+    let rows: Named = vec![
         ("single", Box::new(Single::new(base.clone(), flops))),
         (
             "deep_ensemble M=3",
