@@ -46,11 +46,7 @@ fn main() {
 type Named = Vec<(&'static str, Box<dyn EnsembleModel>)>;
 
 /// The models this bench compares, by name, and the sample batch they run on.
-fn models(
-    device: &Device,
-    vit: &ViTConfig,
-    batch: usize,
-) -> (Named, Tensor<4>) {
+fn models(device: &Device, vit: &ViTConfig, batch: usize) -> (Named, Tensor<4>) {
     let flops = vit.flops_per_sample();
     let images = Tensor::<4>::random([batch, 1, 28, 28], Distribution::Normal(0.0, 1.0), device);
     // Burn draws weights at first use: run each model once so later timings see drawn weights.

@@ -171,6 +171,22 @@ fn bases_that_cannot_be_built_on_are_refused_naming_both_methods() {
         err.contains("criterion \"confidence\" does not score neuron units: it scores head"),
         "{err}"
     );
+    let latency = |unit: &str, keep: &str| {
+        format!(
+            "[[method]]\nkind = \"pruned\"\nunit = \"{unit}\"\nbudget = {{ latency = {keep} }}\n"
+        )
+    };
+    let err = refused(&latency("gelu", "0.8"));
+    assert!(
+        err.contains("budget.latency = 0.8 with unit = \"gelu\"") && err.contains("saves no time"),
+        "{err}"
+    );
+    let err = refused(&latency("head", "0"));
+    assert!(err.contains("a share in (0, 1]"), "{err}");
+    let both =
+        "[[method]]\nkind = \"pruned\"\nunit = \"head\"\nbudget = { flops = 0.8, latency = 0.8 }\n";
+    assert!(refused(both).contains("exactly one of `params`, `flops` and `latency`"));
+    assert!(ExperimentConfig::parse(&format!("{BASE}{}", latency("block", "0.8"))).is_ok());
     let err = refused("[[method]]\nkind = \"pruned\"\nunit = \"layer\"\nratio = 0.5\n");
     assert!(err.contains("`layer`") && err.contains("neuron"), "{err}");
 }

@@ -13,7 +13,8 @@
 //!   `src/criteria/` and its line in the registry (docs/extending.md).
 //! - **Selection** ([`select`]), apart from scoring: remove a share of the units per block or
 //!   over the whole model, or as many as a budget in parameters or FLOPs needs
-//!   ([`Selection`], [`Measure`], [`unit_costs`]), giving a [`Plan`].
+//!   ([`Selection`], [`Measure`], [`unit_costs`]), giving a [`Plan`]; or as many as a budget
+//!   in measured latency needs ([`select_by_latency`]).
 //! - **Plans** ([`Plan::apply`]): made physical where the removal has a smaller model here
 //!   ([`prune_heads`], [`prune_neurons`], [`drop_blocks`]), applied through the gates otherwise
 //!   ([`Applied`]); [`Plan::mask`] gives the gate values.
@@ -44,6 +45,7 @@ mod criteria;
 mod criterion;
 mod error;
 mod kept;
+mod latency;
 mod params;
 mod physical;
 mod plan;
@@ -57,6 +59,7 @@ pub use cost::{Measure, unit_costs};
 pub use criterion::{Build, Criterion, CriterionEntry, Registered, ScoreContext, score};
 pub use error::PruningError;
 pub use kept::{check_kept, kept_mask};
+pub use latency::select_by_latency;
 pub use physical::{drop_blocks, prune_heads, prune_neurons};
 pub use plan::{Applied, Plan};
 pub use registry::{CRITERIA, criterion, criterion_for};

@@ -119,7 +119,7 @@ fn share(field: &str, ratio: f64) -> Result<(), PruningError> {
 }
 
 /// All (block, unit) positions.
-fn positions(scores: &Scores) -> Vec<(usize, usize)> {
+pub(crate) fn positions(scores: &Scores) -> Vec<(usize, usize)> {
     (scores.0.iter().enumerate())
         .flat_map(|(l, row)| (0..row.len()).map(move |u| (l, u)))
         .collect()

@@ -34,8 +34,9 @@ pub struct Pruned {
     /// `global` ranks the units over the whole model, `per_block` within each block.
     #[serde(default)]
     pub scope: Scope,
-    /// Remove units until the model keeps at most this share of its parameters or FLOPs:
-    /// `{ params = 0.7 }` or `{ flops = 0.7 }` (instead of `ratio`).
+    /// Remove units until the model keeps at most this share of its parameters or FLOPs, or
+    /// runs in at most this share of its measured time (head, neuron and block units):
+    /// `{ params = 0.7 }`, `{ flops = 0.7 }` or `{ latency = 0.7 }` (instead of `ratio`).
     pub budget: Option<Budget>,
     /// Ratios at which the model is also evaluated, pruned the same way without fine-tuning.
     #[serde(default)]
@@ -59,13 +60,26 @@ pub enum Scope {
     PerBlock,
 }
 
-/// A budget: exactly one of the two shares.
+/// A budget: exactly one of the three shares.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Budget {
     pub params: Option<f64>,
     pub flops: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<f64>,
 }
+
+/// What decides how many units go: a selection counted from the model, or measured time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Target {
+    Counted(Selection),
+    /// The share of the unpruned model's time the pruned model may take.
+    Latency(f64),
+}
+
+/// Rounds of the interleaved timing behind each latency measurement.
+const LATENCY_ROUNDS: usize = 5;
 
 fn default_criterion() -> String {
     "taylor".into()
@@ -88,35 +102,26 @@ impl Pruned {
         }
     }
 
-    /// The selection the parameters describe: `ratio` or `budget`.
-    fn selection(&self) -> Result<Selection> {
-        let budget = |measure, keep| Ok(Selection::Budget { measure, keep });
-        match (self.ratio, self.budget) {
-            (Some(r), None) => Ok(self.at_ratio(r)),
-            (
-                None,
-                Some(Budget {
-                    params: Some(keep),
-                    flops: None,
-                }),
-            ) => budget(Measure::Params, keep),
-            (
-                None,
-                Some(Budget {
-                    params: None,
-                    flops: Some(keep),
-                }),
-            ) => budget(Measure::Flops, keep),
+    /// What the parameters ask for: `ratio`, or `budget` in parameters, FLOPs or latency.
+    fn target(&self) -> Result<Target> {
+        let counted = |measure, keep| Ok(Target::Counted(Selection::Budget { measure, keep }));
+        let budget = self.budget.map(|b| (b.params, b.flops, b.latency));
+        match (self.ratio, budget) {
+            (Some(r), None) => Ok(Target::Counted(self.at_ratio(r))),
+            (None, Some((Some(keep), None, None))) => counted(Measure::Params, keep),
+            (None, Some((None, Some(keep), None))) => counted(Measure::Flops, keep),
+            (None, Some((None, None, Some(keep)))) => Ok(Target::Latency(keep)),
             (Some(_), Some(_)) => Err(ExperimentError::invalid(
                 "ratio and budget are both given: give one (ratio = share removed, or budget = \
-                 { params = .. } / { flops = .. })",
+                 { params = .. } / { flops = .. } / { latency = .. })",
             )),
             (None, Some(_)) => Err(ExperimentError::invalid(
-                "budget: give exactly one of `params` and `flops` (the share of the model kept)",
+                "budget: give exactly one of `params`, `flops` and `latency` (the share of the \
+                 model kept)",
             )),
             (None, None) => Err(ExperimentError::invalid(
-                "give `ratio` (the share of units removed) or `budget` ({ params = .. } or \
-                 { flops = .. })",
+                "give `ratio` (the share of units removed) or `budget` ({ params = .. }, \
+                 { flops = .. } or { latency = .. })",
             )),
         }
     }
@@ -133,6 +138,10 @@ impl Method for Pruned {
 
     fn needs(&self) -> Needs {
         Needs::AnyClassifier
+    }
+
+    fn measures_latency(&self) -> bool {
+        matches!(self.target(), Ok(Target::Latency(_)))
     }
 
     fn offers_model(&self) -> std::result::Result<(), String> {
@@ -158,7 +167,20 @@ impl Method for Pruned {
 
     fn check(&self, _setting: &Setting) -> Result<()> {
         pruning::criterion_for(&self.criterion, &self.criterion_params, self.unit)?;
-        self.selection()?;
+        if let Target::Latency(keep) = self.target()? {
+            let physical = matches!(
+                self.unit,
+                UnitKind::Head | UnitKind::Neuron | UnitKind::Block
+            );
+            if !(physical && keep > 0.0 && keep <= 1.0) {
+                return Err(ExperimentError::invalid(format!(
+                    "budget.latency = {keep} with unit = \"{}\": a latency budget is a share in \
+                     (0, 1] of head, neuron or block units (the others are removed through gates, \
+                     which saves no time)",
+                    self.unit
+                )));
+            }
+        }
         for &r in &self.sweep {
             if !(0.0..=1.0).contains(&r) {
                 return Err(ExperimentError::invalid(format!(
@@ -207,7 +229,23 @@ impl Method for Pruned {
             member: 0,
         };
         let scores = pruning::score(criterion.as_ref(), base, self.unit, &data, &score_ctx)?;
-        let plan = self.plan(base, &scores, self.selection()?, ctx.text_tokens)?;
+        let (plan, latency_share) = match self.target()? {
+            Target::Counted(selection) => {
+                (self.plan(base, &scores, selection, ctx.text_tokens)?, None)
+            }
+            Target::Latency(keep) => {
+                let sample = (data.batches[0].0.clone()).resized(ctx.eval_batch);
+                let (plan, share) = pruning::select_by_latency(
+                    base,
+                    self.unit,
+                    &scores,
+                    keep,
+                    &sample,
+                    LATENCY_ROUNDS,
+                )?;
+                (plan, Some(share))
+            }
+        };
         ctx.say(&format!(
             "`{}` {} units kept per block: {:?}",
             self.criterion,
@@ -228,6 +266,7 @@ impl Method for Pruned {
             "unit": self.unit,
             "kept": plan.kept,
             "scores": scores.0,
+            "latency_share": latency_share,
         });
         let bytes = serde_json::to_vec_pretty(&plan_file)?;
         built.files.push(("plan.json".into(), bytes));
