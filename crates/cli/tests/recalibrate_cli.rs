@@ -47,41 +47,69 @@ kind = "deep_ensemble"
 members = 2
 "#;
 
-/// `uqformer metrics --json` on method `name`'s saved predictions, calibrated on its validation
-/// split with the run's conformal score and level.
-fn metrics(run: &Path, name: &str) -> serde_json::Value {
-    let file = |set: &str, what: &str| run.join(format!("{name}-seed3-{set}-{what}.npy"));
-    let out = Command::new(env!("CARGO_BIN_EXE_uqformer"))
-        .arg("metrics")
-        .arg("--probs")
-        .arg(file("test", "probs"))
-        .arg("--labels")
-        .arg(file("test", "labels"))
-        .arg("--logits")
-        .arg(file("test", "logits"))
-        .arg("--val-probs")
-        .arg(file("val", "probs"))
-        .arg("--val-logits")
-        .arg(file("val", "logits"))
-        .arg("--val-labels")
-        .arg(file("val", "labels"))
-        .args([
-            "--conformal",
-            "raps",
-            "--raps-penalty",
-            "0.05",
-            "--raps-k-reg",
-            "2",
-        ])
-        .args(["--alpha", "0.2", "--json"])
-        .output()
-        .unwrap();
+/// `uqformer metrics --json` on method `name`'s saved files: each flag given the file of a set
+/// and what it holds, then the `extra` arguments.
+fn metrics_json(
+    run: &Path,
+    name: &str,
+    files: &[(&str, &str, &str)],
+    extra: &[&str],
+) -> serde_json::Value {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_uqformer"));
+    command.arg("metrics");
+    for (flag, set, what) in files {
+        command
+            .arg(flag)
+            .arg(run.join(format!("{name}-seed3-{set}-{what}.npy")));
+    }
+    let out = command.args(extra).arg("--json").output().unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The test split's predictions.
+const TEST: [(&str, &str, &str); 3] = [
+    ("--probs", "test", "probs"),
+    ("--labels", "test", "labels"),
+    ("--logits", "test", "logits"),
+];
+
+/// Method `name`'s saved predictions, calibrated on its validation split with the run's
+/// conformal score and level.
+fn metrics(run: &Path, name: &str) -> serde_json::Value {
+    let val = [
+        ("--val-probs", "val", "probs"),
+        ("--val-logits", "val", "logits"),
+        ("--val-labels", "val", "labels"),
+    ];
+    let extra = [
+        "--conformal",
+        "raps",
+        "--raps-penalty",
+        "0.05",
+        "--raps-k-reg",
+        "2",
+        "--alpha",
+        "0.2",
+    ];
+    metrics_json(run, name, &[&TEST[..], &val[..]].concat(), &extra)
+}
+
+/// Method `name`'s saved features: the detectors fitted on its training split's features, test
+/// against OOD.
+fn detectors(run: &Path, name: &str) -> serde_json::Value {
+    let features = [
+        ("--train-features", "train", "features"),
+        ("--train-labels", "train", "labels"),
+        ("--features", "test", "features"),
+        ("--ood-features", "ood-mnist_small", "features"),
+    ];
+    let extra = ["--detectors", "mahalanobis,relative_mahalanobis,knn"];
+    metrics_json(run, name, &[&TEST[..2], &features[..]].concat(), &extra)["detectors"].clone()
 }
 
 #[test]
@@ -144,39 +172,6 @@ fn saved_predictions_give_the_runs_temperature_sets_and_detector_scores() {
             }
         }
     }
-}
-
-/// `uqformer metrics --json` on method `name`'s saved features: the detectors fitted on its
-/// training split's features, test against OOD.
-fn detectors(run: &Path, name: &str) -> serde_json::Value {
-    let file = |set: &str, what: &str| run.join(format!("{name}-seed3-{set}-{what}.npy"));
-    let out = Command::new(env!("CARGO_BIN_EXE_uqformer"))
-        .arg("metrics")
-        .arg("--probs")
-        .arg(file("test", "probs"))
-        .arg("--labels")
-        .arg(file("test", "labels"))
-        .arg("--train-features")
-        .arg(file("train", "features"))
-        .arg("--train-labels")
-        .arg(file("train", "labels"))
-        .arg("--features")
-        .arg(file("test", "features"))
-        .arg("--ood-features")
-        .arg(file("ood-mnist_small", "features"))
-        .args([
-            "--detectors",
-            "mahalanobis,relative_mahalanobis,knn",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()["detectors"].clone()
 }
 
 #[test]
