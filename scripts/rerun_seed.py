@@ -51,7 +51,8 @@ def main():
     print("running:", " ".join(cmd), flush=True)
     if subprocess.run(cmd).returncode != 0:
         sys.exit(2)
-    fresh = [p.parent for p in out.glob("*/*/summary.json")]
+    # The run's folder, not the `latest` link beside it.
+    fresh = [p.parent for p in out.glob("*/*/summary.json") if not p.parent.is_symlink()]
     if len(fresh) != 1:
         sys.exit(f"{out}: expected one new run folder, found {len(fresh)}")
     a, b = entries(run, {seed}), entries(fresh[0], {seed})
