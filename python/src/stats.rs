@@ -2,7 +2,8 @@
 
 use numpy::PyReadonlyArray1;
 use pyo3::prelude::*;
-use uq_metrics::{Verdict, decide};
+use pyo3::types::PyDict;
+use uq_metrics::{ClaimKind, Verdict, decide};
 
 use crate::arrays::{metric_error, named, to_python};
 
@@ -50,6 +51,52 @@ fn paired_test<'py>(
     let t = uq_metrics::paired_test(&seeds("diffs", &diffs)?, margin)
         .map_err(|e| metric_error("margin", e))?;
     to_python(py, &t)
+}
+
+/// A declared claim's test on per-seed gains (method − reference, positive = better): its
+/// p-value (one-sided for `non-inferior` and `superior`, TOST for `equivalent`), the 90%
+/// interval of the mean gain and the seeds 80% power needs at the observed mean and spread.
+#[pyfunction]
+fn claim_test<'py>(
+    py: Python<'py>,
+    gains: PyReadonlyArray1<'py, f64>,
+    kind: &str,
+    margin: f64,
+) -> PyResult<Bound<'py, PyDict>> {
+    const KINDS: [ClaimKind; 3] = [
+        ClaimKind::NonInferior,
+        ClaimKind::Equivalent,
+        ClaimKind::Superior,
+    ];
+    let Some(at) = ClaimKind::NAMES.iter().position(|n| *n == kind) else {
+        let known = ClaimKind::NAMES.join(", ");
+        return Err(named("kind", format!("{kind:?}; expected one of {known}")));
+    };
+    let t = uq_metrics::claim_test(&seeds("gains", &gains)?, KINDS[at], margin)
+        .map_err(|e| metric_error("margin", e))?;
+    let out = PyDict::new(py);
+    out.set_item("p", t.p)?;
+    out.set_item("ci90_low", t.ci90_low)?;
+    out.set_item("ci90_high", t.ci90_high)?;
+    out.set_item("seeds_needed", t.seeds_needed)?;
+    Ok(out)
+}
+
+/// `mean(x) / mean(y)` over paired values (the share of a reference's gain `y` that a method's
+/// gain `x` keeps) and its 95% Fieller set: `kind` is `bounded` ([low, high]), `outside`
+/// (every ratio but those strictly between low and high), `unbounded` or `undefined`.
+#[pyfunction]
+fn retained_share<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray1<'py, f64>,
+    y: PyReadonlyArray1<'py, f64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let r = uq_metrics::fieller(&seeds("x", &x)?, &seeds("y", &y)?)
+        .map_err(|e| metric_error("y", e))?;
+    let out = PyDict::new(py);
+    out.set_item("estimate", r.estimate)?;
+    out.set_item("set", to_python(py, &r.set)?)?;
+    Ok(out)
 }
 
 /// The verdict (`better`, `worse`, `equivalent`, `inconclusive`, `n/a`) from the p-values.
@@ -103,6 +150,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(mean_ci, m)?)?;
     m.add_function(wrap_pyfunction!(paired, m)?)?;
     m.add_function(wrap_pyfunction!(paired_test, m)?)?;
+    m.add_function(wrap_pyfunction!(claim_test, m)?)?;
+    m.add_function(wrap_pyfunction!(retained_share, m)?)?;
     m.add_function(wrap_pyfunction!(verdict, m)?)?;
     m.add_function(wrap_pyfunction!(holm, m)?)?;
     m.add_function(wrap_pyfunction!(detectable_difference, m)?)?;

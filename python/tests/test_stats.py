@@ -229,3 +229,75 @@ def test_compare_family_keeps_undefined_comparisons_out_of_the_family():
     assert got[0]["p_difference_holm"] == pytest.approx(expected[0], rel=1e-15)
     assert got[0]["p_equivalence_holm"] == pytest.approx(expected[1], rel=1e-15)
     assert math.isnan(got[1]["p_difference_holm"]) and got[1]["verdict_holm"] == "n/a"
+
+
+def ref_claim_p(gains, kind, margin):
+    g = np.asarray(gains, dtype=float)
+    above = lambda m: stats.ttest_1samp(g, m, alternative="greater").pvalue
+    below = lambda m: stats.ttest_1samp(g, m, alternative="less").pvalue
+    if kind == "non-inferior":
+        return above(-margin)
+    if kind == "superior":
+        return above(margin)
+    return max(above(-margin), below(margin))
+
+
+def ref_claim_power(kind, mean, std, margin, n):
+    crit = stats.t.ppf(0.95, n - 1)
+    side = lambda d: stats.t.cdf(d * np.sqrt(n) / std - crit, n - 1)
+    if kind == "non-inferior":
+        return side(mean + margin)
+    if kind == "superior":
+        return side(mean - margin)
+    return max(side(margin - mean) + side(margin + mean) - 1.0, 0.0)
+
+
+@pytest.mark.parametrize("kind", ["non-inferior", "equivalent", "superior"])
+@pytest.mark.parametrize("seed,n,shift,margin", [(0, 5, 0.01, 0.02), (1, 10, -0.005, 0.01), (2, 4, 0.03, 0.01)])
+def test_claim_test(kind, seed, n, shift, margin):
+    gains = np.random.default_rng(seed).normal(shift, 0.01, n)
+    got = uq.claim_test(gains, kind, margin)
+    assert set(got) == {"p", "ci90_low", "ci90_high", "seeds_needed"}
+    assert got["p"] == pytest.approx(ref_claim_p(gains, kind, margin), rel=RTOL)
+    mean, std = gains.mean(), gains.std(ddof=1)
+    low, high = stats.t.interval(0.90, n - 1, loc=mean, scale=std / np.sqrt(n))
+    assert (got["ci90_low"], got["ci90_high"]) == (pytest.approx(low, rel=RTOL), pytest.approx(high, rel=RTOL))
+    # The verdict and the interval agree (a one-sided 5% test is the 90% interval's bound).
+    shown = {"non-inferior": low > -margin, "superior": low > margin, "equivalent": -margin < low and high < margin}
+    assert (got["p"] < 0.05) == shown[kind]
+    want = next((m for m in range(2, uq.stats.MAX_SEEDS + 1) if ref_claim_power(kind, mean, std, margin, m) >= 0.8), None)
+    assert got["seeds_needed"] == want
+
+
+def test_claim_test_refuses_unknown_kinds_and_bad_margins():
+    with pytest.raises(uq.UqformerError, match="kind.*non-inferior, equivalent, superior"):
+        uq.claim_test([0.1, 0.2], "better", 0.1)
+    with pytest.raises(uq.UqformerError, match="margin"):
+        uq.claim_test([0.1, 0.2], "equivalent", 0.0)
+    assert uq.claim_test([0.1, 0.2], "superior", 0.0)["p"] < 1.0
+
+
+@pytest.mark.parametrize("seed,n,keep", [(0, 5, 0.8), (1, 10, 0.4), (2, 6, 1.1)])
+def test_retained_share_is_fiellers_set(seed, n, keep):
+    rng = np.random.default_rng(seed)
+    y = rng.normal(0.05, 0.01, n)  # the reference's gain, clearly away from 0
+    x = keep * y + rng.normal(0.0, 0.005, n)
+    got = uq.retained_share(x, y)
+    assert got["estimate"] == pytest.approx(x.mean() / y.mean(), rel=RTOL)
+    s = got["set"]
+    assert s["kind"] == "bounded"
+    # Fieller's set is every ratio r at which the paired t-test of x - r y keeps 0 (scipy).
+    keeps = lambda r: stats.ttest_1samp(x - r * y, 0.0).pvalue >= 0.05
+    width = s["high"] - s["low"]
+    assert keeps(s["low"] + 1e-6 * width) and keeps(s["high"] - 1e-6 * width)
+    assert not keeps(s["low"] - 1e-6 * width) and not keeps(s["high"] + 1e-6 * width)
+    assert s["low"] < got["estimate"] < s["high"]
+
+
+def test_retained_share_of_a_gain_indistinguishable_from_zero_is_unbounded_or_outside():
+    rng = np.random.default_rng(4)
+    y = rng.normal(0.0, 0.01, 5)
+    x = rng.normal(0.0, 0.01, 5)
+    assert uq.retained_share(x, y)["set"]["kind"] in ("unbounded", "outside")
+    with pytest.raises(uq.UqformerError, match="reference_gain"):
+        uq.retained_share([0.1, 0.2], [0.1])

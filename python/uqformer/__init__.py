@@ -45,6 +45,8 @@ from .ood import (
     score,
 )
 from .stats import (
+    CLAIM_KINDS,
+    claim_test,
     compare,
     compare_family,
     decide,
@@ -53,6 +55,7 @@ from .stats import (
     mean_ci,
     paired,
     paired_test,
+    retained_share,
     seeds_needed,
 )
 

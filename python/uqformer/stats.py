@@ -45,6 +45,28 @@ def paired_test(diffs: ArrayLike, margin: float) -> dict:
     return _native.paired_test(_args.floats("diffs", diffs, 1), float(margin))
 
 
+CLAIM_KINDS: list[str] = ["non-inferior", "equivalent", "superior"]
+
+
+def claim_test(gains: ArrayLike, kind: str, margin: float) -> dict:
+    """A declared claim's test on per-seed gains (method - reference, oriented so that positive
+    is better): `p` (one-sided for `non-inferior` and `superior`, TOST for `equivalent`), the 90%
+    interval `ci90_low` / `ci90_high` of the mean gain (the claim is shown at ALPHA exactly when
+    it lies above -margin, above +margin or within +-margin) and `seeds_needed` for 80% power at
+    the observed mean and spread (None past MAX_SEEDS)."""
+    return _native.claim_test(_args.floats("gains", gains, 1), str(kind), float(margin))
+
+
+def retained_share(method_gain: ArrayLike, reference_gain: ArrayLike) -> dict:
+    """The share of a reference's gain (over a baseline, per seed) that a method keeps,
+    `mean(method_gain) / mean(reference_gain)`, and its 95% Fieller set (`set`: `kind` bounded,
+    outside, unbounded or undefined, with `low` and `high` where it has them)."""
+    x = _args.floats("method_gain", method_gain, 1)
+    y = _args.floats("reference_gain", reference_gain, 1)
+    with _args.renamed({"x": "method_gain", "y": "reference_gain"}):
+        return _native.retained_share(x, y)
+
+
 def decide(
     mean_diff: float, p_difference: float, p_equivalence: float, higher_is_better: bool
 ) -> str:
