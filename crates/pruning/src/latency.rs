@@ -16,10 +16,24 @@ use crate::units::UnitKind;
 /// Passes of each model per measurement round, after one pass of warm-up.
 const PASSES: usize = 3;
 
+/// Refuses a latency budget that is not a share in (0, 1] or is set on a kind whose removal is
+/// only gated (attention, mlp, gelu): gating saves no time here.
+pub fn check_latency_budget(kind: UnitKind, keep: f64) -> Result<(), PruningError> {
+    if kind.physical() && keep > 0.0 && keep <= 1.0 {
+        return Ok(());
+    }
+    Err(PruningError::invalid(
+        "budget.latency",
+        format!("{keep} with unit = \"{kind}\""),
+        "a share in (0, 1] of head, neuron or block units (the others are removed through \
+         gates, which saves no time)",
+    ))
+}
+
 /// The plan for `kind` that removes the fewest lowest-scored units (by `scores`, over the whole
 /// model) whose applied model runs `sample` in at most `keep` times the unpruned model's median
-/// time, the two timed alternately over `rounds` rounds; with the measured share. Kinds whose
-/// removal is only gated (attention, mlp, gelu) are refused: gating saves no time here.
+/// time, the two timed alternately over `rounds` rounds; with the measured share. Budgets
+/// [`check_latency_budget`] refuses are refused.
 pub fn select_by_latency(
     model: &Classifier,
     kind: UnitKind,
@@ -28,21 +42,7 @@ pub fn select_by_latency(
     sample: &Input,
     rounds: usize,
 ) -> Result<(Plan, f64), PruningError> {
-    if !matches!(kind, UnitKind::Head | UnitKind::Neuron | UnitKind::Block) {
-        return Err(PruningError::invalid(
-            "budget.latency",
-            kind,
-            "a unit kind removed physically (head, neuron, block): removing the others goes \
-             through the gates and saves no time",
-        ));
-    }
-    if !(keep > 0.0 && keep <= 1.0) {
-        return Err(PruningError::invalid(
-            "budget.latency",
-            keep,
-            "a share in (0, 1]",
-        ));
-    }
+    check_latency_budget(kind, keep)?;
     let device = sample.device();
     let mut order = positions(scores);
     order.sort_by(|&a, &b| key_order(scores, a, b));

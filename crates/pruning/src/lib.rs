@@ -59,7 +59,7 @@ pub use cost::{Measure, unit_costs};
 pub use criterion::{Build, Criterion, CriterionEntry, Registered, ScoreContext, score};
 pub use error::PruningError;
 pub use kept::{check_kept, kept_mask};
-pub use latency::select_by_latency;
+pub use latency::{check_latency_budget, select_by_latency};
 pub use physical::{drop_blocks, prune_heads, prune_neurons};
 pub use plan::{Applied, Plan};
 pub use registry::{CRITERIA, criterion, criterion_for};

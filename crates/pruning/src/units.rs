@@ -84,6 +84,12 @@ impl UnitKind {
             .collect()
     }
 
+    /// Whether removing units of this kind leaves a smaller model (`prune_heads`,
+    /// `prune_neurons`, `drop_blocks`) rather than the same model with gates at 0.
+    pub fn physical(self) -> bool {
+        matches!(self, Self::Head | Self::Neuron | Self::Block)
+    }
+
     /// Gates `values` `[L, U]` on every unit of this kind (for block-level kinds U = 1); a
     /// block is gated through both its branches, by the same value.
     pub fn gates(self, values: Tensor<2>) -> Gates {

@@ -146,7 +146,7 @@ impl Method for Pruned {
 
     fn offers_model(&self) -> std::result::Result<(), String> {
         match self.unit {
-            UnitKind::Head | UnitKind::Neuron | UnitKind::Block => Ok(()),
+            unit if unit.physical() => Ok(()),
             unit => Err(format!(
                 "its {unit} units are removed through gates, so there is no smaller classifier \
                  to build on; prune head, neuron or block units"
@@ -168,18 +168,7 @@ impl Method for Pruned {
     fn check(&self, _setting: &Setting) -> Result<()> {
         pruning::criterion_for(&self.criterion, &self.criterion_params, self.unit)?;
         if let Target::Latency(keep) = self.target()? {
-            let physical = matches!(
-                self.unit,
-                UnitKind::Head | UnitKind::Neuron | UnitKind::Block
-            );
-            if !(physical && keep > 0.0 && keep <= 1.0) {
-                return Err(ExperimentError::invalid(format!(
-                    "budget.latency = {keep} with unit = \"{}\": a latency budget is a share in \
-                     (0, 1] of head, neuron or block units (the others are removed through gates, \
-                     which saves no time)",
-                    self.unit
-                )));
-            }
+            pruning::check_latency_budget(self.unit, keep)?;
         }
         for &r in &self.sweep {
             if !(0.0..=1.0).contains(&r) {
