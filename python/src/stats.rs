@@ -63,16 +63,11 @@ fn claim_test<'py>(
     kind: &str,
     margin: f64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    const KINDS: [ClaimKind; 3] = [
-        ClaimKind::NonInferior,
-        ClaimKind::Equivalent,
-        ClaimKind::Superior,
-    ];
-    let Some(at) = ClaimKind::NAMES.iter().position(|n| *n == kind) else {
+    let Some(kind) = ClaimKind::ALL.into_iter().find(|k| k.as_str() == kind) else {
         let known = ClaimKind::NAMES.join(", ");
         return Err(named("kind", format!("{kind:?}; expected one of {known}")));
     };
-    let t = uq_metrics::claim_test(&seeds("gains", &gains)?, KINDS[at], margin)
+    let t = uq_metrics::claim_test(&seeds("gains", &gains)?, kind, margin)
         .map_err(|e| metric_error("margin", e))?;
     let out = PyDict::new(py);
     out.set_item("p", t.p)?;

@@ -23,6 +23,12 @@ pub enum ClaimKind {
 impl ClaimKind {
     /// Every kind, as an experiment file writes them.
     pub const NAMES: [&'static str; 3] = ["non-inferior", "equivalent", "superior"];
+    /// Every kind, in the order of [`ClaimKind::NAMES`].
+    pub const ALL: [ClaimKind; 3] = [
+        ClaimKind::NonInferior,
+        ClaimKind::Equivalent,
+        ClaimKind::Superior,
+    ];
 
     /// The kind as an experiment file and summary.json write it.
     pub fn as_str(self) -> &'static str {
