@@ -18,7 +18,7 @@ use train::cross_entropy;
 
 use registry::Entry;
 
-use super::shared::grid;
+use super::shared::{gate_gradient, grid};
 use crate::calibration::Calibration;
 use crate::criterion::{Criterion, CriterionEntry, Registered, ScoreContext, Scored};
 use crate::error::PruningError;
@@ -132,13 +132,7 @@ impl Criterion for Learnable {
             let pressure = gates.clone().sum().mul_scalar(self.sparsity);
             let logits = model.forward(input.clone(), &kind.gates(gates), Mode::Deterministic);
             let loss = cross_entropy(logits.unsqueeze_dim(0), labels.clone(), 0.0) + pressure;
-            let grad = leaf.grad(&loss.backward()).ok_or_else(|| {
-                PruningError::invalid(
-                    "learnable",
-                    format!("no gradient reached the {kind} gates"),
-                    "a model whose forward uses those gates",
-                )
-            })?;
+            let grad = gate_gradient(&leaf, loss, "learnable", kind)?;
             let grad = Scores::from_tensor(grad).0.concat();
             for (t, g) in theta.iter_mut().zip(grad) {
                 *t -= self.lr * g;

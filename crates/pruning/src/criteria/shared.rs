@@ -31,6 +31,23 @@ pub(crate) fn grid(model: &Classifier, kind: UnitKind) -> Result<(usize, usize),
     Ok((counts.len(), width))
 }
 
+/// The gradient of `loss` with respect to the tracked gate values `gates` `[L, U]`; refused,
+/// naming `criterion` and `kind`, when the model's forward pass did not use those gates.
+pub(crate) fn gate_gradient(
+    gates: &Tensor<2>,
+    loss: Tensor<1>,
+    criterion: &str,
+    kind: UnitKind,
+) -> Result<Tensor<2>, PruningError> {
+    gates.grad(&loss.backward()).ok_or_else(|| {
+        PruningError::invalid(
+            criterion,
+            format!("no gradient reached the {kind} gates"),
+            "a model whose forward uses those gates",
+        )
+    })
+}
+
 /// Per block and unit, the mean over every token of the calibration data that counts (all of
 /// an image's, a sequence's unpadded ones) of `stat(block, the block's input, key padding)`, a
 /// `[B·T, U]` value per token and unit; the blocks run as usual in between. Scores `[L, U]`.

@@ -6,10 +6,9 @@ use backbone::{Classifier, Mode};
 use burn::tensor::Tensor;
 use train::cross_entropy;
 
-use super::shared::grid;
+use super::shared::{gate_gradient, grid};
 use crate::calibration::Calibration;
 use crate::criterion::{CriterionEntry, Parameterless, ScoreContext, Scored, no_params};
-use crate::error::PruningError;
 use crate::scores::Scores;
 use crate::units::UnitKind;
 
@@ -38,13 +37,7 @@ impl Parameterless for Taylor {
                 Mode::Deterministic,
             );
             let loss = cross_entropy(logits.unsqueeze_dim(0), labels.clone(), 0.0);
-            let grad = gates.grad(&loss.backward()).ok_or_else(|| {
-                PruningError::invalid(
-                    "taylor",
-                    format!("no gradient reached the {kind} gates"),
-                    "a model whose forward uses those gates",
-                )
-            })?;
+            let grad = gate_gradient(&gates, loss, "taylor", kind)?;
             total = total + grad.powi_scalar(2);
         }
         Ok(Scores::from_tensor(total))
