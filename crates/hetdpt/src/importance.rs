@@ -66,8 +66,7 @@ impl Candidates {
 
     /// Gate values: `b + θ - detach(θ)` with `b = [θ > 0]` (straight-through), 0 where removed.
     fn gates(&self, theta: &Tensor<1>, device: &Device) -> Tensor<1> {
-        let binary = theta.clone().greater_elem(0.0).float();
-        (binary + theta.clone() - theta.clone().detach()) * self.kept(device)
+        pruning::straight_through(theta) * self.kept(device)
     }
 
     fn step(&mut self, grad: Vec<f32>, lr: f64) {

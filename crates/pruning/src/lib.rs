@@ -10,7 +10,9 @@
 //!   deterministic given those. Registered in [`CRITERIA`] (each entry lists the kinds it
 //!   scores), built by name with [`criterion`], always called through [`score`], which refuses
 //!   an unsupported kind and checks the scores' shape. A new criterion is one file in
-//!   `src/criteria/` and its line in the registry (docs/extending.md).
+//!   `src/criteria/` and its line in the registry (docs/extending.md). [`straight_through`] is
+//!   the binary gate with a straight-through gradient that `learnable` and HetDPT's removal
+//!   rounds train.
 //! - **Selection** ([`select`]), apart from scoring: remove a share of the units per block or
 //!   over the whole model, or as many as a budget in parameters or FLOPs needs
 //!   ([`Selection`], [`Measure`], [`unit_costs`]), giving a [`Plan`]; or as many as a budget
@@ -56,6 +58,7 @@ mod units;
 
 pub use calibration::Calibration;
 pub use cost::{Measure, unit_costs};
+pub use criteria::learnable::straight_through;
 pub use criterion::{Build, Criterion, CriterionEntry, Registered, ScoreContext, score};
 pub use error::PruningError;
 pub use kept::{check_kept, kept_mask};

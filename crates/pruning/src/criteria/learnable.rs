@@ -26,6 +26,13 @@ use crate::params::read_params;
 use crate::scores::Scores;
 use crate::units::UnitKind;
 
+/// Binary gates `[θ > 0]` with a straight-through gradient: the forward pass sees 0 or 1, the
+/// gradient reaches θ unchanged (HetDPT's removal rounds gate the same way).
+pub fn straight_through<const D: usize>(theta: &Tensor<D>) -> Tensor<D> {
+    let binary = theta.clone().greater_elem(0.0).float();
+    binary + theta.clone() - theta.clone().detach()
+}
+
 pub(crate) const CRITERION: CriterionEntry = Entry {
     name: "learnable",
     about: "HetDPT's learnable gates: straight-through binary gate scores trained against the \
@@ -126,9 +133,7 @@ impl Criterion for Learnable {
             let values: Vec<f32> = theta.iter().map(|&t| t as f32).collect();
             let leaf = Tensor::<2>::from_data(TensorData::new(values, [layers, width]), &tracked)
                 .require_grad();
-            // Straight-through: the forward pass sees 0 or 1, the gradient reaches θ unchanged.
-            let binary = leaf.clone().greater_elem(0.0).float();
-            let gates = binary + leaf.clone() - leaf.clone().detach();
+            let gates = straight_through(&leaf);
             let pressure = gates.clone().sum().mul_scalar(self.sparsity);
             let logits = model.forward(input.clone(), &kind.gates(gates), Mode::Deterministic);
             let loss = cross_entropy(logits.unsqueeze_dim(0), labels.clone(), 0.0) + pressure;
