@@ -1,9 +1,7 @@
 //! A run's [`Provenance`]: the code it ran (version, and the commit and state of the checkout
-//! the binary was built from, read from git when the run ends), the command, the backend, the
+//! the binary was built from, read by `build.rs` when it was built), the command, the backend, the
 //! CPU with the SIMD extensions its kernels choose between, the pool's threads and the wall time.
 
-use std::path::Path;
-use std::process::Command;
 use std::time::Instant;
 
 use report::Provenance;
@@ -12,7 +10,7 @@ use crate::config::ExperimentConfig;
 
 /// The provenance of a run of `config` that started at `started`.
 pub fn gather(config: &ExperimentConfig, started: Instant) -> Provenance {
-    let (commit, tree_clean) = checkout(Path::new(env!("CARGO_MANIFEST_DIR")));
+    let (commit, tree_clean) = checkout();
     let e = &config.experiment;
     let backend = match e.devices.as_slice() {
         [] => e.backend.to_string(),
@@ -31,26 +29,17 @@ pub fn gather(config: &ExperimentConfig, started: Instant) -> Provenance {
     }
 }
 
-/// The checkout's commit and whether its tracked files are unchanged; `None` where git or the
-/// checkout is missing (an installed binary, say).
-fn checkout(dir: &Path) -> (Option<String>, Option<bool>) {
-    let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(args)
-            .output()
-            .ok()?;
-        out.status
-            .success()
-            .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+/// The commit the binary was built from and whether the checkout's tracked files were unchanged
+/// then (`build.rs`); `None` where git or the checkout was missing (a build from a source
+/// archive, say).
+fn checkout() -> (Option<String>, Option<bool>) {
+    let commit = Some(env!("UQFORMER_BUILD_COMMIT")).filter(|c| !c.is_empty());
+    let clean = match env!("UQFORMER_BUILD_TREE_CLEAN") {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
     };
-    let commit = git(&["rev-parse", "HEAD"]);
-    let clean = commit
-        .as_ref()
-        .and_then(|_| git(&["status", "--porcelain", "--untracked-files=no"]))
-        .map(|changes| changes.is_empty());
-    (commit, clean)
+    (commit.map(str::to_string), clean)
 }
 
 /// The CPU's model name (Linux's `/proc/cpuinfo`), else the architecture.

@@ -342,6 +342,18 @@ fn seed_parts_join_into_the_whole_run(whole: &Summary, text: &str, root: &Path) 
         (env!("CARGO_PKG_VERSION"), "flex")
     );
     assert!(made.threads >= 1 && made.wall_seconds > 0.0 && !made.command.is_empty());
+    // The commit is the one the code was built from: in a checkout, git's HEAD (cargo builds
+    // again when HEAD moves, so a test run after a commit still agrees).
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string());
+    if let Some(head) = head {
+        assert_eq!(made.commit.as_deref(), Some(head.as_str()));
+    }
     assert!(joined.warnings.is_empty(), "{:?}", joined.warnings);
     // Part b as if made by other code on a CPU without AVX2: the join says so, naming both.
     let file = b.dir.join("summary.json");

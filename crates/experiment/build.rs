@@ -1,0 +1,44 @@
+//! Records the commit the binary is built from, and whether the checkout's tracked files were
+//! unchanged then, for a run's provenance. Read at build time: read when a run ends, as it was,
+//! it named whatever the checkout held by then (a study runs for hours while commits land).
+
+use std::path::Path;
+use std::process::Command;
+
+fn git(args: &[&str]) -> Option<String> {
+    let out = Command::new("git").args(args).output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn main() {
+    let commit = git(&["rev-parse", "HEAD"]);
+    let clean = (commit.as_ref())
+        .and_then(|_| git(&["status", "--porcelain", "--untracked-files=no"]))
+        .map(|changes| changes.is_empty());
+    println!(
+        "cargo:rustc-env=UQFORMER_BUILD_COMMIT={}",
+        commit.unwrap_or_default()
+    );
+    let clean = clean.map_or("", |c| if c { "true" } else { "false" });
+    println!("cargo:rustc-env=UQFORMER_BUILD_TREE_CLEAN={clean}");
+    // Again when HEAD or its branch moves, the index changes, or a source or manifest of the
+    // workspace does (what the binary is built from; a missing path would rerun every build).
+    let branch = git(&["symbolic-ref", "-q", "HEAD"]);
+    let git_paths = ["HEAD", "index", "packed-refs"]
+        .into_iter()
+        .chain(branch.as_deref())
+        .filter_map(|p| git(&["rev-parse", "--git-path", p]));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let sources = std::fs::read_dir(root.join("crates"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|crate_dir| crate_dir.path().join("src"));
+    let manifests = ["Cargo.toml", "Cargo.lock"].map(|f| root.join(f));
+    let paths = git_paths.map(Into::into).chain(sources).chain(manifests);
+    for path in paths.filter(|p: &std::path::PathBuf| p.exists()) {
+        println!("cargo:rerun-if-changed={}", path.display());
+    }
+}
