@@ -15,7 +15,7 @@ fn git(args: &[&str]) -> Option<String> {
 fn main() {
     let commit = git(&["rev-parse", "HEAD"]);
     let clean = (commit.as_ref())
-        .and_then(|_| git(&["status", "--porcelain", "--untracked-files=no"]))
+        .and_then(|_| git(&["--no-optional-locks", "status", "--porcelain", "-uno"]))
         .map(|changes| changes.is_empty());
     println!(
         "cargo:rustc-env=UQFORMER_BUILD_COMMIT={}",
@@ -23,10 +23,11 @@ fn main() {
     );
     let clean = clean.map_or("", |c| if c { "true" } else { "false" });
     println!("cargo:rustc-env=UQFORMER_BUILD_TREE_CLEAN={clean}");
-    // Again when HEAD or its branch moves, the index changes, or a source or manifest of the
-    // workspace does (what the binary is built from; a missing path would rerun every build).
+    // Again when HEAD or its branch moves or a source or manifest of the workspace changes: what
+    // the binary is built from. Not on the index, which git may rewrite at any status (a missing
+    // path would rerun every build too).
     let branch = git(&["symbolic-ref", "-q", "HEAD"]);
-    let git_paths = ["HEAD", "index", "packed-refs"]
+    let git_paths = ["HEAD", "packed-refs"]
         .into_iter()
         .chain(branch.as_deref())
         .filter_map(|p| git(&["rev-parse", "--git-path", p]));
