@@ -2,7 +2,7 @@
 //! unchanged then, for a run's provenance. Read at build time: read when a run ends, as it was,
 //! it named whatever the checkout held by then (a study runs for hours while commits land).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn git(args: &[&str]) -> Option<String> {
@@ -13,16 +13,17 @@ fn git(args: &[&str]) -> Option<String> {
 }
 
 fn main() {
+    // Set only when git answers, so the code reads their absence (`option_env!`) as unknown.
     let commit = git(&["rev-parse", "HEAD"]);
     let clean = (commit.as_ref())
         .and_then(|_| git(&["--no-optional-locks", "status", "--porcelain", "-uno"]))
         .map(|changes| changes.is_empty());
-    println!(
-        "cargo:rustc-env=UQFORMER_BUILD_COMMIT={}",
-        commit.unwrap_or_default()
-    );
-    let clean = clean.map_or("", |c| if c { "true" } else { "false" });
-    println!("cargo:rustc-env=UQFORMER_BUILD_TREE_CLEAN={clean}");
+    if let Some(commit) = commit {
+        println!("cargo:rustc-env=UQFORMER_BUILD_COMMIT={commit}");
+    }
+    if let Some(clean) = clean {
+        println!("cargo:rustc-env=UQFORMER_BUILD_TREE_CLEAN={clean}");
+    }
     // Again when HEAD or its branch moves or a source or manifest of the workspace changes: what
     // the binary is built from. Not on the index, which git may rewrite at any status (a missing
     // path would rerun every build too).
@@ -39,7 +40,7 @@ fn main() {
         .map(|crate_dir| crate_dir.path().join("src"));
     let manifests = ["Cargo.toml", "Cargo.lock"].map(|f| root.join(f));
     let paths = git_paths.map(Into::into).chain(sources).chain(manifests);
-    for path in paths.filter(|p: &std::path::PathBuf| p.exists()) {
+    for path in paths.filter(|p: &PathBuf| p.exists()) {
         println!("cargo:rerun-if-changed={}", path.display());
     }
 }

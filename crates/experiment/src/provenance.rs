@@ -33,13 +33,9 @@ pub fn gather(config: &ExperimentConfig, started: Instant) -> Provenance {
 /// then (`build.rs`); `None` where git or the checkout was missing (a build from a source
 /// archive, say).
 fn checkout() -> (Option<String>, Option<bool>) {
-    let commit = Some(env!("UQFORMER_BUILD_COMMIT")).filter(|c| !c.is_empty());
-    let clean = match env!("UQFORMER_BUILD_TREE_CLEAN") {
-        "true" => Some(true),
-        "false" => Some(false),
-        _ => None,
-    };
-    (commit.map(str::to_string), clean)
+    let commit = option_env!("UQFORMER_BUILD_COMMIT").map(str::to_string);
+    let clean = option_env!("UQFORMER_BUILD_TREE_CLEAN").map(|c| c == "true");
+    (commit, clean)
 }
 
 /// The CPU's model name (Linux's `/proc/cpuinfo`), else the architecture.
