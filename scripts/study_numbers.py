@@ -43,9 +43,11 @@ def decisions(run):
         d = c.get("decision", {})
         scale = 100 if c["metric"].endswith(("accuracy", "auroc")) else 1
         p = 2 if scale == 100 else 4
+        # One seed has no interval: summary.json writes null there.
+        low, high = (float("nan") if c[k] is None else c[k] for k in ("ci_low", "ci_high"))
         print(
             f"{c['method']:17} {c['metric']:16} {scale * c['mean_diff']:+.{p}f} "
-            f"[{scale * c['ci_low']:+.{p}f}, {scale * c['ci_high']:+.{p}f}] "
+            f"[{scale * low:+.{p}f}, {scale * high:+.{p}f}] "
             f"{d.get('verdict')} / {d.get('verdict_holm')} "
             f"(margin {scale * d.get('margin', float('nan')):.{p}f}; "
             f"detectable {scale * (d.get('detectable') or float('nan')):.{p}f}; "
