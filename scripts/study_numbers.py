@@ -24,6 +24,15 @@ T95 = dict(zip(range(1, 31), [
     2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
     2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
 ]))
+
+
+def t_interval(d):
+    """Mean and paired 95% t-interval of the per-seed differences `d` (nan bounds for one seed)."""
+    mean = statistics.mean(d)
+    half = T95[len(d) - 1] * statistics.stdev(d) / math.sqrt(len(d)) if len(d) > 1 else float("nan")
+    return mean, mean - half, mean + half
+
+
 HEADLINE = ("id.accuracy", "id.nll", "id.ece", "ood.mean.auroc", "shift.mean.nll", "shift.mean.ece")
 
 
@@ -135,9 +144,7 @@ def main(run):
         d = [f(by[a][s]) - f(by[b][s]) for s in seeds]
         if any(math.isnan(x) for x in d):
             return (float("nan"),) * 3
-        mean = statistics.mean(d)
-        half = T95[len(d) - 1] * statistics.stdev(d) / math.sqrt(len(d)) if len(d) > 1 else float("nan")
-        return mean, mean - half, mean + half
+        return t_interval(d)
 
     pairs = [
         ("hydra_taylor", "deep_ensemble"),
@@ -202,9 +209,8 @@ def main(run):
                 cells = []
                 for label, sc in (("msp", "msp"), (f"best={own_best}", own_best)):
                     d = [by_score(sc)(by[name][s]) - by_score(best)(single[s]) for s in seeds]
-                    mean = statistics.mean(d)
-                    half = T95[len(d) - 1] * statistics.stdev(d) / math.sqrt(len(d)) if len(d) > 1 else float("nan")
-                    cells.append(f"{label} {mean:+.2f} [{mean - half:+.2f}, {mean + half:+.2f}]")
+                    mean, low, high = t_interval(d)
+                    cells.append(f"{label} {mean:+.2f} [{low:+.2f}, {high:+.2f}]")
                 print(f"  {name:17} " + "; ".join(cells))
 
     print("\n## hydra_taylor pruning (means over seeds; shift = mean over corruptions)")
