@@ -1,8 +1,8 @@
 //! The same code on the accelerator backends compiled in: wgpu (lavapipe when there is no GPU) and
 //! LibTorch (`tch`, its CPU kernels). For each, one training step, and a forward pass that matches
 //! flex's. Built only with either feature:
-//!   cargo test -p experiment --features wgpu --test backend_smoke
-//!   eval "$(scripts/libtorch-env)" && cargo test -p experiment --features tch --test backend_smoke
+//!   cargo test --profile smoke -p train --features wgpu --test backend_smoke
+//!   eval "$(scripts/libtorch-env)" && cargo test --profile smoke -p train --features tch --test backend_smoke
 #![cfg(any(feature = "wgpu", feature = "tch"))]
 
 use backbone::{Gates, Mode, ViTConfig, VisionTransformer};
